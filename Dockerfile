@@ -1,0 +1,12 @@
+# cardgraph gateway. Node 24 runs the TypeScript sources directly (type stripping).
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY src ./src
+USER node
+EXPOSE 4000
+ENV PORT=4000 HOST=0.0.0.0
+STOPSIGNAL SIGTERM
+CMD ["node", "src/main.ts"]

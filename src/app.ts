@@ -1,0 +1,287 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GraphQLError } from 'graphql';
+import type { ServerOptions } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { DestinationStream } from 'pino';
+import { WebSocketServer } from 'ws';
+import { issueDevToken } from './auth/issue-dev-token.ts';
+import { AuthenticationError, createTokenVerifier } from './auth/verify-token.ts';
+import { UPSTREAM_SCOPES, type Viewer } from './auth/viewer.ts';
+import type { Config } from './config.ts';
+import { type ContextServices, createContext, type GraphQLContext } from './context.ts';
+import { createInMemoryCardEventBus, type InMemoryCardEventBus } from './events/card-event-bus.ts';
+import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
+import { GRAPHIQL_EXAMPLE_OPERATIONS } from './graphiql-examples.ts';
+import { createLogger, type Logger } from './lib/logger.ts';
+import { EventCardCache } from './loaders/index.ts';
+import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
+import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
+import { schema } from './schema/index.ts';
+import { createUpstream, type Upstream } from './upstream/index.ts';
+
+/** Options for tests and embedding; production passes none. */
+export interface AppOptions {
+  /** Where both the gateway's and the embedded sandbox's JSON log lines go (stdout by default). */
+  logDestination?: DestinationStream;
+  /** Sandbox webhook retry schedule in ms (contract §4 by default); tests compress it. */
+  sandboxRetryScheduleMs?: number[];
+}
+
+/** Addresses of a started app. */
+export interface AppAddresses {
+  /** Gateway base address, e.g. `http://127.0.0.1:4000`; GraphQL is at `${url}/graphql`. */
+  url: string;
+  /** Embedded sandbox base address (contract §1), when `UPSTREAM=embedded`. */
+  sandboxUrl?: string;
+}
+
+/** A built gateway: {@link buildApp}. */
+export interface App {
+  /** Starts the sandbox (embedded mode), the upstream clients and the HTTP/WebSocket server. */
+  start(): Promise<AppAddresses>;
+  /** Closes subscriptions (1001), the server, upstream pools and the sandbox. Idempotent. */
+  stop(): Promise<void>;
+  /** The embedded sandbox, once started in embedded mode. */
+  readonly sandbox: Sandbox | undefined;
+  /** The card event bus, once started (live subscriber counts for health checks and tests). */
+  readonly events: InMemoryCardEventBus | undefined;
+}
+
+/**
+ * Builds the gateway: graphql-yoga at `/graphql` (GraphiQL, SSE subscriptions), graphql-ws on the
+ * same port and path, the webhook receiver at `/webhooks/card-events`, and in embedded mode the
+ * sandbox with the receiver registered for both vaults.
+ */
+export function buildApp(config: Config, options: AppOptions = {}): App {
+  const logger = createLogger({
+    name: 'gateway',
+    level: config.logLevel,
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  });
+  let sandbox: Sandbox | undefined;
+  let events: InMemoryCardEventBus | undefined;
+  let upstream: Upstream | undefined;
+  let server: Server | undefined;
+  let wsServer: WebSocketServer | undefined;
+  let stopping: Promise<void> | undefined;
+
+  async function start(): Promise<AppAddresses> {
+    let upstreamConfig = config.upstream;
+    let sandboxUrl: string | undefined;
+    if (config.upstream.mode === 'embedded') {
+      sandbox = createSandbox({
+        port: config.sandbox.port,
+        host: '127.0.0.1',
+        logger: createLogger({
+          name: 'sandbox',
+          level: config.logLevel,
+          ...(options.logDestination ? { destination: options.logDestination } : {}),
+        }),
+        webhookDelayMs: config.sandbox.webhookDelayMs,
+        ...(options.sandboxRetryScheduleMs ? { retryScheduleMs: options.sandboxRetryScheduleMs } : {}),
+      });
+      sandboxUrl = (await sandbox.start()).url;
+      upstreamConfig = {
+        ...config.upstream,
+        cardInterfaceUrl: `${sandboxUrl}/card-interface`,
+        accountUpdaterUrl: `${sandboxUrl}/account-updater`,
+        cardAttributesUrl: `${sandboxUrl}/card-attributes`,
+        accountsUrl: `${sandboxUrl}/accounts`,
+        tokenUrl: `${sandboxUrl}/oauth/token`,
+      };
+    }
+    upstream = createUpstream(upstreamConfig, logger);
+    events = createInMemoryCardEventBus();
+    const services: ContextServices = { upstream, events, eventCards: new EventCardCache(upstream), logger };
+    const verifyToken = createTokenVerifier(config.auth);
+    const graphiqlHeaders =
+      config.upstream.mode === 'embedded' && config.auth.jwtSecret
+        ? await devHeaders(config.auth.jwtSecret)
+        : undefined;
+
+    const yoga = createYoga<{ viewer?: Viewer | null }, GraphQLContext>({
+      schema,
+      graphqlEndpoint: '/graphql',
+      logging: yogaLogger(logger),
+      graphiql: {
+        title: 'cardgraph',
+        defaultQuery: GRAPHIQL_EXAMPLE_OPERATIONS,
+        ...(graphiqlHeaders ? { headers: graphiqlHeaders } : {}),
+        subscriptionsProtocol: 'WS',
+      },
+      plugins: [useCardDataRedaction()],
+      context: async (initial) => {
+        const viewer =
+          'viewer' in initial && initial.viewer !== undefined
+            ? initial.viewer
+            : await viewerFromHeader(initial.request.headers.get('authorization'));
+        return createContext(services, viewer);
+      },
+    });
+
+    async function viewerFromHeader(header: string | null | undefined): Promise<Viewer | null> {
+      try {
+        return await verifyToken(header ?? undefined);
+      } catch (error) {
+        if (error instanceof AuthenticationError) {
+          throw new GraphQLError(error.message, { extensions: { code: error.code, http: { status: 401 } } });
+        }
+        throw error;
+      }
+    }
+
+    const receiver = createWebhookReceiver({
+      secrets: config.webhooks.secrets,
+      toleranceS: config.webhooks.toleranceS,
+      logger,
+      bus: events,
+    });
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (path === CARD_EVENTS_WEBHOOK_PATH) {
+        receiver(req, res).catch((error: unknown) => {
+          logger.error({ err: error }, 'webhook receiver failed');
+          if (!res.headersSent) res.writeHead(500).end();
+        });
+        return;
+      }
+      void yoga.handle(req, res);
+    });
+
+    wsServer = new WebSocketServer({ server, path: '/graphql', maxPayload: 64 * 1024 });
+    useGraphqlWs(wsServer, yoga, verifyToken, logger);
+
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(config.port, config.host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    if (sandbox) {
+      for (const vault of Object.keys(config.upstream.credentials)) {
+        sandbox.registerWebhookEndpoint(vault, {
+          url: `${url}${CARD_EVENTS_WEBHOOK_PATH}`,
+          secret: config.webhooks.secrets[0]!,
+        });
+      }
+    }
+    logger.info(
+      { url, graphql: `${url}/graphql`, upstream: config.upstream.mode, sandboxUrl },
+      'cardgraph gateway listening',
+    );
+    return sandboxUrl ? { url, sandboxUrl } : { url };
+  }
+
+  async function stop(): Promise<void> {
+    stopping ??= (async () => {
+      if (wsServer) {
+        for (const client of wsServer.clients) client.close(1001, 'Server shutting down');
+        await new Promise<void>((resolve) => wsServer!.close(() => resolve()));
+      }
+      if (server) {
+        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+        server.closeIdleConnections();
+        const force = setTimeout(() => server?.closeAllConnections(), 5_000);
+        await closed;
+        clearTimeout(force);
+      }
+      await upstream?.close();
+      await sandbox?.stop();
+      logger.info('cardgraph gateway stopped');
+    })();
+    return stopping;
+  }
+
+  return {
+    start,
+    stop,
+    get sandbox() {
+      return sandbox;
+    },
+    get events() {
+      return events;
+    },
+  };
+}
+
+/**
+ * graphql-ws on the gateway's port (`/graphql`). The client token comes in
+ * `connectionParams.authorization`; an invalid one closes the socket with 4403 before any
+ * subscription starts. Execution goes through Yoga's envelop so plugins apply alike.
+ */
+function useGraphqlWs(
+  wsServer: WebSocketServer,
+  yoga: YogaServerInstance<{ viewer?: Viewer | null }, GraphQLContext>,
+  verifyToken: (header: string | undefined) => Promise<Viewer | null>,
+  logger: Logger,
+): void {
+  type WsExtra = { viewer?: Viewer | null };
+  useServer<Record<string, unknown> | undefined, WsExtra>(
+    {
+      onConnect: async (ctx) => {
+        const authorization = ctx.connectionParams?.authorization;
+        try {
+          ctx.extra.viewer = await verifyToken(typeof authorization === 'string' ? authorization : undefined);
+          return true;
+        } catch (error) {
+          if (error instanceof AuthenticationError) return false;
+          throw error;
+        }
+      },
+      execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
+      subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
+      onSubscribe: async (ctx, _id, payload) => {
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          viewer: ctx.extra.viewer ?? null,
+          params: payload,
+        } as never);
+        const document = parse(payload.query);
+        const errors = validate(schema, document);
+        if (errors.length > 0) return errors;
+        return {
+          schema,
+          operationName: payload.operationName ?? null,
+          document,
+          variableValues: payload.variables ?? null,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe } as EnvelopedRoot,
+        };
+      },
+      onError: (_ctx, _id, _payload, errors) => {
+        logger.warn({ errors: errors.map((e) => e.message) }, 'graphql-ws operation failed');
+      },
+    },
+    wsServer,
+  );
+}
+
+/** Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`. */
+type EnvelopedRoot = {
+  execute: NonNullable<ServerOptions['execute']>;
+  subscribe: NonNullable<ServerOptions['subscribe']>;
+};
+
+/** Adapts pino to Yoga's logger interface. */
+function yogaLogger(logger: Logger) {
+  return {
+    debug: (...args: unknown[]) => logger.debug({ yoga: args.slice(1) }, String(args[0])),
+    info: (...args: unknown[]) => logger.info({ yoga: args.slice(1) }, String(args[0])),
+    warn: (...args: unknown[]) => logger.warn({ yoga: args.slice(1) }, String(args[0])),
+    error: (...args: unknown[]) => logger.error({ yoga: args.slice(1).map(String) }, String(args[0])),
+  };
+}
+
+/** GraphiQL's initial headers in embedded mode: a one-day dev token for the first sandbox vault. */
+async function devHeaders(secret: string): Promise<string> {
+  const token = await issueDevToken({
+    secret,
+    subject: 'graphiql',
+    vaults: ['tntsandbox1'],
+    scopes: UPSTREAM_SCOPES,
+    expiresInS: 86_400,
+  });
+  return JSON.stringify({ Authorization: `Bearer ${token}` }, null, 2);
+}

@@ -1,0 +1,153 @@
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
+import { z } from 'zod';
+import type { Config } from '../config.ts';
+import { UPSTREAM_SCOPES, VAULT_ID_PATTERN, type Viewer } from './viewer.ts';
+
+/** Codes of {@link AuthenticationError}. */
+export type AuthenticationErrorCode = 'invalid-token' | 'token-expired';
+
+/**
+ * A client presented a token that cannot be accepted: `token-expired` when `exp` has passed (beyond
+ * the clock tolerance), `invalid-token` for anything else (not `Bearer`, not a JWT, bad signature,
+ * wrong algorithm, issuer or audience, missing or malformed claims). The message says why, never
+ * quoting the token.
+ */
+export class AuthenticationError extends Error {
+  override name = 'AuthenticationError';
+  readonly code: AuthenticationErrorCode;
+  constructor(code: AuthenticationErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/**
+ * Verifies an HTTP `Authorization` header value (or graphql-ws `connectionParams.authorization`).
+ * @returns the viewer, or null when no header (undefined or blank) was sent.
+ * @throws AuthenticationError for a token that cannot be accepted; any other error (e.g. the JWKS
+ *   address cannot be fetched) is the gateway's fault and is thrown unchanged.
+ */
+export type TokenVerifier = (authorization: string | undefined) => Promise<Viewer | null>;
+
+/** Allowed clock skew when checking `exp`, `nbf` and `iat`, in seconds. */
+export const CLOCK_TOLERANCE_S = 5;
+
+/** Asymmetric algorithms accepted from a JWKS (`Ed25519` is the fully-specified name of EdDSA). */
+const JWKS_ALGORITHMS = ['RS256', 'ES256', 'EdDSA', 'Ed25519'];
+
+/** Longest accepted `Authorization` value, in characters; real tokens are far shorter. */
+const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
+
+const claimsSchema = z.object({
+  sub: z.string().min(1),
+  scope: z.string().optional(),
+  vaults: z.array(z.string().regex(VAULT_ID_PATTERN)).min(1),
+  exp: z.number().int(),
+});
+
+const CLAIM_EXPECTATIONS: Record<string, string> = {
+  sub: '"sub" must be a non-empty string',
+  scope: '"scope" must be a space-separated string of scope names',
+  vaults: '"vaults" must be a non-empty array of 11-character vault ids',
+  exp: '"exp" must be an integer',
+};
+
+const knownScopes: ReadonlySet<string> = new Set(UPSTREAM_SCOPES);
+
+/** Reasons for jose failures that concern the token itself (and not the gateway's key source). */
+const TOKEN_FAILURES: Record<string, string> = {
+  [errors.JWSSignatureVerificationFailed.code]: 'signature verification failed',
+  [errors.JWSInvalid.code]: 'not a valid JWS',
+  [errors.JWTInvalid.code]: 'not a valid JWT',
+  [errors.JOSEAlgNotAllowed.code]: 'signing algorithm not allowed',
+  [errors.JOSENotSupported.code]: 'signing algorithm or key type not supported',
+  [errors.JWKSNoMatchingKey.code]: 'no key of the key set matches the token',
+  [errors.JWKSMultipleMatchingKeys.code]: 'several keys of the key set match the token',
+};
+
+/**
+ * Builds the client token verifier from `Config['auth']`:
+ * - `jwtSecret`: HS256 only;
+ * - `jwksUrl`: keys fetched (and cached) by jose's remote JWKS, RS256, ES256 or EdDSA;
+ * - `issuer`, `audience`: checked when configured.
+ * The token must carry `sub`, `exp` and `vaults`; clock tolerance {@link CLOCK_TOLERANCE_S} s. Claims
+ * (client token format, gap decisions "Client tokens"):
+ * `sub` string; `scope` space-separated upstream scope names (contract §2, unknown names ignored,
+ * absent means none); `vaults` non-empty array of vault ids (11 letters or digits); `exp` seconds.
+ * @throws Error when neither `jwtSecret` nor `jwksUrl` is configured.
+ */
+export function createTokenVerifier(config: Config['auth']): TokenVerifier {
+  const options: JWTVerifyOptions = {
+    clockTolerance: CLOCK_TOLERANCE_S,
+    requiredClaims: ['sub', 'exp'],
+    ...(config.issuer !== undefined ? { issuer: config.issuer } : {}),
+    ...(config.audience !== undefined ? { audience: config.audience } : {}),
+  };
+  let verify: (token: string) => Promise<JWTPayload>;
+  if (config.jwtSecret !== undefined) {
+    const key = new TextEncoder().encode(config.jwtSecret);
+    const hsOptions = { ...options, algorithms: ['HS256'] };
+    verify = async (token) => (await jwtVerify(token, key, hsOptions)).payload;
+  } else if (config.jwksUrl !== undefined) {
+    const keySet = createRemoteJWKSet(new URL(config.jwksUrl));
+    const jwksOptions = { ...options, algorithms: JWKS_ALGORITHMS };
+    verify = async (token) => (await jwtVerify(token, keySet, jwksOptions)).payload;
+  } else {
+    throw new Error('auth configuration needs jwtSecret or jwksUrl');
+  }
+
+  return async (authorization) => {
+    if (authorization === undefined || authorization.trim() === '') return null;
+    if (authorization.length > MAX_AUTHORIZATION_LENGTH) {
+      throw new AuthenticationError('invalid-token', 'Invalid token: the Authorization header is too long');
+    }
+    const match = /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i.exec(authorization);
+    if (!match) {
+      throw new AuthenticationError('invalid-token', 'Invalid token: expected Authorization: Bearer <token>');
+    }
+
+    let payload: JWTPayload;
+    try {
+      payload = await verify(match[1]!);
+    } catch (error) {
+      throw toAuthenticationError(error);
+    }
+
+    const claims = claimsSchema.safeParse(payload);
+    if (!claims.success) {
+      const first = claims.error.issues[0];
+      const claim = String(first?.path[0] ?? '');
+      throw new AuthenticationError(
+        'invalid-token',
+        `Invalid token: ${CLAIM_EXPECTATIONS[claim] ?? 'bad claims'}`,
+      );
+    }
+    const { sub, scope, vaults, exp } = claims.data;
+    return {
+      subject: sub,
+      scopes: new Set((scope ?? '').split(' ').filter((name) => knownScopes.has(name))),
+      vaults: [...new Set(vaults)],
+      expiresAt: exp * 1000,
+    };
+  };
+}
+
+function toAuthenticationError(error: unknown): unknown {
+  if (error instanceof errors.JWTExpired)
+    return new AuthenticationError('token-expired', 'The token has expired');
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    const problem =
+      error.reason === 'missing'
+        ? 'is missing'
+        : error.reason === 'invalid'
+          ? 'is malformed'
+          : 'does not match';
+    return new AuthenticationError('invalid-token', `Invalid token: the "${error.claim}" claim ${problem}`);
+  }
+  if (error instanceof errors.JOSEError) {
+    const reason = TOKEN_FAILURES[error.code];
+    if (reason !== undefined) return new AuthenticationError('invalid-token', `Invalid token: ${reason}`);
+  }
+  // JWKS unreachable, timed out or unparseable: not the client's fault.
+  return error;
+}

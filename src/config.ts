@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * The one reader of `process.env`. Every setting of the gateway and of the embedded sandbox is parsed
+ * here with zod; a bad value fails at start with a message naming the variable.
+ * `.env.example` lists every variable with its default.
+ */
+
+/** Upstream client credentials of one vault (OAuth 2.0 client credentials, contract §2). */
+export interface VaultCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+/** Gateway configuration, as produced by {@link loadConfig}. Durations in ms unless the name says s. */
+export interface Config {
+  /** HTTP port of the gateway (GraphQL, GraphiQL, graphql-ws, webhooks). 0 picks a free port. */
+  port: number;
+  host: string;
+  logLevel: string;
+  upstream: {
+    /** `embedded`: the sandbox starts in-process and the addresses below are derived from it. */
+    mode: 'embedded' | 'remote';
+    /** `{base_url}` of the card interface. */
+    cardInterfaceUrl: string;
+    /** `{account_updater_url}`: account updater v1 and network tokens. */
+    accountUpdaterUrl: string;
+    /** `{card_enrichment_url}`. */
+    cardAttributesUrl: string;
+    /** `{accounts_url}`. */
+    accountsUrl: string;
+    /** OAuth 2.0 token endpoint. */
+    tokenUrl: string;
+    /** Client credentials per vault id (tenant). */
+    credentials: Record<string, VaultCredentials>;
+    /** Time allowed for response headers and for the body of one upstream request. */
+    timeoutMs: number;
+  };
+  sandbox: {
+    /** Port of the embedded sandbox; 0 picks a free port. */
+    port: number;
+    /** Delay before the sandbox completes an async enrolment and sends its notification. */
+    webhookDelayMs: number;
+  };
+  webhooks: {
+    /** Accepted signing secrets, newest first; in embedded mode the sandbox signs with the first. */
+    secrets: string[];
+    /** Maximum age (either direction) of the signature timestamp `t`, in seconds. */
+    toleranceS: number;
+  };
+  auth: {
+    /** HS256 secret for client JWTs; exactly one of jwtSecret and jwksUrl is set. */
+    jwtSecret?: string;
+    /** JWKS address for client JWTs (RS256/ES256/EdDSA). */
+    jwksUrl?: string;
+    issuer?: string;
+    audience?: string;
+  };
+}
+
+/** Thrown by {@link loadConfig}; `message` lists every bad variable by name, never its value. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Well-known JWT secret used only when `UPSTREAM=embedded` and `AUTH_JWT_SECRET` is unset, so
+ * `npm start` and `npm run token` agree on a fresh machine. Remote mode never falls back to it.
+ */
+export const EMBEDDED_DEV_JWT_SECRET = 'cardgraph-embedded-development-secret-not-for-production';
+
+/** Sandbox vault credentials of contract §2, used as the default in embedded mode. */
+export const SANDBOX_CREDENTIALS: Record<string, VaultCredentials> = {
+  tntsandbox1: { clientId: 'sandbox-client-1', clientSecret: 'sandbox-secret-1' },
+  tntsandbox2: { clientId: 'sandbox-client-2', clientSecret: 'sandbox-secret-2' },
+};
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.url({ protocol: /^https?$/ });
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+/**
+ * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
+ * `tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2`.
+ */
+const credentialsList = z.string().transform((raw, ctx) => {
+  const out: Record<string, VaultCredentials> = {};
+  for (const entry of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const match = /^([A-Za-z0-9]{1,64})=([^:]+):(.+)$/.exec(entry);
+    if (!match) {
+      ctx.addIssue({ code: 'custom', message: 'expected vault=client_id:client_secret[,…]' });
+      return z.NEVER;
+    }
+    out[match[1]!] = { clientId: match[2]!, clientSecret: match[3]! };
+  }
+  return out;
+});
+
+const envSchema = z
+  .object({
+    PORT: port.default(4000),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    UPSTREAM: z.enum(['embedded', 'remote']).default('embedded'),
+    SANDBOX_PORT: port.default(4010),
+    SANDBOX_WEBHOOK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
+    CARD_INTERFACE_URL: url.optional(),
+    ACCOUNT_UPDATER_URL: url.optional(),
+    CARD_ATTRIBUTES_URL: url.optional(),
+    ACCOUNTS_URL: url.optional(),
+    TOKEN_URL: url.optional(),
+    UPSTREAM_CREDENTIALS: credentialsList.optional(),
+    UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+    WEBHOOK_SECRETS: optionalString.pipe(
+      z
+        .string()
+        .transform((s) =>
+          s
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean),
+        )
+        .pipe(z.array(z.string().min(16, 'each secret needs at least 16 characters')).min(1))
+        .optional(),
+    ),
+    WEBHOOK_TOLERANCE_S: z.coerce.number().int().min(1).max(3600).default(300),
+    AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
+    AUTH_JWKS_URL: optionalString.pipe(url.optional()),
+    AUTH_ISSUER: optionalString,
+    AUTH_AUDIENCE: optionalString,
+  })
+  .superRefine((env, ctx) => {
+    if (env.UPSTREAM === 'remote') {
+      for (const key of [
+        'CARD_INTERFACE_URL',
+        'ACCOUNT_UPDATER_URL',
+        'CARD_ATTRIBUTES_URL',
+        'ACCOUNTS_URL',
+        'TOKEN_URL',
+        'UPSTREAM_CREDENTIALS',
+        'WEBHOOK_SECRETS',
+      ] as const) {
+        if (env[key] === undefined)
+          ctx.addIssue({ code: 'custom', path: [key], message: 'required when UPSTREAM=remote' });
+      }
+      if (!env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_JWT_SECRET'],
+          message: 'AUTH_JWT_SECRET or AUTH_JWKS_URL is required when UPSTREAM=remote',
+        });
+      }
+    }
+    if (env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['AUTH_JWKS_URL'],
+        message: 'set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both',
+      });
+    }
+  });
+
+function fail(error: z.ZodError): never {
+  const lines = error.issues.map((issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+}
+
+/**
+ * Parses the gateway configuration.
+ * @param env variables to read; `process.env` by default (tests pass their own object).
+ * @throws ConfigError naming each bad variable.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) fail(parsed.error);
+  const e = parsed.data;
+  const embedded = e.UPSTREAM === 'embedded';
+  // In embedded mode the addresses are placeholders: buildApp replaces them with the sandbox's
+  // actual address once it listens (SANDBOX_PORT may be 0).
+  const sandboxBase = `http://127.0.0.1:${e.SANDBOX_PORT}`;
+  const jwtSecret = e.AUTH_JWT_SECRET ?? (e.AUTH_JWKS_URL ? undefined : EMBEDDED_DEV_JWT_SECRET);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    upstream: {
+      mode: e.UPSTREAM,
+      cardInterfaceUrl: e.CARD_INTERFACE_URL ?? `${sandboxBase}/card-interface`,
+      accountUpdaterUrl: e.ACCOUNT_UPDATER_URL ?? `${sandboxBase}/account-updater`,
+      cardAttributesUrl: e.CARD_ATTRIBUTES_URL ?? `${sandboxBase}/card-attributes`,
+      accountsUrl: e.ACCOUNTS_URL ?? `${sandboxBase}/accounts`,
+      tokenUrl: e.TOKEN_URL ?? `${sandboxBase}/oauth/token`,
+      credentials: e.UPSTREAM_CREDENTIALS ?? (embedded ? SANDBOX_CREDENTIALS : {}),
+      timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    },
+    sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS },
+    webhooks: {
+      secrets: e.WEBHOOK_SECRETS ?? [`whsec_${randomBytes(24).toString('base64url')}`],
+      toleranceS: e.WEBHOOK_TOLERANCE_S,
+    },
+    auth: {
+      ...(jwtSecret ? { jwtSecret } : {}),
+      ...(e.AUTH_JWKS_URL ? { jwksUrl: e.AUTH_JWKS_URL } : {}),
+      ...(e.AUTH_ISSUER ? { issuer: e.AUTH_ISSUER } : {}),
+      ...(e.AUTH_AUDIENCE ? { audience: e.AUTH_AUDIENCE } : {}),
+    },
+  };
+}
+
+/** Settings of the standalone sandbox (`npm run sandbox`), see {@link loadSandboxConfig}. */
+export interface SandboxConfig {
+  port: number;
+  host: string;
+  logLevel: string;
+  webhookDelayMs: number;
+  /** Optional endpoint registered for both vaults at start: `SANDBOX_WEBHOOK_URL`. */
+  webhookUrl?: string;
+  /** Its signing secret: `SANDBOX_WEBHOOK_SECRET` (generated when unset). */
+  webhookSecret: string;
+}
+
+const sandboxEnvSchema = z.object({
+  SANDBOX_PORT: port.default(4010),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SANDBOX_WEBHOOK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
+  SANDBOX_WEBHOOK_URL: optionalString.pipe(url.optional()),
+  SANDBOX_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16).optional()),
+});
+
+/**
+ * Parses the standalone sandbox's configuration.
+ * @throws ConfigError naming each bad variable.
+ */
+export function loadSandboxConfig(env: Record<string, string | undefined> = process.env): SandboxConfig {
+  const parsed = sandboxEnvSchema.safeParse(env);
+  if (!parsed.success) fail(parsed.error);
+  const e = parsed.data;
+  return {
+    port: e.SANDBOX_PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
+    ...(e.SANDBOX_WEBHOOK_URL ? { webhookUrl: e.SANDBOX_WEBHOOK_URL } : {}),
+    webhookSecret: e.SANDBOX_WEBHOOK_SECRET ?? `whsec_${randomBytes(24).toString('base64url')}`,
+  };
+}

@@ -1,0 +1,34 @@
+import type { Viewer } from './auth/viewer.ts';
+import type { CardEventBus } from './events/card-event-bus.ts';
+import type { Logger } from './lib/logger.ts';
+import { createLoaders, type EventCardCache, type Loaders } from './loaders/index.ts';
+import type { Upstream } from './upstream/index.ts';
+
+/**
+ * Per-operation GraphQL context (one per HTTP request, one per graphql-ws subscribe).
+ * - `viewer`: the verified client token, or null when none was sent.
+ * - `loaders`: per-request DataLoaders (src/loaders); never shared across requests.
+ * - `eventCards`: app-wide, per-event memo so `CardEvent.card` is fetched once per event for all
+ *   subscribers of its vault.
+ */
+export interface GraphQLContext {
+  viewer: Viewer | null;
+  upstream: Upstream;
+  loaders: Loaders;
+  events: CardEventBus;
+  eventCards: EventCardCache;
+  logger: Logger;
+}
+
+/** Long-lived services the context is built from (see src/app.ts). */
+export interface ContextServices {
+  upstream: Upstream;
+  events: CardEventBus;
+  eventCards: EventCardCache;
+  logger: Logger;
+}
+
+/** Builds a fresh context for one operation. */
+export function createContext(services: ContextServices, viewer: Viewer | null): GraphQLContext {
+  return { ...services, viewer, loaders: createLoaders(services.upstream) };
+}

@@ -1,0 +1,380 @@
+import { z } from 'zod';
+import type { Logger } from '../lib/logger.ts';
+import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
+import {
+  type ErrorObject,
+  HttpError,
+  httpError,
+  JSON_MEDIA_TYPE,
+  type Router,
+  readJsonBody,
+  sendJson,
+  validationError,
+} from './http.ts';
+import { isoUtc, newCardId } from './ids.ts';
+import { checkScenario, enrolmentScenario, replacementPan } from './test-cards.ts';
+import type { TimerSet } from './timers.ts';
+import { type AliasVault, FORMAT_PRESERVING_ALIAS_PATTERN, TOK_ALIAS_PATTERN } from './vault.ts';
+import type { CardNotificationInput } from './webhooks.ts';
+
+/**
+ * Account updater version 1 (`{account_updater_url}` = `/account-updater`, application/json): enrol,
+ * get card, card check. Spec "Account updater and network tokens, version 1"; contract §5.1-§5.3;
+ * gap decisions "Account updater v1".
+ */
+
+/** Path prefix of the area in the sandbox (contract §1). */
+export const ACCOUNT_UPDATER_PREFIX = '/account-updater';
+
+/** A merchant registered for account updater in a vault (gap decisions, "Merchants"). */
+export interface RegisteredMerchant {
+  serviceMerchantId: string;
+  subMerchantMid: number;
+}
+
+/** Merchants registered per sandbox vault: one in `tntsandbox1`, two in `tntsandbox2`. */
+export const SANDBOX_MERCHANTS: Readonly<Record<string, readonly RegisteredMerchant[]>> = {
+  tntsandbox1: [{ serviceMerchantId: 'SMsandbox1merchant00001', subMerchantMid: 100001 }],
+  tntsandbox2: [
+    { serviceMerchantId: 'SMsandbox2merchant00001', subMerchantMid: 200001 },
+    { serviceMerchantId: 'SMsandbox2merchant00002', subMerchantMid: 200002 },
+  ],
+};
+
+/** The `merchant` member of v1 answers. */
+interface MerchantOut {
+  service_merchant_id: string;
+  sub_merchant_name: string;
+  sub_merchant_mid: number;
+}
+
+const billingAddressSchema = z.object({
+  name: z.string().optional(),
+  company: z.string().optional(),
+  address1: z.string().optional(),
+  address2: z.string().optional(),
+  city: z.string().optional(),
+  region: z.string().optional(),
+  country: z.string().optional(),
+  postal_code: z.string().optional(),
+  phone: z.string().optional(),
+});
+
+const merchantSchema = z.object({
+  service_merchant_id: z.string().min(1).optional(),
+  sub_merchant_name: z.string().min(1).optional(),
+});
+
+const enrolSchema = z.object({
+  name: z.string().min(1),
+  number: z.string().min(1),
+  exp_month: z.int().min(1).max(12),
+  exp_year: z.int().min(0).max(9999),
+  billing_address: billingAddressSchema.optional(),
+  merchant: merchantSchema.optional(),
+});
+
+const cardCheckSchema = z.object({
+  name: z.string().optional(),
+  number: z.string().min(1),
+  exp_month: z.int().min(1).max(12),
+  exp_year: z.int().min(0).max(9999),
+  cvv: z
+    .string()
+    .regex(/^\d{3,4}$/, 'must match ^\\d{3,4}$')
+    .optional(),
+  merchant: merchantSchema.optional(),
+});
+
+/** A saved (non-mock) v1 card. Holds the PAN; never serialised as is. */
+interface V1Card {
+  id: string;
+  vault: string;
+  pan: string;
+  name: string;
+  expMonth: number;
+  expYear: number;
+  billingAddress?: z.infer<typeof billingAddressSchema>;
+  merchant?: MerchantOut;
+  state: 'enrolling' | 'enrolled';
+  event?: string;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+/** In-memory store of saved v1 cards, all vaults. */
+export class AccountUpdaterStore {
+  readonly cards = new Map<string, V1Card>();
+
+  /** The card when saved in this vault; another vault's card is treated as absent. */
+  find(vault: string, id: string): V1Card | undefined {
+    const card = this.cards.get(id);
+    return card && card.vault === vault ? card : undefined;
+  }
+
+  /** True when a card of this vault with this PAN completed enrolment. */
+  hasEnrolledPan(vault: string, pan: string): boolean {
+    for (const card of this.cards.values()) {
+      if (card.vault === vault && card.pan === pan && card.state === 'enrolled') return true;
+    }
+    return false;
+  }
+}
+
+/** Dependencies of {@link registerAccountUpdaterRoutes}. */
+export interface AccountUpdaterDeps {
+  store: AccountUpdaterStore;
+  aliases: AliasVault;
+  timers: TimerSet;
+  now: () => number;
+  logger: Logger;
+  /** Delay before an `enrolling` card completes and its notification is sent, in ms. */
+  webhookDelayMs: number;
+  /** Starts delivery of a notification to the vault's endpoints. */
+  notify: (input: CardNotificationInput) => void;
+  /** True when the PAN is enrolled in the vault through another area (card interface subscription). */
+  isSubscribedElsewhere: (vault: string, pan: string) => boolean;
+  /** Registered merchants per vault; {@link SANDBOX_MERCHANTS} by default. */
+  merchants?: Readonly<Record<string, readonly RegisteredMerchant[]>>;
+}
+
+/**
+ * Resolves v1 `number` to a PAN: a `tok_sandbox_…` or format-preserving alias of the vault, or a plain
+ * Luhn-valid PAN of the six families.
+ * @throws HttpError 400 `bad-request` (pointer `/number`) for anything else or an unknown alias.
+ */
+function resolveNumber(
+  aliases: AliasVault,
+  vault: string,
+  number: string,
+): { pan: string; brand: CardBrand } {
+  let pan: string | undefined;
+  if (TOK_ALIAS_PATTERN.test(number) || FORMAT_PRESERVING_ALIAS_PATTERN.test(number)) {
+    pan = aliases.resolvePan(vault, number);
+    if (!pan) throw httpError(400, 'bad-request', 'number: unknown alias', { pointer: '/number' });
+  } else if (/^\d{13,19}$/.test(number) && isLuhnValid(number)) {
+    pan = number;
+  } else {
+    throw httpError(400, 'bad-request', 'number: must be an alias or a Luhn-valid card number', {
+      pointer: '/number',
+    });
+  }
+  const brand = cardBrandOf(pan);
+  if (!brand) {
+    throw httpError(400, 'bad-request', 'number: not a card number of a supported card family', {
+      pointer: '/number',
+    });
+  }
+  return { pan, brand };
+}
+
+/**
+ * Applies enrol rules 1-3 of the spec to the `merchant` member.
+ * @returns the merchant to echo, or undefined when none was given (and none is required).
+ * @throws HttpError 400 (rule 1+3: `service_merchant_id` missing in a vault with several merchants;
+ *   rule 2: `sub_merchant_name` missing), 404 `merchant-not-found`.
+ */
+function resolveMerchant(
+  registered: readonly RegisteredMerchant[],
+  merchant: z.infer<typeof merchantSchema> | undefined,
+): MerchantOut | undefined {
+  const errors: ErrorObject[] = [];
+  if (registered.length > 1 && !merchant?.service_merchant_id) {
+    errors.push({
+      status: '400',
+      code: 'bad-request',
+      detail: 'merchant.service_merchant_id is required: several merchants are registered in this vault',
+      source: { pointer: '/merchant/service_merchant_id' },
+    });
+  }
+  if (merchant && !merchant.sub_merchant_name) {
+    errors.push({
+      status: '400',
+      code: 'bad-request',
+      detail: 'merchant.sub_merchant_name is required when submitting on behalf of a merchant',
+      source: { pointer: '/merchant/sub_merchant_name' },
+    });
+  }
+  if (errors.length > 0) throw new HttpError(400, errors);
+  if (!merchant) return undefined;
+  const id =
+    merchant.service_merchant_id ?? (registered.length === 1 ? registered[0]!.serviceMerchantId : undefined);
+  const found = registered.find((m) => m.serviceMerchantId === id);
+  if (!found)
+    throw httpError(404, 'merchant-not-found', 'no merchant with this service_merchant_id in the vault');
+  return {
+    service_merchant_id: found.serviceMerchantId,
+    sub_merchant_name: merchant.sub_merchant_name!,
+    sub_merchant_mid: found.subMerchantMid,
+  };
+}
+
+/** `exp_year` + 3, keeping a two-digit year two digits. */
+function yearPlusThree(year: number): number {
+  return year < 100 ? (year + 3) % 100 : year + 3;
+}
+
+/**
+ * Registers under {@link ACCOUNT_UPDATER_PREFIX}:
+ * - `POST /cards` (`cards:write`): 201 `{data: card}`; 400, 404 `merchant-not-found`, 422
+ *   `card-brand-not-supported` / `account-updater-not-supported`.
+ * - `GET /cards/{card_id}` (`cards:read`): 200 `{data: card}`; 400 (id not `^CRD.*$`); 404 `card-not-found`.
+ * - `POST /card-check` (`cards:write`): 200 `{data: result}`; 400, 404, 422 as for enrol.
+ */
+export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdaterDeps): void {
+  const { store, aliases, timers, now, logger } = deps;
+  const merchants = deps.merchants ?? SANDBOX_MERCHANTS;
+
+  const cardDocument = (card: V1Card, vault: string) => ({
+    data: {
+      id: card.id,
+      name: card.name,
+      number: aliases.formatPreservingAlias(vault, card.pan),
+      exp_month: card.expMonth,
+      exp_year: card.expYear,
+      ...(card.billingAddress ? { billing_address: card.billingAddress } : {}),
+      ...(card.merchant ? { merchant: card.merchant } : {}),
+      capabilities: card.state === 'enrolled' ? ['ACCOUNT_UPDATER'] : [],
+      created_at: isoUtc(card.createdAtMs),
+      updated_at: isoUtc(card.updatedAtMs),
+      state: card.state,
+      ...(card.event ? { event: card.event } : {}),
+    },
+  });
+
+  router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/cards`, 'cards:write', async ({ req, res, auth }) => {
+    const parsed = enrolSchema.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
+    if (!parsed.success) throw validationError(parsed.error.issues, '');
+    const body = parsed.data;
+    const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
+    const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant);
+    if (brand === 'diners' || brand === 'jcb') {
+      throw httpError(422, 'card-brand-not-supported', 'account updater does not support this card brand');
+    }
+    const scenario = enrolmentScenario(pan);
+    if (scenario.kind === 'error') {
+      throw httpError(
+        422,
+        scenario.code,
+        'account updater is not supported for this card (sandbox test card)',
+      );
+    }
+    const createdAtMs = now();
+    const card: V1Card = {
+      id: newCardId(),
+      vault: auth.vault,
+      pan,
+      name: body.name,
+      expMonth: body.exp_month,
+      expYear: body.exp_year,
+      ...(body.billing_address ? { billingAddress: body.billing_address } : {}),
+      ...(merchant ? { merchant } : {}),
+      state: 'enrolling',
+      createdAtMs,
+      updatedAtMs: createdAtMs,
+    };
+
+    if (scenario.kind === 'immediate') {
+      // Mock card: answered as enrolled, never saved, no webhook.
+      const answered: V1Card = {
+        ...card,
+        state: 'enrolled',
+        event: scenario.event,
+        ...(scenario.update === 'number' ? { pan: replacementPan(pan) } : {}),
+        ...(scenario.update === 'expiry' ? { expYear: yearPlusThree(card.expYear) } : {}),
+      };
+      sendJson(res, 201, cardDocument(answered, auth.vault), JSON_MEDIA_TYPE);
+      return;
+    }
+
+    const notifyLater = (event: string, newPan: string, onComplete?: () => void): void => {
+      timers.schedule(deps.webhookDelayMs, () => {
+        try {
+          onComplete?.();
+          deps.notify({
+            vault: card.vault,
+            event,
+            cardId: card.id,
+            oldPan: pan,
+            newPan,
+            oldExpMonth: card.expMonth,
+            oldExpYear: card.expYear,
+            newExpMonth: card.expMonth,
+            newExpYear: card.expYear,
+            createdAtMs,
+            occurredAtMs: now(),
+          });
+        } catch (error) {
+          logger.error({ cardId: card.id, errorName: (error as Error).name }, 'enrolment completion failed');
+        }
+      });
+    };
+
+    if (scenario.kind === 'webhook') {
+      // Mock card: enrolling, the table's notification follows, never saved.
+      notifyLater(scenario.event, scenario.update === 'number' ? replacementPan(pan) : pan);
+    } else {
+      store.cards.set(card.id, card);
+      notifyLater('au_card.enrolled', pan, () => {
+        card.state = 'enrolled';
+        card.event = 'au_card.enrolled';
+        card.updatedAtMs = now();
+      });
+    }
+    logger.debug({ cardId: card.id, vault: auth.vault, state: card.state }, 'v1 enrolment accepted');
+    sendJson(res, 201, cardDocument(card, auth.vault), JSON_MEDIA_TYPE);
+  });
+
+  router.add('GET', `${ACCOUNT_UPDATER_PREFIX}/cards/:card_id`, 'cards:read', ({ res, auth, params }) => {
+    const id = params.card_id!;
+    if (!/^CRD/.test(id)) throw httpError(400, 'bad-request', 'card_id must match ^CRD.*$');
+    const card = store.find(auth.vault, id);
+    if (!card) throw httpError(404, 'card-not-found', 'no card with this id in the vault');
+    sendJson(res, 200, cardDocument(card, auth.vault), JSON_MEDIA_TYPE);
+  });
+
+  router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/card-check`, 'cards:write', async ({ req, res, auth }) => {
+    const parsed = cardCheckSchema.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
+    if (!parsed.success) throw validationError(parsed.error.issues, '');
+    const body = parsed.data;
+    const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
+    const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant);
+    const base = {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      number: aliases.formatPreservingAlias(auth.vault, pan),
+      exp_month: body.exp_month,
+      exp_year: body.exp_year,
+      ...(merchant ? { merchant } : {}),
+    };
+    if (brand === 'diners' || brand === 'jcb') {
+      const data = {
+        ...base,
+        failure_code: 'account-updater-not-supported',
+        event: 'au_card.non_participating',
+      };
+      sendJson(res, 200, { data }, JSON_MEDIA_TYPE);
+      return;
+    }
+    if (
+      (brand === 'amex' || brand === 'discover') &&
+      !store.hasEnrolledPan(auth.vault, pan) &&
+      !deps.isSubscribedElsewhere(auth.vault, pan)
+    ) {
+      throw httpError(
+        422,
+        'account-updater-not-supported',
+        'American Express and Discover cards can be checked only when enrolled in account updater',
+      );
+    }
+    const scenario = checkScenario(pan);
+    const data = {
+      ...base,
+      ...(scenario.update === 'number'
+        ? { number: aliases.formatPreservingAlias(auth.vault, replacementPan(pan)) }
+        : {}),
+      ...(scenario.update === 'expiry' ? { exp_year: yearPlusThree(body.exp_year) } : {}),
+      event: scenario.event,
+    };
+    sendJson(res, 200, { data }, JSON_MEDIA_TYPE);
+  });
+}

@@ -1,0 +1,350 @@
+import { z } from 'zod';
+import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
+import {
+  type AuthContext,
+  badRequest,
+  httpError,
+  JSON_API_MEDIA_TYPE,
+  type Router,
+  readJsonBody,
+  sendJson,
+  sendNoContent,
+  validationError,
+} from './http.ts';
+import { cardInterfaceTimestamp, newCardId, newSubscriptionId } from './ids.ts';
+import { cardInterfaceScenario, checkScenario, replacementPan } from './test-cards.ts';
+import type { TimerSet } from './timers.ts';
+import type { AliasVault } from './vault.ts';
+
+/**
+ * Card interface area (`{base_url}` = `/card-interface`, application/vnd.api+json): cards, account
+ * updater subscriptions and on-demand checks. Spec "Card interface"; contract §5.3, §5.4; gap decisions
+ * "Card interface".
+ */
+
+/** Path prefix of the area in the sandbox (contract §1). */
+export const CARD_INTERFACE_PREFIX = '/card-interface';
+
+/** Default time a 4998 card leaves `POST /cards` unanswered: 120 000 ms (contract §5.4). */
+export const DEFAULT_HANG_MS = 120_000;
+
+interface Subscription {
+  id: string;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+/** A card of the card interface as stored (never serialised as is: it holds the PAN). */
+interface StoredCard {
+  id: string;
+  vault: string;
+  pan: string;
+  brand: CardBrand;
+  panAlias: string;
+  cvcAlias?: string;
+  expMonth: number;
+  expYear: number;
+  cvcStatus?: 'active';
+  cardholder?: Record<string, unknown>;
+  tokenType?: 'dpan' | 'mpan' | 'pan';
+  walletType?: 'apple_pay' | 'google_pay';
+  meta: Record<string, unknown>;
+  createdAtMs: number;
+  updatedAtMs: number;
+  subscription?: Subscription;
+}
+
+/** In-memory card store of the card interface, all vaults. */
+export class CardInterfaceStore {
+  readonly cards = new Map<string, StoredCard>();
+
+  /** The card when it exists in this vault; another vault's card is treated as absent. */
+  find(vault: string, id: string): StoredCard | undefined {
+    const card = this.cards.get(id);
+    return card && card.vault === vault ? card : undefined;
+  }
+
+  /** True when a card of this vault with this PAN holds an account updater subscription. */
+  hasSubscribedPan(vault: string, pan: string): boolean {
+    for (const card of this.cards.values()) {
+      if (card.vault === vault && card.pan === pan && card.subscription) return true;
+    }
+    return false;
+  }
+}
+
+const addressSchema = z
+  .object({
+    address1: z.string().optional(),
+    address2: z.string().optional(),
+    address3: z.string().optional(),
+    address4: z.string().optional(),
+    city: z.string().optional(),
+  })
+  .catchall(z.union([z.string(), z.number(), z.boolean(), z.null()]));
+
+const createCardSchema = z.object({
+  data: z.object({
+    type: z.literal('cards'),
+    attributes: z.object({
+      pan: z
+        .string()
+        .regex(/^\d{13,19}$/, 'must be 13 to 19 digits')
+        .optional(),
+      pan_alias: z.string().min(1).optional(),
+      cvc: z
+        .string()
+        .regex(/^\d{3,4}$/, 'must be 3 or 4 digits')
+        .optional(),
+      cvc_alias: z.string().min(1).optional(),
+      cvc_status: z.literal('active').optional(),
+      exp_month: z.int().min(1).max(12),
+      exp_year: z.int().min(0).max(99),
+      cardholder: z
+        .object({
+          name: z.string().optional(),
+          company: z.string().optional(),
+          address: addressSchema.optional(),
+        })
+        .optional(),
+      token_type: z.enum(['dpan', 'mpan', 'pan']).optional(),
+      wallet_type: z.enum(['apple_pay', 'google_pay']).optional(),
+    }),
+    meta: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+const ATTRIBUTES = '/data/attributes';
+/** Member of `data.meta` the sandbox owns (subscription state); clients may not set it. */
+const ACCOUNT_UPDATER_META = 'account_updater';
+
+function cardDocument(card: StoredCard): unknown {
+  const attributes: Record<string, unknown> = { pan_alias: card.panAlias };
+  if (card.cvcAlias) attributes.cvc_alias = card.cvcAlias;
+  attributes.bin = card.pan.slice(0, 6);
+  attributes.last4 = card.pan.slice(-4);
+  attributes.brand = card.brand;
+  attributes.exp_month = card.expMonth;
+  attributes.exp_year = card.expYear;
+  if (card.cvcStatus) attributes.cvc_status = card.cvcStatus;
+  if (card.cardholder) attributes.cardholder = card.cardholder;
+  if (card.tokenType) attributes.token_type = card.tokenType;
+  if (card.walletType) attributes.wallet_type = card.walletType;
+  attributes.created_at = cardInterfaceTimestamp(card.createdAtMs);
+  attributes.updated_at = cardInterfaceTimestamp(card.updatedAtMs);
+  const meta: Record<string, unknown> = { ...card.meta };
+  if (card.subscription) {
+    meta[ACCOUNT_UPDATER_META] = { subscription_id: card.subscription.id, state: 'enrolled' };
+  }
+  return { data: { type: 'cards', id: card.id, attributes, meta } };
+}
+
+function subscriptionDocument(
+  id: string,
+  state: 'enrolled' | 'failed',
+  createdAtMs: number,
+  updatedAtMs: number,
+) {
+  return {
+    data: {
+      type: 'card_update_subscriptions',
+      id,
+      attributes: {
+        created_at: cardInterfaceTimestamp(createdAtMs),
+        state,
+        updated_at: cardInterfaceTimestamp(updatedAtMs),
+      },
+    },
+  };
+}
+
+/** Marker wrapping PAN digits so they can be written as exact JSON numbers (beyond 2^53 for 19 digits). */
+const RAW_NUMBER_MARK = '\u0000raw-number:';
+
+/** JSON text in which strings produced by `rawNumber` become bare JSON numbers with all their digits. */
+function stringifyWithRawNumbers(value: unknown): string {
+  return JSON.stringify(value).replace(/"\\u0000raw-number:(\d+)"/g, '$1');
+}
+
+function rawNumber(digits: string): string {
+  return `${RAW_NUMBER_MARK}${digits}`;
+}
+
+/** Dependencies of {@link registerCardInterfaceRoutes}. */
+export interface CardInterfaceDeps {
+  store: CardInterfaceStore;
+  aliases: AliasVault;
+  timers: TimerSet;
+  now: () => number;
+  /** How long a 4998 card leaves `POST /cards` unanswered before a 504, in ms. */
+  hangMs: number;
+}
+
+/**
+ * Registers under {@link CARD_INTERFACE_PREFIX}:
+ * - `POST /cards` (`cards:write`): 201 card record; 400 `bad-request` (validation, pointer under
+ *   `/data/attributes`), 415, 413; fault cards 4401/4403/4500/4502/4503/4504 answer that status;
+ *   4998 answers 504 `gateway-timeout` only after `hangMs`.
+ * - `GET /cards/{card_id}` (`cards:read`): 200 card record; 404 `card-not-found`.
+ * - `POST /cards/{card_id}/card-update-subscriptions` (`cards:write`): 200 subscription (state
+ *   `enrolled`, existing one when already subscribed, `failed` for 4002 cards); 404; 422
+ *   `card-brand-not-supported` (Diners Club, JCB).
+ * - `DELETE /cards/{card_id}/card-update-subscriptions` (`cards:write`): 204 (also when not subscribed); 404.
+ * - `POST /cards/{card_id}/check` (`cards:write`): 200 `card_updates`; 404; 422
+ *   `account-updater-not-supported` (Amex/Discover without subscription).
+ */
+export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceDeps): void {
+  const { store, aliases, timers, now } = deps;
+  const cardOr404 = (auth: AuthContext, id: string): StoredCard => {
+    const card = store.find(auth.vault, id);
+    if (!card) throw httpError(404, 'card-not-found', 'no card with this id in the vault');
+    return card;
+  };
+
+  router.add('POST', `${CARD_INTERFACE_PREFIX}/cards`, 'cards:write', async ({ req, res, auth }) => {
+    const parsed = createCardSchema.safeParse(await readJsonBody(req, JSON_API_MEDIA_TYPE));
+    if (!parsed.success) throw validationError(parsed.error.issues, '');
+    const { attributes, meta = {} } = parsed.data.data;
+
+    if (ACCOUNT_UPDATER_META in meta) {
+      throw badRequest(
+        `meta.${ACCOUNT_UPDATER_META} is managed by the service`,
+        `/data/meta/${ACCOUNT_UPDATER_META}`,
+      );
+    }
+    if ((attributes.pan === undefined) === (attributes.pan_alias === undefined)) {
+      throw badRequest('exactly one of pan and pan_alias is required', `${ATTRIBUTES}/pan`);
+    }
+    if (attributes.cvc !== undefined && attributes.cvc_alias !== undefined) {
+      throw badRequest('send at most one of cvc and cvc_alias', `${ATTRIBUTES}/cvc_alias`);
+    }
+    let pan: string;
+    if (attributes.pan !== undefined) {
+      if (!isLuhnValid(attributes.pan)) throw badRequest('pan: fails the Luhn check', `${ATTRIBUTES}/pan`);
+      pan = attributes.pan;
+    } else {
+      const resolved = aliases.resolvePan(auth.vault, attributes.pan_alias!);
+      if (!resolved) throw badRequest('pan_alias: unknown alias', `${ATTRIBUTES}/pan_alias`);
+      pan = resolved;
+    }
+    const brand = cardBrandOf(pan);
+    if (!brand) throw badRequest('pan: not a card number of a supported card family', `${ATTRIBUTES}/pan`);
+    let cvcAlias: string | undefined;
+    if (attributes.cvc !== undefined) cvcAlias = aliases.cvcAlias(auth.vault, attributes.cvc);
+    else if (attributes.cvc_alias !== undefined) {
+      if (aliases.resolveCvc(auth.vault, attributes.cvc_alias) === undefined) {
+        throw badRequest('cvc_alias: unknown alias', `${ATTRIBUTES}/cvc_alias`);
+      }
+      cvcAlias = attributes.cvc_alias;
+    }
+
+    const scenario = cardInterfaceScenario(pan);
+    if (scenario.kind === 'fault') {
+      throw httpError(scenario.status, scenario.code, 'simulated upstream fault (sandbox test card)');
+    }
+    if (scenario.kind === 'hang') {
+      // The answer comes only after hangMs; stop() cancels the timer and closes the socket.
+      await new Promise<void>((resolve) => timers.schedule(deps.hangMs, resolve));
+      throw httpError(504, 'gateway-timeout', 'simulated upstream hang (sandbox test card)');
+    }
+
+    const createdAtMs = now();
+    const card: StoredCard = {
+      id: newCardId(),
+      vault: auth.vault,
+      pan,
+      brand,
+      panAlias: aliases.panAlias(auth.vault, pan),
+      ...(cvcAlias !== undefined ? { cvcAlias } : {}),
+      expMonth: attributes.exp_month,
+      expYear: attributes.exp_year,
+      ...(attributes.cvc_status !== undefined ? { cvcStatus: attributes.cvc_status } : {}),
+      ...(attributes.cardholder !== undefined ? { cardholder: attributes.cardholder } : {}),
+      ...(attributes.token_type !== undefined ? { tokenType: attributes.token_type } : {}),
+      ...(attributes.wallet_type !== undefined ? { walletType: attributes.wallet_type } : {}),
+      meta,
+      createdAtMs,
+      updatedAtMs: createdAtMs,
+    };
+    store.cards.set(card.id, card);
+    sendJson(res, 201, cardDocument(card), JSON_API_MEDIA_TYPE);
+  });
+
+  router.add('GET', `${CARD_INTERFACE_PREFIX}/cards/:card_id`, 'cards:read', ({ res, auth, params }) => {
+    sendJson(res, 200, cardDocument(cardOr404(auth, params.card_id!)), JSON_API_MEDIA_TYPE);
+  });
+
+  const subscriptionsPath = `${CARD_INTERFACE_PREFIX}/cards/:card_id/card-update-subscriptions`;
+  router.add('POST', subscriptionsPath, 'cards:write', ({ req, res, auth, params }) => {
+    req.resume();
+    const card = cardOr404(auth, params.card_id!);
+    if (card.brand === 'diners' || card.brand === 'jcb') {
+      throw httpError(422, 'card-brand-not-supported', 'account updater does not support this card brand');
+    }
+    if (card.subscription) {
+      const { id, createdAtMs, updatedAtMs } = card.subscription;
+      sendJson(res, 200, subscriptionDocument(id, 'enrolled', createdAtMs, updatedAtMs), JSON_API_MEDIA_TYPE);
+      return;
+    }
+    const at = now();
+    if (cardInterfaceScenario(card.pan).kind === 'subscription-fails') {
+      sendJson(res, 200, subscriptionDocument(newSubscriptionId(), 'failed', at, at), JSON_API_MEDIA_TYPE);
+      return;
+    }
+    card.subscription = { id: newSubscriptionId(), createdAtMs: at, updatedAtMs: at };
+    card.updatedAtMs = at;
+    sendJson(res, 200, subscriptionDocument(card.subscription.id, 'enrolled', at, at), JSON_API_MEDIA_TYPE);
+  });
+
+  router.add('DELETE', subscriptionsPath, 'cards:write', ({ req, res, auth, params }) => {
+    req.resume();
+    const card = cardOr404(auth, params.card_id!);
+    if (card.subscription) {
+      delete card.subscription;
+      card.updatedAtMs = now();
+    }
+    sendNoContent(res);
+  });
+
+  router.add(
+    'POST',
+    `${CARD_INTERFACE_PREFIX}/cards/:card_id/check`,
+    'cards:write',
+    ({ req, res, auth, params }) => {
+      req.resume();
+      const card = cardOr404(auth, params.card_id!);
+      let event: string;
+      const updatedValues: { field_name: string; old_value: unknown; new_value: unknown }[] = [];
+      if (card.brand === 'diners' || card.brand === 'jcb') {
+        event = 'non_participating';
+      } else {
+        if ((card.brand === 'amex' || card.brand === 'discover') && !card.subscription) {
+          throw httpError(
+            422,
+            'account-updater-not-supported',
+            'American Express and Discover cards can be checked only when subscribed to account updater',
+          );
+        }
+        const scenario = checkScenario(card.pan);
+        event = scenario.event.slice('au_card.'.length);
+        if (scenario.update === 'number') {
+          updatedValues.push({
+            field_name: 'pan',
+            old_value: rawNumber(card.pan),
+            new_value: rawNumber(replacementPan(card.pan)),
+          });
+        } else if (scenario.update === 'expiry') {
+          updatedValues.push({
+            field_name: 'exp_year',
+            old_value: card.expYear,
+            new_value: (card.expYear + 3) % 100,
+          });
+        }
+      }
+      const document = {
+        data: { type: 'card_updates', id: card.id, attributes: { event, updated_values: updatedValues } },
+      };
+      sendJson(res, 200, stringifyWithRawNumbers(document), JSON_API_MEDIA_TYPE);
+    },
+  );
+}

@@ -1,0 +1,65 @@
+import { ConfigError, loadSandboxConfig, SANDBOX_CREDENTIALS } from '../config.ts';
+import { createLogger } from '../lib/logger.ts';
+import { createSandbox } from './sandbox.ts';
+
+/**
+ * `npm run sandbox`: the embedded sandbox as a standalone process (contract §1). Reads its settings
+ * with `loadSandboxConfig`, registers `SANDBOX_WEBHOOK_URL` (when set) for both vaults, stops on
+ * SIGTERM/SIGINT.
+ */
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadSandboxConfig>;
+  try {
+    config = loadSandboxConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger({ name: 'sandbox', level: config.logLevel });
+  const sandbox = createSandbox({
+    port: config.port,
+    host: config.host,
+    logger,
+    webhookDelayMs: config.webhookDelayMs,
+  });
+  const { url } = await sandbox.start();
+  if (config.webhookUrl) {
+    for (const vault of Object.keys(SANDBOX_CREDENTIALS)) {
+      const { id } = sandbox.registerWebhookEndpoint(vault, {
+        url: config.webhookUrl,
+        secret: config.webhookSecret,
+      });
+      logger.info({ vault, endpointId: id, webhookUrl: config.webhookUrl }, 'webhook endpoint registered');
+    }
+  }
+  logger.info(
+    {
+      tokenUrl: `${url}/oauth/token`,
+      cardInterfaceUrl: `${url}/card-interface`,
+      accountUpdaterUrl: `${url}/account-updater`,
+      webhookDeliveriesUrl: `${url}/sandbox/webhook-deliveries`,
+      vaults: Object.keys(SANDBOX_CREDENTIALS),
+      webhookDelayMs: config.webhookDelayMs,
+      webhookSigningSecret: config.webhookUrl ? 'set' : 'unused (no SANDBOX_WEBHOOK_URL)',
+    },
+    'sandbox ready',
+  );
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'sandbox stopping');
+    sandbox.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+await main();

@@ -1,0 +1,228 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../lib/logger.ts';
+import {
+  ACCOUNT_UPDATER_PREFIX,
+  AccountUpdaterStore,
+  registerAccountUpdaterRoutes,
+} from './account-updater.ts';
+import {
+  CARD_INTERFACE_PREFIX,
+  CardInterfaceStore,
+  DEFAULT_HANG_MS,
+  registerCardInterfaceRoutes,
+} from './card-interface.ts';
+import {
+  HttpError,
+  httpError,
+  JSON_API_MEDIA_TYPE,
+  JSON_MEDIA_TYPE,
+  Router,
+  sendError,
+  sendJson,
+} from './http.ts';
+import { registerOAuthRoutes, TokenStore } from './oauth.ts';
+import { TimerSet } from './timers.ts';
+import { AliasVault } from './vault.ts';
+import { type DeliveryRecord, WebhookDispatcher } from './webhooks.ts';
+
+export type { DeliveryRecord } from './webhooks.ts';
+
+/** Options of {@link createSandbox}. Durations in ms. */
+export interface SandboxOptions {
+  /** Port to listen on; 0 picks a free one (see the `url` returned by `start`). */
+  port: number;
+  /** Interface to bind; `127.0.0.1` by default. */
+  host?: string;
+  logger: Logger;
+  /** Delay before an async enrolment completes and its notification is sent (`SANDBOX_WEBHOOK_DELAY_MS`). */
+  webhookDelayMs: number;
+  /** Delay before each delivery attempt; default `[0, 1000, 5000, 30000, 120000]` (contract §4). */
+  retryScheduleMs?: number[];
+  /** Per-attempt delivery deadline; default 10 000. */
+  deliveryTimeoutMs?: number;
+  /** How long card 4998 leaves `POST /cards` unanswered; default 120 000. */
+  hangMs?: number;
+  /** Clock in ms since the epoch (token expiry, timestamps); `Date.now` by default. Tests move it. */
+  now?: () => number;
+}
+
+/** One answered request of the sandbox's request log. `path` has no query string. */
+export interface SandboxRequestRecord {
+  method: string;
+  path: string;
+  status: number;
+  /** The vault of the bearer token, when one was accepted. */
+  vault?: string;
+}
+
+/** A running (or startable) embedded sandbox of the upstream provider. */
+export interface Sandbox {
+  /**
+   * Starts listening.
+   * @returns the base address, e.g. `http://127.0.0.1:43121` (the real port when 0 was asked).
+   * @throws the listen error (e.g. EADDRINUSE).
+   */
+  start(): Promise<{ url: string }>;
+  /** Stops: cancels pending enrolments, retries and hangs, closes every connection. Idempotent. */
+  stop(): Promise<void>;
+  /**
+   * Registers a webhook receiver for a vault's notifications.
+   * @throws Error when the URL is not http(s) or the secret is empty.
+   */
+  registerWebhookEndpoint(vault: string, endpoint: { url: string; secret: string }): { id: string };
+  /** Every delivery attempt so far, oldest first. */
+  deliveries(): readonly DeliveryRecord[];
+  /** Every answered request so far, oldest first (for N+1 assertions). */
+  requests(): readonly SandboxRequestRecord[];
+}
+
+/** Media type of errors by area (contract §3, gap decisions "Common"). */
+function mediaTypeOfPath(path: string): string {
+  return path.startsWith(`${CARD_INTERFACE_PREFIX}/`) || path.startsWith('/accounts/')
+    ? JSON_API_MEDIA_TYPE
+    : JSON_MEDIA_TYPE;
+}
+
+/**
+ * Creates the embedded sandbox (contract §1): one `node:http` server with the OAuth token endpoint,
+ * the card interface under `/card-interface`, account updater v1 under `/account-updater`, webhook
+ * delivery, and the admin listing `GET /sandbox/webhook-deliveries` (no auth).
+ */
+export function createSandbox(options: SandboxOptions): Sandbox {
+  const logger = options.logger;
+  const now = options.now ?? Date.now;
+  const timers = new TimerSet();
+  const tokens = new TokenStore(now);
+  const aliases = new AliasVault();
+  const requestLog: SandboxRequestRecord[] = [];
+  const dispatcher = new WebhookDispatcher({
+    logger,
+    timers,
+    ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
+    ...(options.deliveryTimeoutMs !== undefined ? { deliveryTimeoutMs: options.deliveryTimeoutMs } : {}),
+  });
+  const cardInterfaceStore = new CardInterfaceStore();
+  const accountUpdaterStore = new AccountUpdaterStore();
+
+  const router = new Router((token) => tokens.resolve(token));
+  registerOAuthRoutes(router, tokens);
+  registerCardInterfaceRoutes(router, {
+    store: cardInterfaceStore,
+    aliases,
+    timers,
+    now,
+    hangMs: options.hangMs ?? DEFAULT_HANG_MS,
+  });
+  registerAccountUpdaterRoutes(router, {
+    store: accountUpdaterStore,
+    aliases,
+    timers,
+    now,
+    logger,
+    webhookDelayMs: options.webhookDelayMs,
+    notify: (input) => dispatcher.notify(input),
+    isSubscribedElsewhere: (vault, pan) => cardInterfaceStore.hasSubscribedPan(vault, pan),
+  });
+  router.addPublic('GET', '/sandbox/webhook-deliveries', ({ res }) => {
+    sendJson(res, 200, { data: dispatcher.deliveries() }, JSON_MEDIA_TYPE);
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const startedAt = performance.now();
+    const method = req.method ?? 'GET';
+    const rawUrl = req.url ?? '/';
+    const queryAt = rawUrl.indexOf('?');
+    const path = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
+    const log: { vault?: string } = {};
+    res.on('finish', () => {
+      const record: SandboxRequestRecord = {
+        method,
+        path,
+        status: res.statusCode,
+        ...(log.vault ? { vault: log.vault } : {}),
+      };
+      requestLog.push(record);
+      logger.debug(
+        { ...record, durationMs: Math.round((performance.now() - startedAt) * 10) / 10 },
+        'request',
+      );
+    });
+    const mediaType = mediaTypeOfPath(path);
+    try {
+      const match = router.match(method, path);
+      if (match.kind === 'not-found') throw httpError(404, 'not-found', 'no such resource');
+      if (match.kind === 'method-not-allowed') {
+        throw httpError(405, 'method-not-allowed', `method ${method} is not allowed here`, {
+          headers: { allow: match.allowed.join(', ') },
+        });
+      }
+      await match.run({ req, res, params: match.params, path, log });
+    } catch (error) {
+      if (error instanceof HttpError) {
+        sendError(res, error, mediaType);
+        return;
+      }
+      logger.error({ method, path, errorName: (error as Error)?.name }, 'unhandled sandbox error');
+      sendError(res, httpError(500, 'server-error', 'internal server error'), mediaType);
+    }
+  }
+
+  let server: Server | undefined;
+  let stopped: Promise<void> | undefined;
+
+  return {
+    async start() {
+      if (server) throw new Error('sandbox already started');
+      const host = options.host ?? '127.0.0.1';
+      const listening = createServer((req, res) => {
+        void handle(req, res);
+      });
+      server = listening;
+      await new Promise<void>((resolve, reject) => {
+        listening.once('error', reject);
+        listening.listen(options.port, host, () => {
+          listening.off('error', reject);
+          resolve();
+        });
+      });
+      const { port } = listening.address() as AddressInfo;
+      const reachableHost =
+        host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+      const url = `http://${reachableHost}:${port}`;
+      logger.info({ url }, 'sandbox listening');
+      return { url };
+    },
+
+    stop() {
+      if (stopped) return stopped;
+      timers.cancelAll();
+      dispatcher.stop();
+      const running = server;
+      stopped = new Promise<void>((resolve) => {
+        if (!running?.listening) {
+          resolve();
+          return;
+        }
+        running.close(() => resolve());
+        // Connections held by a hanging 4998 answer or keep-alive sockets would keep close() waiting.
+        running.closeAllConnections();
+      });
+      return stopped;
+    },
+
+    registerWebhookEndpoint(vault, endpoint) {
+      return dispatcher.register(vault, endpoint);
+    },
+
+    deliveries() {
+      return dispatcher.deliveries();
+    },
+
+    requests() {
+      return requestLog;
+    },
+  };
+}
+
+export { ACCOUNT_UPDATER_PREFIX, CARD_INTERFACE_PREFIX };

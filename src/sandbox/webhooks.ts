@@ -1,0 +1,303 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import type { Logger } from '../lib/logger.ts';
+import { signWebhookBody } from '../lib/webhook-signature.ts';
+import { isoUtc, isoUtcSeconds, randomBase62 } from './ids.ts';
+import { SANDBOX_ORG_ID } from './oauth.ts';
+import type { TimerSet } from './timers.ts';
+
+/**
+ * Webhook notifications of the sandbox: per-vault endpoint registry, the notification body of the
+ * specification's field table (contract §4, docs/gap-decisions.md "Webhook notifications"), signing
+ * with `vgs-signature`, and at-least-once delivery with retries.
+ */
+
+/** Default retry schedule of contract §4: delays in ms before attempts 1…5 (each after the previous failure). */
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [0, 1000, 5000, 30_000, 120_000];
+/** Time allowed for one delivery attempt to get its answer (contract §4: 10 s). */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
+
+/** A registered receiver. `secret` keys the HMAC of `vgs-signature`. */
+export interface WebhookEndpoint {
+  /** `whe_` + 22 Base62 characters. */
+  id: string;
+  url: string;
+  secret: string;
+}
+
+/** One delivery attempt of one notification to one endpoint. */
+export interface DeliveryRecord {
+  notificationId: string;
+  endpointId: string;
+  vault: string;
+  event: string;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** HTTP status of the receiver's answer, when one came. */
+  status?: number;
+  /** Transport failure (`TimeoutError`, `ECONNREFUSED`, …), when no answer came. */
+  error?: string;
+  /** When the attempt finished, ISO 8601 UTC. */
+  at: string;
+  /** `retrying` when a further attempt is scheduled; `delivered` / `failed` are final. */
+  outcome: 'retrying' | 'delivered' | 'failed';
+}
+
+/** What a card notification reports. Expiry years may be two or four digits. */
+export interface CardNotificationInput {
+  vault: string;
+  event: string;
+  cardId: string;
+  oldPan: string;
+  newPan: string;
+  oldExpMonth: number;
+  oldExpYear: number;
+  newExpMonth: number;
+  newExpYear: number;
+  /** When the enrolment was created, unix ms. */
+  createdAtMs: number;
+  /** When the event occurred (and the notification was produced), unix ms. */
+  occurredAtMs: number;
+}
+
+/** The top-level notification envelope of contract §4. */
+export interface NotificationEnvelope {
+  id: string;
+  event: string;
+  timestamp: string;
+  description: string;
+  summary: string;
+  /** JSON string of {@link NotificationDetails}. */
+  details: string;
+  fingerprint: string;
+  grouping: 'every_single';
+  integration_id: string;
+  occurrence: 1;
+  org_id: string;
+  producer: { application_name: string; application_protocol: string };
+  scope: 'cards';
+  tenant: string;
+}
+
+/** The object encoded in `details`. */
+export interface NotificationDetails {
+  card_id: string;
+  occurred_at: string;
+  new_account_number: string;
+  old_account_number: string;
+  new_expiration_date: string;
+  old_expiration_date: string;
+  exp_month: number;
+  exp_year: number;
+  created_at: string;
+}
+
+/** `description` of every sandbox notification (31 characters). */
+export const NOTIFICATION_DESCRIPTION = 'Card account updater event sent';
+
+/** Masked number of the notification table: first six digits, `*` padding, last four; always 16 characters. */
+export function maskPan16(pan: string): string {
+  return `${pan.slice(0, 6)}******${pan.slice(-4)}`;
+}
+
+function fourDigitYear(year: number): number {
+  return year < 100 ? 2000 + year : year;
+}
+
+/** `MMYY`, 4 characters. */
+function expirationDate(month: number, year: number): string {
+  return `${String(month).padStart(2, '0')}${String(fourDigitYear(year) % 100).padStart(2, '0')}`;
+}
+
+/** `integration_id`: 24 Base62 characters, fixed per vault (derived from the vault id). */
+export function integrationIdOf(vault: string): string {
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  const digest = createHash('sha256').update(`integration:${vault}`).digest();
+  let out = '';
+  for (let i = 0; i < 24; i++) out += alphabet[digest[i]! % 62];
+  return out;
+}
+
+/**
+ * Builds a notification.
+ * @returns the envelope and its exact body bytes (UTF-8 JSON), which every retry re-sends unchanged.
+ */
+export function buildNotification(input: CardNotificationInput): {
+  envelope: NotificationEnvelope;
+  body: string;
+} {
+  const details: NotificationDetails = {
+    card_id: input.cardId,
+    occurred_at: isoUtc(input.occurredAtMs),
+    new_account_number: maskPan16(input.newPan),
+    old_account_number: maskPan16(input.oldPan),
+    new_expiration_date: expirationDate(input.newExpMonth, input.newExpYear),
+    old_expiration_date: expirationDate(input.oldExpMonth, input.oldExpYear),
+    exp_month: input.newExpMonth,
+    exp_year: fourDigitYear(input.newExpYear),
+    created_at: isoUtcSeconds(input.createdAtMs),
+  };
+  const detailsJson = JSON.stringify(details);
+  const envelope: NotificationEnvelope = {
+    id: randomUUID(),
+    event: input.event,
+    timestamp: isoUtc(input.occurredAtMs),
+    description: NOTIFICATION_DESCRIPTION,
+    summary: `Card ${input.cardId} ${input.event}`,
+    details: detailsJson,
+    fingerprint: createHash('sha256')
+      .update(`${input.event}${detailsJson}${input.vault}`, 'utf8')
+      .digest('hex'),
+    grouping: 'every_single',
+    integration_id: integrationIdOf(input.vault),
+    occurrence: 1,
+    org_id: SANDBOX_ORG_ID,
+    producer: { application_name: 'account-updater', application_protocol: 'https' },
+    scope: 'cards',
+    tenant: input.vault,
+  };
+  return { envelope, body: JSON.stringify(envelope) };
+}
+
+/** Options of {@link WebhookDispatcher}. */
+export interface WebhookDispatcherOptions {
+  logger: Logger;
+  timers: TimerSet;
+  /** Delay in ms before each attempt; its length is the number of attempts. */
+  retryScheduleMs?: readonly number[];
+  /** Per-attempt deadline in ms. */
+  deliveryTimeoutMs?: number;
+}
+
+/**
+ * Endpoint registry and delivery engine. Delivers each notification to every endpoint of its vault,
+ * at least once, retrying on a non-2xx answer or a transport failure per the schedule, re-sending the
+ * same body (same `id`) with a fresh signature timestamp on each attempt.
+ */
+export class WebhookDispatcher {
+  readonly #endpoints = new Map<string, WebhookEndpoint[]>();
+  readonly #records: DeliveryRecord[] = [];
+  readonly #logger: Logger;
+  readonly #timers: TimerSet;
+  readonly #schedule: readonly number[];
+  readonly #timeoutMs: number;
+  readonly #stopping = new AbortController();
+
+  /** @throws Error when the retry schedule is empty. */
+  constructor(options: WebhookDispatcherOptions) {
+    this.#logger = options.logger;
+    this.#timers = options.timers;
+    this.#schedule = options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
+    this.#timeoutMs = options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+    if (this.#schedule.length === 0) throw new Error('retryScheduleMs needs at least one attempt');
+  }
+
+  /**
+   * Registers a receiver for a vault's notifications.
+   * @throws Error when `url` is not an http(s) URL or `secret` is empty.
+   */
+  register(vault: string, endpoint: { url: string; secret: string }): { id: string } {
+    const url = new URL(endpoint.url);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('webhook url must be http(s)');
+    if (endpoint.secret.length === 0) throw new Error('webhook secret must not be empty');
+    const registered: WebhookEndpoint = {
+      id: `whe_${randomBase62(22)}`,
+      url: url.href,
+      secret: endpoint.secret,
+    };
+    const list = this.#endpoints.get(vault) ?? [];
+    list.push(registered);
+    this.#endpoints.set(vault, list);
+    return { id: registered.id };
+  }
+
+  /** Every attempt so far, oldest first. */
+  deliveries(): readonly DeliveryRecord[] {
+    return this.#records;
+  }
+
+  /**
+   * Builds a notification and starts delivering it to every endpoint of `input.vault`.
+   * @returns the notification id (UUID).
+   */
+  notify(input: CardNotificationInput): string {
+    const { envelope, body } = buildNotification(input);
+    const endpoints = this.#endpoints.get(input.vault) ?? [];
+    this.#logger.info(
+      {
+        notificationId: envelope.id,
+        event: envelope.event,
+        vault: input.vault,
+        cardId: input.cardId,
+        endpoints: endpoints.length,
+      },
+      'webhook notification produced',
+    );
+    for (const endpoint of endpoints) this.#scheduleAttempt(envelope, body, input.vault, endpoint, 1);
+    return envelope.id;
+  }
+
+  /** Aborts attempts in flight; pending retries are cancelled through the shared {@link TimerSet}. */
+  stop(): void {
+    this.#stopping.abort();
+  }
+
+  #scheduleAttempt(
+    envelope: NotificationEnvelope,
+    body: string,
+    vault: string,
+    endpoint: WebhookEndpoint,
+    attempt: number,
+  ): void {
+    this.#timers.schedule(this.#schedule[attempt - 1]!, () => {
+      void this.#attempt(envelope, body, vault, endpoint, attempt);
+    });
+  }
+
+  async #attempt(
+    envelope: NotificationEnvelope,
+    body: string,
+    vault: string,
+    endpoint: WebhookEndpoint,
+    attempt: number,
+  ): Promise<void> {
+    let status: number | undefined;
+    let error: string | undefined;
+    try {
+      const signature = signWebhookBody(body, endpoint.secret, Math.floor(Date.now() / 1000));
+      const response = await request(endpoint.url, {
+        method: 'POST',
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'vgs-signature': signature,
+          'user-agent': 'cardgraph-sandbox',
+        },
+        signal: AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(this.#timeoutMs)]),
+      });
+      status = response.statusCode;
+      await response.body.dump();
+    } catch (caught) {
+      const failure = caught as { code?: unknown; name?: unknown };
+      error = typeof failure.code === 'string' ? failure.code : String(failure.name ?? 'Error');
+    }
+    if (this.#stopping.signal.aborted) return;
+    const ok = status !== undefined && status >= 200 && status < 300;
+    const outcome = ok ? 'delivered' : attempt < this.#schedule.length ? 'retrying' : 'failed';
+    const record: DeliveryRecord = {
+      notificationId: envelope.id,
+      endpointId: endpoint.id,
+      vault,
+      event: envelope.event,
+      attempt,
+      ...(status !== undefined ? { status } : {}),
+      ...(error !== undefined ? { error } : {}),
+      at: new Date().toISOString(),
+      outcome,
+    };
+    this.#records.push(record);
+    const level = outcome === 'failed' ? 'warn' : 'info';
+    this.#logger[level](record, `webhook delivery ${outcome}`);
+    if (outcome === 'retrying') this.#scheduleAttempt(envelope, body, vault, endpoint, attempt + 1);
+  }
+}

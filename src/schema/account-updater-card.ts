@@ -1,0 +1,326 @@
+import { z } from 'zod';
+import {
+  AccountUpdaterNotSupportedError,
+  CardBrandNotSupportedError,
+  CardNotFoundError,
+  MerchantNotFoundError,
+  mapUpstreamErrors,
+} from '../errors.ts';
+import { cardBrandOf, isPlainPan } from '../lib/pan.ts';
+import type { InVault } from '../loaders/index.ts';
+import type {
+  AccountUpdaterCard,
+  BillingAddress,
+  CardCheckResult,
+  Merchant,
+} from '../upstream/account-updater/client.ts';
+import { builder } from './builder.ts';
+import { cvcSchema, expMonthSchema, splitVaultId, stripNulls } from './card.ts';
+import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
+import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
+import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
+
+/**
+ * Account updater, version 1 (spec "Card (account updater, version 1)", "Card check request and
+ * result", "Merchant object"). Relay global ID: `AccountUpdaterCard:<vaultId>:<cardId>`.
+ */
+
+const BillingAddressType = builder.objectRef<BillingAddress>('BillingAddress').implement({
+  description: 'Billing address of an enrolled card (spec: billing_address).',
+  fields: (t) => ({
+    name: t.exposeString('name', { nullable: true, description: 'Name.' }),
+    company: t.exposeString('company', { nullable: true, description: 'Company.' }),
+    address1: t.exposeString('address1', { nullable: true, description: 'Address line 1.' }),
+    address2: t.exposeString('address2', { nullable: true, description: 'Address line 2.' }),
+    city: t.exposeString('city', { nullable: true, description: 'City.' }),
+    region: t.exposeString('region', { nullable: true, description: 'Region or state.' }),
+    country: t.exposeString('country', { nullable: true, description: 'Country.' }),
+    postalCode: t.exposeString('postalCode', { nullable: true, description: 'Postal code.' }),
+    phone: t.exposeString('phone', { nullable: true, description: 'Phone number.' }),
+  }),
+});
+
+const MerchantType = builder.objectRef<Merchant>('Merchant').implement({
+  description: 'Merchant on whose behalf a card is enrolled (spec "Merchant object").',
+  fields: (t) => ({
+    serviceMerchantId: t.exposeString('serviceMerchantId', {
+      nullable: true,
+      description: 'Merchant id registered for account updater in the vault.',
+    }),
+    subMerchantName: t.exposeString('subMerchantName', {
+      nullable: true,
+      description: 'Merchant name registered on the card.',
+    }),
+    subMerchantMid: t.string({
+      nullable: true,
+      description: 'Sub-merchant identifier.',
+      resolve: (m) =>
+        m.subMerchantMid === undefined || m.subMerchantMid === null ? null : String(m.subMerchantMid),
+    }),
+  }),
+});
+
+const AccountUpdaterCardStateEnum = builder.enumType('AccountUpdaterCardState', {
+  description: 'State of a v1 card (spec "States and transitions": Card (account updater, version 1)).',
+  values: {
+    ENROLLING: {
+      value: 'enrolling',
+      description: 'Enrolment is in progress; the card returns the submitted data.',
+    },
+    ENROLLED: { value: 'enrolled', description: 'Enrolled with the network; data is definitive.' },
+  } as const,
+});
+
+export const AccountUpdaterCardRef = builder.objectRef<InVault<AccountUpdaterCard>>('AccountUpdaterCard');
+
+builder.node(AccountUpdaterCardRef, {
+  description: 'A card enrolled in the account updater (version 1). `number` is an alias, never the PAN.',
+  id: { resolve: (card) => `${card.vaultId}:${card.id}` },
+  authScopes: { scope: 'cards:read' },
+  isTypeOf: (value) => typeof value === 'object' && value !== null && 'capabilities' in value,
+  loadOne: async (globalId, context) => {
+    const [vaultId, cardId] = splitVaultId(globalId);
+    if (!context.viewer?.vaults.includes(vaultId) || !context.viewer.scopes.has('cards:read')) return null;
+    try {
+      return await context.loaders.accountUpdaterCard.load({ vaultId, cardId });
+    } catch (error) {
+      if (error instanceof CardNotFoundError) return null;
+      throw error;
+    }
+  },
+  fields: (t) => ({
+    cardId: t.exposeString('id', { description: 'Card id in the service (`CRD…`, 25 characters).' }),
+    vaultId: t.exposeString('vaultId', { description: 'Vault (tenant) holding the card.' }),
+    name: t.exposeString('name', { nullable: true, description: 'Cardholder name.' }),
+    number: t.exposeString('numberAlias', { description: 'Alias representing the PAN.' }),
+    expMonth: t.exposeInt('expMonth', { description: 'Expiry month, 1-12.' }),
+    expYear: t.exposeInt('expYear', { description: 'Expiry year as the service returns it (two digits).' }),
+    billingAddress: t.field({
+      type: BillingAddressType,
+      nullable: true,
+      description: 'Billing address.',
+      resolve: (c) => c.billingAddress ?? null,
+    }),
+    merchant: t.field({
+      type: MerchantType,
+      nullable: true,
+      description: 'Merchant of the enrolment.',
+      resolve: (c) => c.merchant ?? null,
+    }),
+    capabilities: t.exposeStringList('capabilities', {
+      description: 'Contains `ACCOUNT_UPDATER` once enrolled.',
+    }),
+    state: t.field({
+      type: AccountUpdaterCardStateEnum,
+      nullable: true,
+      description: 'Current state; null for a state this schema does not know yet.',
+      resolve: (c) => (c.state === 'enrolling' || c.state === 'enrolled' ? c.state : null),
+    }),
+    event: t.field({
+      type: CardEventTypeEnum,
+      nullable: true,
+      description: 'Latest event from the network, e.g. `UPDATED`; null while enrolling.',
+      resolve: (c) => knownEventType(c.event),
+    }),
+    createdAt: t.exposeString('createdAt', { description: 'Enrolment time, ISO 8601 UTC.' }),
+    updatedAt: t.exposeString('updatedAt', { description: 'Last update from the network, ISO 8601 UTC.' }),
+  }),
+});
+
+const PAN_FAMILIES = new Set(['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb']);
+
+/**
+ * v1 `number` (spec "Card check request"): a format-preserving alias (six leading digits, up to nine
+ * characters with a letter, four trailing digits), a `tok_` alias, or a plain PAN of the Visa,
+ * Mastercard, American Express, Diners Club, Discover or JCB families (spaces and hyphens ignored).
+ */
+export const v1NumberSchema = z
+  .string()
+  .transform((v) => (/^[\d -]+$/.test(v) ? v.replace(/[ -]/g, '') : v))
+  .refine(
+    (v) =>
+      /^tok_[A-Za-z0-9_]{1,120}$/.test(v) ||
+      /^\d{6}[A-Za-z0-9]{0,9}[A-Za-z][A-Za-z0-9]{0,9}\d{4}$/.test(v) ||
+      (isPlainPan(v) && PAN_FAMILIES.has(cardBrandOf(v) ?? '')),
+    'must be a Luhn-valid card number of a supported brand, or a card alias',
+  );
+
+const fourDigitYearSchema = z.number().int().min(0, 'must be a valid year').max(9999, 'must be a valid year');
+
+const BillingAddressInput = builder.inputType('BillingAddressInput', {
+  description: 'Billing address of a card to enrol.',
+  fields: (t) => ({
+    name: t.string({ required: false, description: 'Name.', validate: z.string().max(200) }),
+    company: t.string({ required: false, description: 'Company.', validate: z.string().max(200) }),
+    address1: t.string({ required: false, description: 'Address line 1.', validate: z.string().max(200) }),
+    address2: t.string({ required: false, description: 'Address line 2.', validate: z.string().max(200) }),
+    city: t.string({ required: false, description: 'City.', validate: z.string().max(100) }),
+    region: t.string({ required: false, description: 'Region or state.', validate: z.string().max(100) }),
+    country: t.string({ required: false, description: 'Country.', validate: z.string().max(100) }),
+    postalCode: t.string({ required: false, description: 'Postal code.', validate: z.string().max(20) }),
+    phone: t.string({ required: false, description: 'Phone number.', validate: z.string().max(40) }),
+  }),
+});
+
+const MerchantInput = builder.inputType('MerchantInput', {
+  description:
+    'Merchant of an enrolment (spec "Enroll request rules"): required when enrolling on behalf of a merchant or when the vault has several merchants.',
+  fields: (t) => ({
+    serviceMerchantId: t.string({
+      required: false,
+      description: 'Required when several merchants are registered in the vault.',
+      validate: z.string().min(1).max(64),
+    }),
+    subMerchantName: t.string({
+      description: 'Merchant name; required when enrolling on behalf of a merchant.',
+      validate: z.string().min(1).max(200),
+    }),
+    subMerchantMid: t.string({
+      required: false,
+      description: 'Sub-merchant identifier (digits).',
+      validate: z.string().regex(/^\d{1,18}$/, 'must be digits'),
+    }),
+  }),
+});
+
+const EnrollAccountUpdaterCardInput = builder.inputType('EnrollAccountUpdaterCardInput', {
+  description: 'A card to enrol in the account updater (v1 POST /cards).',
+  fields: (t) => ({
+    name: t.string({
+      description: 'Cardholder name.',
+      validate: z.string().min(1, 'must not be empty').max(200),
+    }),
+    number: t.string({ description: 'Card number or alias.', validate: v1NumberSchema }),
+    expMonth: t.int({ description: 'Expiry month, 1-12.', validate: expMonthSchema }),
+    expYear: t.int({ description: 'Expiry year (two digits).', validate: fourDigitYearSchema }),
+    billingAddress: t.field({ type: BillingAddressInput, required: false, description: 'Billing address.' }),
+    merchant: t.field({ type: MerchantInput, required: false, description: 'Merchant of the enrolment.' }),
+  }),
+});
+
+const CheckAccountUpdaterCardInput = builder.inputType('CheckAccountUpdaterCardInput', {
+  description: 'A card to check for updates without enrolment (v1 POST /card-check).',
+  fields: (t) => ({
+    name: t.string({
+      description: "Card owner's full name.",
+      validate: z.string().min(1, 'must not be empty').max(200),
+    }),
+    number: t.string({ description: 'Card number or alias.', validate: v1NumberSchema }),
+    expMonth: t.int({ description: 'Expiry month, 1-12.', validate: expMonthSchema }),
+    expYear: t.int({ description: 'Expiry year.', validate: fourDigitYearSchema }),
+    cvv: t.string({
+      required: false,
+      description: 'Card security code, 3 or 4 digits. Sent upstream, never returned.',
+      validate: cvcSchema,
+    }),
+    merchant: t.field({ type: MerchantInput, required: false, description: 'Merchant of the check.' }),
+  }),
+});
+
+const CardCheckResultType = builder.objectRef<CardCheckResult>('CardCheckResult').implement({
+  description:
+    'Latest card data from a stateless check (spec "Card check request and result"). Never echoes the CVV.',
+  fields: (t) => ({
+    name: t.exposeString('name', { nullable: true, description: "Card owner's name." }),
+    number: t.exposeString('numberAlias', {
+      description: 'Alias of the current number (of the new number when it changed).',
+    }),
+    expMonth: t.exposeInt('expMonth', { description: 'Current expiry month.' }),
+    expYear: t.exposeInt('expYear', { description: 'Current expiry year.' }),
+    merchant: t.field({
+      type: MerchantType,
+      nullable: true,
+      description: 'Merchant of the check.',
+      resolve: (r) => r.merchant ?? null,
+    }),
+    failureCode: t.exposeString('failureCode', {
+      nullable: true,
+      description: 'Why no update could be fetched, e.g. `account-updater-not-supported`.',
+    }),
+    event: t.field({
+      type: CardEventTypeEnum,
+      nullable: true,
+      description: 'Outcome, e.g. `VALID` or `UPDATED`.',
+      resolve: (r) => knownEventType(r.event),
+    }),
+  }),
+});
+
+const V1_ERRORS = [
+  ...UPSTREAM_ERRORS,
+  ...INPUT_ERRORS,
+  CardBrandNotSupportedError,
+  AccountUpdaterNotSupportedError,
+  MerchantNotFoundError,
+] as const;
+
+builder.queryField('accountUpdaterCard', (t) =>
+  t.field({
+    type: AccountUpdaterCardRef,
+    description: 'A v1 card by id with the most current data from issuers (v1 GET /cards/{card_id}).',
+    authScopes: { scope: 'cards:read' },
+    errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError, ...INPUT_ERRORS] },
+    args: {
+      cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: (_root, args, context) =>
+      context.loaders.accountUpdaterCard.load({
+        vaultId: vaultOf(context, args.vaultId),
+        cardId: args.cardId,
+      }),
+  }),
+);
+
+builder.mutationField('enrollAccountUpdaterCard', (t) =>
+  t.field({
+    type: AccountUpdaterCardRef,
+    description:
+      'Enrols a card in the account updater (v1 POST /cards). Asynchronous: the card may come back `ENROLLING`; a `cardEvents` notification follows when enrolment completes.',
+    authScopes: { scope: 'cards:write' },
+    errors: { types: [...V1_ERRORS] },
+    args: {
+      input: t.arg({ type: EnrollAccountUpdaterCardInput }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: async (_root, { input, vaultId }, context) => {
+      const vault = vaultOf(context, vaultId);
+      const card = await mapUpstreamErrors(
+        context.upstream.accountUpdater.enrollCard(vault, {
+          name: input.name,
+          number: input.number,
+          expMonth: input.expMonth,
+          expYear: input.expYear,
+          ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
+          ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
+        }),
+      );
+      return { ...card, vaultId: vault };
+    },
+  }),
+);
+
+builder.mutationField('checkAccountUpdaterCard', (t) =>
+  t.field({
+    type: CardCheckResultType,
+    description:
+      'Stateless check of a card for updates (v1 POST /card-check); nothing is enrolled or stored.',
+    authScopes: { scope: 'cards:write' },
+    errors: { types: [...V1_ERRORS] },
+    args: {
+      input: t.arg({ type: CheckAccountUpdaterCardInput }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: (_root, { input, vaultId }, context) =>
+      mapUpstreamErrors(
+        context.upstream.accountUpdater.checkCard(vaultOf(context, vaultId), {
+          name: input.name,
+          number: input.number,
+          expMonth: input.expMonth,
+          expYear: input.expYear,
+          ...(input.cvv ? { cvv: input.cvv } : {}),
+          ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
+        }),
+      ),
+  }),
+);

@@ -1,0 +1,294 @@
+import { z } from 'zod';
+import { CardNotFoundError, mapUpstreamErrors } from '../errors.ts';
+import { isPlainPan } from '../lib/pan.ts';
+import type { InVault } from '../loaders/index.ts';
+import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
+import { builder } from './builder.ts';
+import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
+import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
+
+/**
+ * The card interface's card (spec "Card (card interface)"; record shape per docs/gap-decisions.md).
+ * Relay global ID: `Card:<vaultId>:<cardId>`, so `node(id)` reads it with the right vault's
+ * credentials after checking the caller may see that vault.
+ */
+
+export const TokenTypeEnum = builder.enumType('TokenType', {
+  description: 'Kind of number the card record holds (spec "Card": token_type).',
+  values: {
+    DPAN: { value: 'dpan', description: 'Device PAN (wallet token).' },
+    MPAN: { value: 'mpan', description: 'Merchant PAN (merchant token).' },
+    PAN: { value: 'pan', description: 'Funding PAN.' },
+  } as const,
+});
+
+export const WalletTypeEnum = builder.enumType('WalletType', {
+  description: 'Wallet a device PAN belongs to (spec "Card": wallet_type).',
+  values: {
+    APPLE_PAY: { value: 'apple_pay', description: 'Apple Pay.' },
+    GOOGLE_PAY: { value: 'google_pay', description: 'Google Pay.' },
+  } as const,
+});
+
+type Cardholder = NonNullable<CardInterfaceCard['cardholder']>;
+type CardholderAddress = NonNullable<Cardholder['address']>;
+
+const CardholderAddressType = builder.objectRef<CardholderAddress>('CardholderAddress').implement({
+  description: 'Cardholder address (spec "Card": cardholder.address).',
+  fields: (t) => ({
+    address1: t.exposeString('address1', { nullable: true, description: 'Address line 1.' }),
+    address2: t.exposeString('address2', { nullable: true, description: 'Address line 2.' }),
+    address3: t.exposeString('address3', { nullable: true, description: 'Address line 3.' }),
+    address4: t.exposeString('address4', { nullable: true, description: 'Address line 4.' }),
+    city: t.exposeString('city', { nullable: true, description: 'City.' }),
+  }),
+});
+
+const CardholderType = builder.objectRef<Cardholder>('Cardholder').implement({
+  description: 'Cardholder of a card interface card (spec "Card": cardholder).',
+  fields: (t) => ({
+    name: t.exposeString('name', { nullable: true, description: 'Cardholder name.' }),
+    company: t.exposeString('company', { nullable: true, description: 'Company name.' }),
+    address: t.field({
+      type: CardholderAddressType,
+      nullable: true,
+      description: 'Postal address.',
+      resolve: (c) => c.address ?? null,
+    }),
+  }),
+});
+
+const CardUpdateSubscriptionInfo = builder
+  .objectRef<NonNullable<CardInterfaceCard['accountUpdater']>>('CardAccountUpdaterInfo')
+  .implement({
+    description: "The account updater object of a subscribed card's metadata; absent after unsubscription.",
+    fields: (t) => ({
+      subscriptionId: t.exposeString('subscriptionId', { description: 'Subscription id (`CUS…`).' }),
+      state: t.exposeString('state', { description: 'Subscription state, e.g. `enrolled`.' }),
+    }),
+  });
+
+export const CardRef = builder.objectRef<InVault<CardInterfaceCard>>('Card');
+
+builder.node(CardRef, {
+  description:
+    'A card kept on file in the card interface. Never carries the PAN or CVC, only aliases and BIN/last four.',
+  id: { resolve: (card) => `${card.vaultId}:${card.id}` },
+  authScopes: { scope: 'cards:read' },
+  isTypeOf: (value) => typeof value === 'object' && value !== null && 'panAlias' in value,
+  loadOne: async (globalId, context) => {
+    const [vaultId, cardId] = splitVaultId(globalId);
+    if (!context.viewer?.vaults.includes(vaultId) || !context.viewer.scopes.has('cards:read')) return null;
+    try {
+      return await context.loaders.cardInterfaceCard.load({ vaultId, cardId });
+    } catch (error) {
+      if (error instanceof CardNotFoundError) return null;
+      throw error;
+    }
+  },
+  fields: (t) => ({
+    cardId: t.exposeString('id', { description: 'Card id in the service (`CRD…`).' }),
+    vaultId: t.exposeString('vaultId', { description: 'Vault (tenant) holding the card.' }),
+    panAlias: t.exposeString('panAlias', { description: 'Alias of the PAN (`tok_…`).' }),
+    cvcAlias: t.exposeString('cvcAlias', {
+      nullable: true,
+      description: 'Alias of the CVC, when one was stored.',
+    }),
+    bin: t.exposeString('bin', { description: 'First six digits of the PAN.' }),
+    last4: t.exposeString('last4', { description: 'Last four digits of the PAN.' }),
+    brand: t.exposeString('brand', {
+      nullable: true,
+      description: 'Card brand (visa, mastercard, amex, discover, diners, jcb).',
+    }),
+    expMonth: t.exposeInt('expMonth', { description: 'Expiry month, 1-12.' }),
+    expYear: t.exposeInt('expYear', { description: 'Two-digit expiry year.' }),
+    cvcStatus: t.exposeString('cvcStatus', { nullable: true, description: 'CVC status, e.g. `active`.' }),
+    tokenType: t.field({
+      type: TokenTypeEnum,
+      nullable: true,
+      description: 'Kind of number.',
+      resolve: (c) => c.tokenType ?? null,
+    }),
+    walletType: t.field({
+      type: WalletTypeEnum,
+      nullable: true,
+      description: 'Wallet of a device PAN.',
+      resolve: (c) => c.walletType ?? null,
+    }),
+    cardholder: t.field({
+      type: CardholderType,
+      nullable: true,
+      description: 'Cardholder.',
+      resolve: (c) => c.cardholder ?? null,
+    }),
+    metadata: t.field({
+      type: 'JSON',
+      description: 'User-defined metadata (`data.meta`).',
+      resolve: (c) => c.meta,
+    }),
+    accountUpdater: t.field({
+      type: CardUpdateSubscriptionInfo,
+      nullable: true,
+      description: 'Account updater subscription recorded in the metadata; null when not subscribed.',
+      resolve: (c) => c.accountUpdater ?? null,
+    }),
+    createdAt: t.exposeString('createdAt', {
+      description: 'Creation time (no zone designator, fractional seconds).',
+    }),
+    updatedAt: t.exposeString('updatedAt', {
+      description: 'Last update time (no zone designator, fractional seconds).',
+    }),
+  }),
+});
+
+/** Splits `<vaultId>:<cardId>` of a Card or AccountUpdaterCard global ID. */
+export function splitVaultId(id: string): [string, string] {
+  const at = id.indexOf(':');
+  return at < 0 ? ['', id] : [id.slice(0, at), id.slice(at + 1)];
+}
+
+const panSchema = z
+  .string()
+  .transform((v) => v.replace(/[ -]/g, ''))
+  .refine(isPlainPan, 'must be a card number of 13 to 19 digits that passes the Luhn check');
+const aliasSchema = z.string().regex(/^tok_[A-Za-z0-9_]{1,120}$/, 'must be a tok_ alias');
+export const expMonthSchema = z.number().int().min(1, 'must be 1 to 12').max(12, 'must be 1 to 12');
+export const expYearSchema = z
+  .number()
+  .int()
+  .min(0, 'must be a two-digit year')
+  .max(99, 'must be a two-digit year');
+export const cvcSchema = z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits');
+
+const CardholderAddressInput = builder.inputType('CardholderAddressInput', {
+  description: 'Cardholder address lines.',
+  fields: (t) => ({
+    address1: t.string({ required: false, description: 'Address line 1.', validate: z.string().max(200) }),
+    address2: t.string({ required: false, description: 'Address line 2.', validate: z.string().max(200) }),
+    address3: t.string({ required: false, description: 'Address line 3.', validate: z.string().max(200) }),
+    address4: t.string({ required: false, description: 'Address line 4.', validate: z.string().max(200) }),
+    city: t.string({ required: false, description: 'City.', validate: z.string().max(100) }),
+  }),
+});
+
+const CardholderInput = builder.inputType('CardholderInput', {
+  description: 'Cardholder of a new card.',
+  fields: (t) => ({
+    name: t.string({ required: false, description: 'Cardholder name.', validate: z.string().max(200) }),
+    company: t.string({ required: false, description: 'Company.', validate: z.string().max(200) }),
+    address: t.field({ type: CardholderAddressInput, required: false, description: 'Address.' }),
+  }),
+});
+
+const CreateCardInput = builder.inputType('CreateCardInput', {
+  description: 'A card to keep on file (card interface POST /cards). Exactly one of `pan` and `panAlias`.',
+  fields: (t) => ({
+    pan: t.string({
+      required: false,
+      description: 'Card number; spaces and hyphens are ignored.',
+      validate: panSchema,
+    }),
+    panAlias: t.string({
+      required: false,
+      description: 'Alias of a PAN already in the vault.',
+      validate: aliasSchema,
+    }),
+    cvc: t.string({
+      required: false,
+      description: 'Card security code, 3 or 4 digits.',
+      validate: cvcSchema,
+    }),
+    cvcAlias: t.string({
+      required: false,
+      description: 'Alias of a CVC already in the vault.',
+      validate: aliasSchema,
+    }),
+    cvcStatus: t.string({
+      required: false,
+      description: 'CVC status; `active` is the only value given.',
+      validate: z.literal('active', 'must be active'),
+    }),
+    expMonth: t.int({ description: 'Expiry month, 1-12.', validate: expMonthSchema }),
+    expYear: t.int({ description: 'Two-digit expiry year.', validate: expYearSchema }),
+    cardholder: t.field({ type: CardholderInput, required: false, description: 'Cardholder.' }),
+    tokenType: t.field({ type: TokenTypeEnum, required: false, description: 'Kind of number.' }),
+    walletType: t.field({ type: WalletTypeEnum, required: false, description: 'Wallet of a device PAN.' }),
+    metadata: t.field({
+      type: 'JSON',
+      required: false,
+      description: 'User-defined metadata object (`data.meta`).',
+      validate: z.record(z.string(), z.unknown(), 'must be a JSON object'),
+    }),
+  }),
+  validate: z
+    .looseObject({ pan: z.unknown().optional(), panAlias: z.unknown().optional() })
+    .refine((v) => (v.pan == null) !== (v.panAlias == null), {
+      message: 'give exactly one of pan and panAlias',
+      path: ['pan'],
+    }),
+});
+
+builder.queryField('card', (t) =>
+  t.field({
+    type: CardRef,
+    description: "A card of the card interface, by its id, in the caller's vault.",
+    authScopes: { scope: 'cards:read' },
+    errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError, ...INPUT_ERRORS] },
+    args: {
+      cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: (_root, args, context) =>
+      context.loaders.cardInterfaceCard.load({
+        vaultId: vaultOf(context, args.vaultId),
+        cardId: args.cardId,
+      }),
+  }),
+);
+
+builder.mutationField('createCard', (t) =>
+  t.field({
+    type: CardRef,
+    description:
+      'Keeps a card on file (card interface POST /cards). The PAN and CVC go to the vault and come back as aliases.',
+    authScopes: { scope: 'cards:write' },
+    errors: { types: [...UPSTREAM_ERRORS, ...INPUT_ERRORS] },
+    args: {
+      input: t.arg({ type: CreateCardInput }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: async (_root, { input, vaultId }, context) => {
+      const vault = vaultOf(context, vaultId);
+      const card = await mapUpstreamErrors(
+        context.upstream.cardInterface.createCard(vault, {
+          ...(input.pan ? { pan: input.pan } : {}),
+          ...(input.panAlias ? { panAlias: input.panAlias } : {}),
+          ...(input.cvc ? { cvc: input.cvc } : {}),
+          ...(input.cvcAlias ? { cvcAlias: input.cvcAlias } : {}),
+          // validated above to be `active`, the only value the specification gives
+          ...(input.cvcStatus ? { cvcStatus: 'active' as const } : {}),
+          expMonth: input.expMonth,
+          expYear: input.expYear,
+          ...(input.cardholder ? { cardholder: stripNulls(input.cardholder) } : {}),
+          ...(input.tokenType ? { tokenType: input.tokenType } : {}),
+          ...(input.walletType ? { walletType: input.walletType } : {}),
+          ...(input.metadata ? { meta: input.metadata as Record<string, unknown> } : {}),
+        }),
+      );
+      return { ...card, vaultId: vault };
+    },
+  }),
+);
+
+/** `T` with `null` removed from every member, recursively. */
+type WithoutNulls<T> = T extends object ? { [K in keyof T]: WithoutNulls<Exclude<T[K], null>> } : T;
+
+/** Drops null members of GraphQL input objects, recursively (absent and null mean the same upstream). */
+export function stripNulls<T extends object>(value: T): WithoutNulls<T> {
+  const out: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(value)) {
+    if (member === null || member === undefined) continue;
+    out[key] = typeof member === 'object' && !Array.isArray(member) ? stripNulls(member) : member;
+  }
+  return out as WithoutNulls<T>;
+}

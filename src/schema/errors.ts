@@ -1,0 +1,117 @@
+import { InputValidationError, type StandardSchemaV1 } from '@pothos/plugin-validation';
+import {
+  AccountUpdaterNotSupportedError,
+  CardBrandNotSupportedError,
+  CardNotFoundError,
+  ForbiddenError,
+  type GatewayError,
+  MerchantNotFoundError,
+  UnauthenticatedError,
+  UpstreamServiceError,
+} from '../errors.ts';
+import { builder } from './builder.ts';
+
+/**
+ * GraphQL error types (errors as data, @pothos/plugin-errors). Every error type implements
+ * `interface Error { message: String! code: String! }`.
+ */
+export const ErrorInterface = builder.interfaceRef<Error & { code?: string }>('Error').implement({
+  description: 'A failure returned as data. `code` is stable and machine-readable.',
+  fields: (t) => ({
+    message: t.exposeString('message', {
+      description: 'Human-readable explanation; never carries card data.',
+    }),
+    code: t.string({
+      description: 'Stable error code, the upstream code of the specification where one exists.',
+      resolve: (error) => error.code ?? 'invalid-input',
+    }),
+  }),
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: Pothos infers the object shape from any constructor signature
+function gatewayErrorType(cls: new (...args: any[]) => GatewayError, name: string, description: string) {
+  return builder.objectType(cls, {
+    name,
+    description,
+    interfaces: [ErrorInterface],
+    isTypeOf: (v) => v instanceof cls,
+  });
+}
+
+gatewayErrorType(
+  CardNotFoundError,
+  'CardNotFoundError',
+  'The card does not exist in the vault (`card-not-found`).',
+);
+gatewayErrorType(
+  CardBrandNotSupportedError,
+  'CardBrandNotSupportedError',
+  'The card brand is not supported by the account updater (`card-brand-not-supported`).',
+);
+gatewayErrorType(
+  AccountUpdaterNotSupportedError,
+  'AccountUpdaterNotSupportedError',
+  'The account updater cannot serve this card (`account-updater-not-supported`), e.g. a check of an American Express or Discover card that is not enrolled.',
+);
+gatewayErrorType(
+  MerchantNotFoundError,
+  'MerchantNotFoundError',
+  'The merchant is not registered in the vault (`merchant-not-found`).',
+);
+gatewayErrorType(
+  UnauthenticatedError,
+  'UnauthenticatedError',
+  'No valid client token was sent (`unauthenticated`).',
+);
+gatewayErrorType(
+  ForbiddenError,
+  'ForbiddenError',
+  'The client token lacks the scope or the vault this field needs (`forbidden`, `vault-not-allowed`, `vault-required`).',
+);
+builder.objectType(UpstreamServiceError, {
+  name: 'UpstreamError',
+  description: 'The upstream service failed or did not answer in time.',
+  interfaces: [ErrorInterface],
+  isTypeOf: (v) => v instanceof UpstreamServiceError,
+  fields: (t) => ({
+    retryable: t.exposeBoolean('retryable', {
+      description: 'Whether the same request may succeed if sent again later.',
+    }),
+    status: t.exposeInt('status', {
+      nullable: true,
+      description: 'HTTP status of the upstream answer; null when none arrived.',
+    }),
+  }),
+});
+
+const InputValidationIssue = builder.objectRef<StandardSchemaV1.Issue>('InputValidationIssue').implement({
+  description: 'One invalid input field.',
+  fields: (t) => ({
+    message: t.exposeString('message', { description: 'What is wrong; never echoes the value.' }),
+    path: t.stringList({
+      description: 'Path of the field from the argument, e.g. ["input", "expMonth"].',
+      resolve: (issue) => issue.path?.map((part) => String(typeof part === 'object' ? part.key : part)) ?? [],
+    }),
+  }),
+});
+
+builder.objectType(InputValidationError, {
+  name: 'InputValidationError',
+  description: 'One or more input fields are invalid (`invalid-input`); nothing was sent upstream.',
+  interfaces: [ErrorInterface],
+  isTypeOf: (v) => v instanceof InputValidationError,
+  fields: (t) => ({
+    issues: t.field({
+      type: [InputValidationIssue],
+      description: 'Every invalid field.',
+      resolve: (e) => [...e.issues],
+    }),
+  }),
+});
+
+/** Errors every authorized field can return. */
+export const AUTH_ERRORS = [UnauthenticatedError, ForbiddenError] as const;
+/** Errors of any field that calls upstream. */
+export const UPSTREAM_ERRORS = [UnauthenticatedError, ForbiddenError, UpstreamServiceError] as const;
+/** Errors of a mutation with validated input. */
+export const INPUT_ERRORS = [InputValidationError] as const;

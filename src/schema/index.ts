@@ -1,0 +1,11 @@
+import { builder } from './builder.ts';
+import './scalars.ts';
+import './errors.ts';
+import './viewer.ts';
+import './card.ts';
+import './card-update-subscription.ts';
+import './account-updater-card.ts';
+import './card-event.ts';
+
+/** The gateway's GraphQL schema, built once at import. */
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,119 @@
+import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
+import type { UpstreamCall, UpstreamHttp } from '../http.ts';
+import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
+import { assertCardId, joinUrl } from '../wire.ts';
+import {
+  cardDocumentSchema,
+  checkDocumentReviver,
+  checkDocumentSchema,
+  createCardDocument,
+  subscriptionDocumentSchema,
+} from './schemas.ts';
+import type { CardInterfaceCard, CardUpdateSubscription, CardUpdates, CreateCardInput } from './types.ts';
+
+export type * from './types.ts';
+
+const JSON_API = 'application/vnd.api+json';
+
+/**
+ * Client of the card interface (spec, area `{base_url}`, `application/vnd.api+json` both ways):
+ * cards, update subscriptions and on-demand checks. Every method takes the vault whose credentials
+ * authenticate the call (a card of another vault answers 404, contract §2).
+ *
+ * Errors: {@link InvalidArgumentError} for a malformed card id (nothing is sent);
+ * {@link UpstreamError} with area `card-interface` (or `oauth` when no token could be obtained) for
+ * every upstream failure, e.g. 404 `card-not-found`, 400 `bad-request` with `pointer`, 422
+ * `account-updater-not-supported`, 5xx with `retryable`, `timeout`, `invalid-response`.
+ */
+export class CardInterfaceClient {
+  readonly #baseUrl: string;
+  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
+
+  constructor(opts: UpstreamClientOptions) {
+    this.#baseUrl = opts.baseUrl;
+    this.#deps = { http: opts.http, tokens: opts.tokens };
+  }
+
+  /**
+   * `POST /cards` (spec "Endpoints, Card interface"; answer 201 with the card record,
+   * docs/gap-decisions.md "Card interface"). The PAN and CVC travel only in the request body. Never
+   * retried automatically except once after a 401 (see `requestWithBearer`).
+   */
+  async createCard(vault: string, input: CreateCardInput): Promise<CardInterfaceCard> {
+    const { data } = await this.#send(vault, {
+      method: 'POST',
+      url: joinUrl(this.#baseUrl, ['cards']),
+      body: JSON.stringify(createCardDocument(input)),
+      expectStatus: [200, 201],
+      schema: cardDocumentSchema,
+    });
+    return data;
+  }
+
+  /** `GET /cards/{card_id}` (docs/gap-decisions.md "Card interface": added retrieval, 404 `card-not-found`). */
+  async getCard(vault: string, cardId: string): Promise<CardInterfaceCard> {
+    assertCardId(cardId);
+    const { data } = await this.#send(vault, {
+      method: 'GET',
+      url: joinUrl(this.#baseUrl, ['cards', cardId]),
+      expectStatus: [200],
+      schema: cardDocumentSchema,
+    });
+    return data;
+  }
+
+  /**
+   * `POST /cards/{card_id}/card-update-subscriptions` (spec "Card update subscription"): subscribes
+   * the card to account updater; an already subscribed card answers its existing subscription.
+   * `state` is `failed` when the upstream could not subscribe it (docs/gap-decisions.md).
+   */
+  async subscribe(vault: string, cardId: string): Promise<CardUpdateSubscription> {
+    assertCardId(cardId);
+    const { data } = await this.#send(vault, {
+      method: 'POST',
+      url: joinUrl(this.#baseUrl, ['cards', cardId, 'card-update-subscriptions']),
+      expectStatus: [200, 201],
+      schema: subscriptionDocumentSchema(cardId),
+    });
+    return data;
+  }
+
+  /**
+   * `DELETE /cards/{card_id}/card-update-subscriptions` (spec; 204, idempotent per
+   * docs/gap-decisions.md). Resolves once the card is unsubscribed.
+   */
+  async unsubscribe(vault: string, cardId: string): Promise<void> {
+    assertCardId(cardId);
+    await this.#send(vault, {
+      method: 'DELETE',
+      url: joinUrl(this.#baseUrl, ['cards', cardId, 'card-update-subscriptions']),
+      expectStatus: [200, 204],
+    });
+  }
+
+  /**
+   * `POST /cards/{card_id}/check` (spec "Card updates", on-demand check rules): the latest card data,
+   * no state stored upstream. PANs in `updatedValues` are masked to BIN and last four while parsing.
+   * An Amex or Discover card that is not subscribed fails with 422 `account-updater-not-supported`.
+   */
+  async check(vault: string, cardId: string): Promise<CardUpdates> {
+    assertCardId(cardId);
+    const { data } = await this.#send(vault, {
+      method: 'POST',
+      url: joinUrl(this.#baseUrl, ['cards', cardId, 'check']),
+      expectStatus: [200],
+      schema: checkDocumentSchema(cardId),
+      jsonReviver: checkDocumentReviver,
+    });
+    return data;
+  }
+
+  #send<T>(vault: string, call: Omit<UpstreamCall<T>, 'area' | 'headers'>) {
+    return requestWithBearer(this.#deps, vault, {
+      ...call,
+      area: 'card-interface',
+      headers:
+        call.body === undefined ? { accept: JSON_API } : { accept: JSON_API, 'content-type': JSON_API },
+    });
+  }
+}

@@ -1,0 +1,116 @@
+import { redactPans } from '../lib/pan.ts';
+
+/**
+ * The upstream areas of the interface specification (its area table), plus the OAuth 2.0 token
+ * endpoint of sandbox contract §2. Every upstream failure names the area it came from.
+ */
+export type UpstreamArea =
+  | 'card-interface'
+  | 'account-updater'
+  | 'network-tokens'
+  | 'card-attributes'
+  | 'accounts'
+  | 'oauth';
+
+/**
+ * Codes an {@link UpstreamError} carries when the upstream sent no error code of its own:
+ * - `timeout`: no response headers, or a stalled body, within the configured timeout;
+ * - `connection-failed`: connect refused, reset, DNS failure, socket closed mid-exchange;
+ * - `invalid-response`: a body that is not JSON, fails the zod schema, is too large, or a status the
+ *   operation does not define as success;
+ * - `unknown-vault`: no client credentials are configured for the requested vault;
+ * - `client-closed`: the HTTP client was closed before the request completed;
+ * - `request-failed`: any other transport failure;
+ * - for an error response without a readable contract §3 body, a code derived from the status
+ *   (`bad-request`, `unauthorized`, `forbidden`, `not-found`, `conflict`, `unprocessable`,
+ *   `rate-limited`, `server-error`, `bad-gateway`, `service-unavailable`, `gateway-timeout`,
+ *   otherwise `http-<status>`).
+ */
+export type UpstreamTransportCode =
+  | 'timeout'
+  | 'connection-failed'
+  | 'invalid-response'
+  | 'unknown-vault'
+  | 'client-closed'
+  | 'request-failed';
+
+/** HTTP statuses after which the same request may succeed when sent again later. */
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+
+/** Construction fields of {@link UpstreamError}; `retryable` defaults from status and code. */
+export interface UpstreamErrorInit {
+  area: UpstreamArea;
+  code: string;
+  status?: number;
+  retryable?: boolean;
+  pointer?: string;
+  detail?: string;
+  /** HTTP method and path (ids allowed, never a PAN) for the message; omitted when unknown. */
+  operation?: string;
+  cause?: unknown;
+}
+
+/**
+ * The one error class of the upstream clients: every failed call (transport failure, error status,
+ * unparseable response, unknown vault) surfaces as this, so the gateway maps failures in one place.
+ *
+ * - `area`: which upstream answered (or failed to answer).
+ * - `status`: the HTTP status; undefined when no response arrived (timeout, connection failure) or no
+ *   request was sent (unknown vault).
+ * - `code`: the upstream error code of the contract §3 body (`card-not-found`,
+ *   `account-updater-not-supported`, `invalid_client` from the token endpoint, …) or one of
+ *   {@link UpstreamTransportCode}.
+ * - `retryable`: true for timeouts, connection failures and statuses 429, 500, 502, 503, 504.
+ * - `pointer`: `source.pointer` of a 400 answer (JSON pointer of the bad member, docs/gap-decisions.md
+ *   "Common").
+ * - `detail`: the upstream `detail` text, passed through `redactPans` (contract §3 promises no PAN;
+ *   this is the second line of defence).
+ *
+ * The message is built from these fields only and is PAN-free.
+ */
+export class UpstreamError extends Error {
+  override name = 'UpstreamError';
+  readonly area: UpstreamArea;
+  readonly status?: number;
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly pointer?: string;
+  readonly detail?: string;
+
+  constructor(init: UpstreamErrorInit) {
+    const detail = init.detail === undefined ? undefined : redactPans(init.detail);
+    const pointer = init.pointer === undefined ? undefined : redactPans(init.pointer);
+    const where = init.operation ? ` ${init.operation}` : '';
+    const status = init.status === undefined ? '' : ` ${init.status}`;
+    const message = redactPans(
+      `upstream ${init.area}${where} failed:${status} ${init.code}${detail ? ` (${detail})` : ''}`,
+    );
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.area = init.area;
+    this.code = init.code;
+    if (init.status !== undefined) this.status = init.status;
+    this.retryable =
+      init.retryable ??
+      (init.status === undefined
+        ? init.code === 'timeout' || init.code === 'connection-failed'
+        : RETRYABLE_STATUSES.has(init.status));
+    if (pointer !== undefined) this.pointer = pointer;
+    if (detail !== undefined) this.detail = detail;
+  }
+}
+
+/**
+ * A caller error detected before any network call (e.g. a card id that does not match
+ * `^CRD[A-Za-z0-9]*$`, the v1 pattern `^CRD.*$` narrowed to the Base62 ids of docs/gap-decisions.md
+ * "Identifiers"). The gateway maps it to a not-found or an input error. `argument` names the
+ * parameter; the message never repeats the rejected value.
+ */
+export class InvalidArgumentError extends Error {
+  override name = 'InvalidArgumentError';
+  readonly argument: string;
+
+  constructor(argument: string, reason: string) {
+    super(`invalid ${argument}: ${reason}`);
+    this.argument = argument;
+  }
+}

@@ -1,0 +1,275 @@
+import { performance } from 'node:perf_hooks';
+import { Agent, type Dispatcher, RetryAgent, request as undiciRequest } from 'undici';
+import type { z } from 'zod';
+import type { Logger } from '../lib/logger.ts';
+import { type UpstreamArea, UpstreamError } from './errors.ts';
+import { errorBodySchema } from './wire.ts';
+
+export { InvalidArgumentError, type UpstreamArea, UpstreamError } from './errors.ts';
+
+/** HTTP methods the upstream clients use. */
+export type UpstreamMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * Reviver passed to `JSON.parse`; `context.source` is the raw text of a primitive (Node 24, JSON.parse
+ * source text access), which lets a client read numbers too large for a double (full PANs sent as
+ * JSON numbers, docs/gap-decisions.md "Card interface", Check) without losing digits.
+ */
+export type JsonReviver = (key: string, value: unknown, context?: { source?: string }) => unknown;
+
+/**
+ * One upstream call.
+ * - `url`: absolute address, path segments already percent-encoded by the caller.
+ * - `headers`: extra request headers (`authorization`, `content-type`); `accept` and `user-agent` are
+ *   set here unless given.
+ * - `body`: the serialised request body (never logged).
+ * - `expectStatus`: statuses that count as success; any 2xx when absent. Another 2xx or a 1xx/3xx is
+ *   an `invalid-response`, a 4xx/5xx an error mapped from its contract §3 body.
+ * - `schema`: zod schema of the success body, producing the domain value; absent means the body is
+ *   read and discarded (e.g. 204) and `data` is undefined.
+ * - `jsonReviver`: see {@link JsonReviver}.
+ */
+export interface UpstreamCall<T> {
+  area: UpstreamArea;
+  method: UpstreamMethod;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  expectStatus?: readonly number[];
+  schema?: z.ZodType<T>;
+  jsonReviver?: JsonReviver;
+}
+
+/** A successful upstream answer: its HTTP status and the schema's output (undefined without one). */
+export interface UpstreamResponse<T> {
+  status: number;
+  data: T;
+}
+
+/**
+ * The pooled HTTP client shared by every upstream client (see {@link createUpstreamHttp}).
+ * `request` resolves with the parsed success body or rejects with {@link UpstreamError} (never another
+ * error type). `close` waits for in-flight requests, then closes the pooled connections.
+ */
+export interface UpstreamHttp {
+  request<T = undefined>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Options of {@link createUpstreamHttp}.
+ * - `timeoutMs`: connect timeout, time to the response headers, and longest pause between body
+ *   chunks, each in ms (undici `connectTimeout`, `headersTimeout`, `bodyTimeout`; undici checks the
+ *   header and body timeouts on a timer of about 1 s resolution, so they may fire up to ~1 s late).
+ * - `logger`: receives one line per call (debug; warn for retryable failures and unparseable bodies).
+ * - `connectionsPerOrigin`: keep-alive pool size per origin; default 64.
+ * - `retry`: automatic retry of idempotent methods (GET, PUT, DELETE) on 502/503/504 and connection
+ *   resets: `maxRetries` (default 2), first delay `minDelayMs` (default 100 ms, doubled each time),
+ *   capped at `maxDelayMs` (default 1000 ms, also caps a `Retry-After`). POST is never retried here.
+ * - `maxResponseBytes`: larger bodies are refused as `invalid-response`; default 1 MiB.
+ * - `userAgent`: default `cardgraph`.
+ */
+export interface UpstreamHttpOptions {
+  timeoutMs: number;
+  logger: Logger;
+  connectionsPerOrigin?: number;
+  retry?: { maxRetries?: number; minDelayMs?: number; maxDelayMs?: number };
+  maxResponseBytes?: number;
+  userAgent?: string;
+}
+
+const IDEMPOTENT_METHODS: readonly UpstreamMethod[] = ['GET', 'PUT', 'DELETE'];
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETDOWN',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'EHOSTUNREACH',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_REQ_RETRY',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+]);
+const CLOSED_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
+
+/**
+ * Creates the upstream HTTP client: one undici `Agent` (keep-alive pool) used directly for POST, and
+ * wrapped in a `RetryAgent` for GET, PUT and DELETE. A POST that creates or enrols must not be sent
+ * twice behind the caller's back, so only idempotent methods are retried automatically; timeouts are
+ * never retried here (the upstream may still be working on the request).
+ *
+ * Every failure rejects with {@link UpstreamError}; bodies are always read to the end (or destroyed by
+ * undici on error) so sockets return to the pool.
+ */
+export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
+  const { timeoutMs, logger } = options;
+  const agent = new Agent({
+    connections: options.connectionsPerOrigin ?? 64,
+    connectTimeout: timeoutMs,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    maxResponseSize: options.maxResponseBytes ?? 1024 * 1024,
+  });
+  const retrying = new RetryAgent(agent, {
+    // Error responses are passed through after the last attempt so their contract §3 body is read.
+    throwOnError: false,
+    maxRetries: options.retry?.maxRetries ?? 2,
+    minTimeout: options.retry?.minDelayMs ?? 100,
+    maxTimeout: options.retry?.maxDelayMs ?? 1000,
+    timeoutFactor: 2,
+    retryAfter: true,
+    methods: [...IDEMPOTENT_METHODS],
+    statusCodes: [502, 503, 504],
+    errorCodes: ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'],
+  });
+  const userAgent = options.userAgent ?? 'cardgraph';
+  let closing: Promise<void> | undefined;
+
+  async function request<T>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>> {
+    const url = new URL(call.url);
+    // Paths carry ids and aliases only (v1 sends PANs in bodies), so the path is safe to log.
+    const path = url.pathname;
+    const operation = `${call.method} ${path}`;
+    const logFields = { area: call.area, method: call.method, path };
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+
+    let status: number | undefined;
+    try {
+      const dispatcher: Dispatcher = IDEMPOTENT_METHODS.includes(call.method) ? retrying : agent;
+      let text: string;
+      try {
+        const response = await undiciRequest(url, {
+          dispatcher,
+          method: call.method,
+          headers: { accept: 'application/json', 'user-agent': userAgent, ...call.headers },
+          body: call.body ?? null,
+        });
+        status = response.statusCode;
+        text = await response.body.text();
+      } catch (error) {
+        throw transportError(call.area, operation, status, error);
+      }
+
+      const expected = call.expectStatus ? call.expectStatus.includes(status) : status >= 200 && status < 300;
+      if (!expected) {
+        if (status >= 400) throw errorFromBody(call.area, operation, status, text);
+        throw new UpstreamError({ area: call.area, operation, status, code: 'invalid-response' });
+      }
+      if (!call.schema) {
+        logger.debug({ ...logFields, status, durationMs: elapsed() }, 'upstream call');
+        return { status, data: undefined as T };
+      }
+      const json = parseJson(text, call.jsonReviver);
+      if (!json.ok) {
+        logger.warn({ ...logFields, status, durationMs: elapsed() }, 'upstream response is not JSON');
+        throw new UpstreamError({ area: call.area, operation, status, code: 'invalid-response' });
+      }
+      const parsed = call.schema.safeParse(json.value);
+      if (!parsed.success) {
+        // Issue paths and codes only: values may be card data.
+        const issues = parsed.error.issues.map((issue) => ({
+          path: `/${issue.path.map(String).join('/')}`,
+          code: issue.code,
+        }));
+        logger.warn(
+          { ...logFields, status, durationMs: elapsed(), issues },
+          'upstream response failed validation',
+        );
+        throw new UpstreamError({ area: call.area, operation, status, code: 'invalid-response' });
+      }
+      logger.debug({ ...logFields, status, durationMs: elapsed() }, 'upstream call');
+      return { status, data: parsed.data };
+    } catch (error) {
+      const failure =
+        error instanceof UpstreamError
+          ? error
+          : new UpstreamError({ area: call.area, operation, code: 'request-failed', retryable: false });
+      const level = failure.retryable ? 'warn' : 'debug';
+      logger[level](
+        { ...logFields, status: failure.status, code: failure.code, durationMs: elapsed() },
+        'upstream call failed',
+      );
+      throw failure;
+    }
+  }
+
+  return {
+    request,
+    close() {
+      closing ??= agent.close();
+      return closing;
+    },
+  };
+}
+
+function parseJson(
+  text: string,
+  reviver: JsonReviver | undefined,
+): { ok: true; value: unknown } | { ok: false } {
+  if (text.trim() === '') return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text, reviver as Parameters<typeof JSON.parse>[1]) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function transportError(area: UpstreamArea, operation: string, status: number | undefined, error: unknown) {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  // undici error messages ("Headers Timeout Error", "other side closed") carry no request data, so
+  // the original error is kept as the cause for diagnosis.
+  const base = { area, operation, cause: error };
+  if (TIMEOUT_CODES.has(code)) return new UpstreamError({ ...base, code: 'timeout' });
+  if (CONNECTION_CODES.has(code)) return new UpstreamError({ ...base, code: 'connection-failed' });
+  if (CLOSED_CODES.has(code)) return new UpstreamError({ ...base, code: 'client-closed', retryable: false });
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+    return new UpstreamError({
+      ...base,
+      ...(status === undefined ? {} : { status }),
+      code: 'invalid-response',
+    });
+  }
+  return new UpstreamError({ ...base, code: 'request-failed', retryable: false });
+}
+
+const STATUS_CODES: Readonly<Record<number, string>> = {
+  400: 'bad-request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  409: 'conflict',
+  422: 'unprocessable',
+  429: 'rate-limited',
+  500: 'server-error',
+  502: 'bad-gateway',
+  503: 'service-unavailable',
+  504: 'gateway-timeout',
+};
+
+/**
+ * Maps an error status and its body (contract §3 JSON:API errors, or the RFC 6749 `{"error"}` form of
+ * the token endpoint) to an {@link UpstreamError}. The first error object names the code; a body that
+ * cannot be read falls back to a code derived from the status.
+ */
+function errorFromBody(area: UpstreamArea, operation: string, status: number, text: string): UpstreamError {
+  const json = parseJson(text, undefined);
+  const parsed = json.ok ? errorBodySchema.safeParse(json.value) : undefined;
+  const fallbackCode = STATUS_CODES[status] ?? (status >= 500 ? 'server-error' : `http-${status}`);
+  if (!parsed?.success) return new UpstreamError({ area, operation, status, code: fallbackCode });
+  const body = parsed.data;
+  return new UpstreamError({
+    area,
+    operation,
+    status,
+    code: body.code ?? fallbackCode,
+    ...(body.detail === undefined ? {} : { detail: body.detail }),
+    ...(body.pointer === undefined ? {} : { pointer: body.pointer }),
+  });
+}

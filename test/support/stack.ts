@@ -1,0 +1,178 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { type ExecutionResult, print } from 'graphql';
+import { type Client, createClient } from 'graphql-ws';
+import { pino } from 'pino';
+import { request } from 'undici';
+import WebSocket from 'ws';
+import { type App, buildApp } from '../../src/app.ts';
+import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
+import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
+
+/** JWT secret of test stacks (HS256). */
+export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
+/** Webhook signing secret the embedded sandbox uses in test stacks. */
+export const TEST_WEBHOOK_SECRET = 'whsec_test_0123456789abcdef0123';
+
+/** Luhn-valid PANs the tests use besides the sandbox test cards (normal cards, other brands). */
+export const EXTRA_TEST_PANS = [
+  '4111111111111111',
+  '5555555555554444',
+  '4242424242424242',
+  '378282246310005',
+  '6011111111111117',
+  '36227206271667',
+  '3530111333300000',
+] as const;
+
+/** A running gateway on the embedded sandbox, on free ports, logging to its own file. */
+export interface Stack {
+  app: App;
+  config: Config;
+  url: string;
+  sandboxUrl: string;
+  logFile: string;
+  /** A client JWT (HS256) for the given vaults and scopes (default: tntsandbox1, every scope). */
+  token(options?: {
+    vaults?: string[];
+    scopes?: readonly string[];
+    subject?: string;
+    expiresInS?: number;
+  }): Promise<string>;
+  /** Runs a typed GraphQL document over HTTP POST /graphql. */
+  execute<R, V>(
+    document: TypedDocumentNode<R, V>,
+    variables: V,
+    token?: string | null,
+  ): Promise<ExecutionResult<R> & { status: number }>;
+  /** A graphql-ws client on `/graphql`, authorized with `token` (none when null). */
+  wsClient(token: string | null): Client;
+  /** Stops the stack and asserts no test PAN reached its log output. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts buildApp in embedded mode with ports 0, a 100 ms enrolment delay and a compressed retry
+ * schedule. `env` overrides configuration variables.
+ */
+export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+  const logFile = join(mkdtempSync(join(tmpdir(), 'cardgraph-')), 'log.jsonl');
+  const destination = pino.destination({ dest: logFile, sync: true });
+  const config = loadConfig({
+    UPSTREAM: 'embedded',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SANDBOX_PORT: '0',
+    SANDBOX_WEBHOOK_DELAY_MS: '100',
+    LOG_LEVEL: 'debug',
+    WEBHOOK_SECRETS: TEST_WEBHOOK_SECRET,
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
+    UPSTREAM_TIMEOUT_MS: '2000',
+    ...env,
+  });
+  const app = buildApp(config, { logDestination: destination, sandboxRetryScheduleMs: [0, 100, 300] });
+  const { url, sandboxUrl } = await app.start();
+  const clients: Client[] = [];
+
+  return {
+    app,
+    config,
+    url,
+    sandboxUrl: sandboxUrl!,
+    logFile,
+    token: (options = {}) =>
+      issueDevToken({
+        secret: TEST_JWT_SECRET,
+        subject: options.subject ?? 'test-user',
+        vaults: options.vaults ?? ['tntsandbox1'],
+        scopes: options.scopes ?? UPSTREAM_SCOPES,
+        expiresInS: options.expiresInS ?? 600,
+      }),
+    async execute(document, variables, token) {
+      const response = await request(`${url}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify({ query: print(document), variables }),
+      });
+      const body = (await response.body.json()) as ExecutionResult<never>;
+      return { ...body, status: response.statusCode };
+    },
+    wsClient(token) {
+      const client = createClient({
+        url: `${url.replace('http', 'ws')}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+        retryAttempts: 0,
+        lazy: true,
+      });
+      clients.push(client);
+      return client;
+    },
+    async stop() {
+      await Promise.all(clients.map((c) => c.dispose()));
+      await app.stop();
+      destination.flushSync();
+      assertNoTestPanIn(readFileSync(logFile, 'utf8'));
+    },
+  };
+}
+
+/** Every PAN the suite uses: the sandbox test cards of contract §5 and {@link EXTRA_TEST_PANS}. */
+export const ALL_TEST_PANS: readonly string[] = [...SANDBOX_TEST_CARDS.map((c) => c.pan), ...EXTRA_TEST_PANS];
+
+/** @throws when `text` holds any test PAN (logs, responses, close reasons). */
+export function assertNoTestPanIn(text: string): void {
+  const leaked = ALL_TEST_PANS.filter((pan) => text.includes(pan));
+  if (leaked.length > 0) {
+    throw new Error(
+      `card numbers leaked: ${leaked.map((p) => `${p.slice(0, 6)}…${p.slice(-4)}`).join(', ')}`,
+    );
+  }
+}
+
+/** Collects up to `count` results of a graphql-ws subscription, or fails after `timeoutMs`. */
+export async function collect<R>(
+  client: Client,
+  document: TypedDocumentNode<R, Record<string, unknown>> | TypedDocumentNode<R, never>,
+  variables: Record<string, unknown>,
+  count: number,
+  timeoutMs = 5_000,
+): Promise<ExecutionResult<R>[]> {
+  const results: ExecutionResult<R>[] = [];
+  const iterator = client.iterate<R>({ query: print(document), variables });
+  const timer = setTimeout(() => void iterator.return?.(), timeoutMs);
+  try {
+    for await (const result of iterator) {
+      results.push(result as ExecutionResult<R>);
+      if (results.length >= count) break;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return results;
+}
+
+/** Waits until `count` live subscriptions of `tenant` are registered on the app's event bus. */
+export async function waitForSubscribers(
+  app: App,
+  tenant: string,
+  count: number,
+  timeoutMs = 5_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((app.events?.subscriberCount(tenant) ?? 0) < count) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} subscribers of ${tenant}`);
+    await sleep(10);
+  }
+}
+
+/** Resolves after `ms`. */
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
