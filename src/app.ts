@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { GraphQLError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
 import type { DestinationStream } from 'pino';
 import { WebSocketServer } from 'ws';
 import { issueDevToken } from './auth/issue-dev-token.ts';
@@ -11,6 +11,7 @@ import { AuthenticationError, createTokenVerifier } from './auth/verify-token.ts
 import { UPSTREAM_SCOPES, type Viewer } from './auth/viewer.ts';
 import type { Config } from './config.ts';
 import { type ContextServices, createContext, type GraphQLContext } from './context.ts';
+import { GatewayError } from './errors.ts';
 import { createInMemoryCardEventBus, type InMemoryCardEventBus } from './events/card-event-bus.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
 import { GRAPHIQL_EXAMPLE_OPERATIONS } from './graphiql-examples.ts';
@@ -112,6 +113,20 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         subscriptionsProtocol: 'WS',
       },
       plugins: [useCardDataRedaction()],
+      maskedErrors: {
+        // Typed gateway errors that escape a result union (e.g. a refused subscription) keep their
+        // message and code; anything else is masked as Yoga does by default.
+        maskError: (error, message, isDev) => {
+          if (error instanceof GraphQLError && error.originalError instanceof GatewayError) {
+            return new GraphQLError(error.message, {
+              ...(error.nodes ? { nodes: error.nodes } : {}),
+              ...(error.path ? { path: error.path } : {}),
+              extensions: { ...error.extensions, code: error.originalError.code },
+            });
+          }
+          return maskError(error, message, isDev);
+        },
+      },
       context: async (initial) => {
         const viewer =
           'viewer' in initial && initial.viewer !== undefined

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../lib/logger.ts';
 import { SIGNATURE_HEADER, type SignatureFailure, verifyWebhookSignature } from '../lib/webhook-signature.ts';
 import { parseCardNotification } from './card-event.ts';
-import type { CardEventBus } from './card-event-bus.ts';
+import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
 
 /** Where the gateway mounts the receiver (specification "Events", setup step 1). */
 export const CARD_EVENTS_WEBHOOK_PATH = '/webhooks/card-events';
@@ -262,7 +262,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
 
     const event = parsed.event;
     const logFields = { id: event.id, tenant: event.tenant, type: event.type, cardId: event.cardId };
-    let outcome: Awaited<ReturnType<CardEventBus['publish']>>;
+    let outcome: PublishOutcome;
     try {
       outcome = await bus.publish(event);
     } catch (error) {

@@ -15,7 +15,7 @@ const CardExpiryType = builder.objectRef<CardEvent['newExpiry']>('CardExpiry').i
   description: 'An expiry date from a notification (MMYY on the wire).',
   fields: (t) => ({
     month: t.exposeInt('month', { description: 'Month, 1-12.' }),
-    year: t.exposeInt('year', { description: 'Two-digit year.' }),
+    year: t.exposeInt('year', { description: 'Year, four digits.' }),
   }),
 });
 

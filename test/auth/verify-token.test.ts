@@ -92,7 +92,11 @@ describe('createTokenVerifier with an HS256 secret', () => {
   });
 
   it.each([
-    ['sub', { vaults: ['tntsandbox1'], exp: 'soon' }, 'Invalid token: the "exp" claim is malformed'],
+    [
+      'exp',
+      { sub: 'u', vaults: ['tntsandbox1'], exp: 'soon' },
+      'Invalid token: the "exp" claim is malformed',
+    ],
     ['sub', { vaults: ['tntsandbox1'] }, 'Invalid token: the "sub" claim is missing'],
     ['exp', { sub: 'u', vaults: ['tntsandbox1'] }, 'Invalid token: the "exp" claim is missing'],
     ['vaults', { sub: 'u' }, 'Invalid token: "vaults" must be a non-empty array of 11-character vault ids'],
@@ -116,13 +120,16 @@ describe('createTokenVerifier with an HS256 secret', () => {
       { sub: 'u', vaults: ['tntsandbox1'], scope: ['cards:read'] },
       'Invalid token: "scope" must be a space-separated string of scope names',
     ],
-  ])('refuses a token with a missing or malformed %s claim', async (_claim, claims, message) => {
-    const payload: JWTPayload = { ...claims };
-    if (!('exp' in claims) && _claim !== 'exp') payload.exp = nowS() + 60;
-    const error = await rejection(verify(`Bearer ${await sign(payload)}`));
-    expect(error.code).toBe('invalid-token');
-    expect(error.message).toBe(message);
-  });
+  ] as [string, Record<string, unknown>, string][])(
+    'refuses a token with a missing or malformed %s claim',
+    async (claim, claims, message) => {
+      const payload: JWTPayload = { ...claims };
+      if (!('exp' in claims) && claim !== 'exp') payload.exp = nowS() + 60;
+      const error = await rejection(verify(`Bearer ${await sign(payload)}`));
+      expect(error.code).toBe('invalid-token');
+      expect(error.message).toBe(message);
+    },
+  );
 
   it('checks issuer and audience when configured', async () => {
     const strict = createTokenVerifier({

@@ -95,7 +95,14 @@ describe('POST /card-interface/cards', () => {
     const cardholder = {
       name: 'Ada Lovelace',
       company: 'Analytical Engines',
-      address: { address1: '1 Main St', address2: 'Floor 2', address3: 'c/o', address4: 'x', city: 'London', postal_code: 'N1' },
+      address: {
+        address1: '1 Main St',
+        address2: 'Floor 2',
+        address3: 'c/o',
+        address4: 'x',
+        city: 'London',
+        postal_code: 'N1',
+      },
     };
     const complete = await createCard({
       pan: '4000056655665556',
@@ -133,30 +140,79 @@ describe('POST /card-interface/cards', () => {
   it.each([
     ['missing exp_month', { pan: '4111111111111111', exp_year: 30 }, '/data/attributes/exp_month'],
     ['exp_month 13', { pan: '4111111111111111', exp_month: 13, exp_year: 30 }, '/data/attributes/exp_month'],
-    ['exp_month as a string', { pan: '4111111111111111', exp_month: '12', exp_year: 30 }, '/data/attributes/exp_month'],
+    [
+      'exp_month as a string',
+      { pan: '4111111111111111', exp_month: '12', exp_year: 30 },
+      '/data/attributes/exp_month',
+    ],
     ['exp_year 100', { pan: '4111111111111111', exp_month: 1, exp_year: 100 }, '/data/attributes/exp_year'],
     ['neither pan nor pan_alias', { exp_month: 1, exp_year: 30 }, '/data/attributes/pan'],
-    ['both pan and pan_alias', { pan: '4111111111111111', pan_alias: 'tok_x', exp_month: 1, exp_year: 30 }, '/data/attributes/pan'],
+    [
+      'both pan and pan_alias',
+      { pan: '4111111111111111', pan_alias: 'tok_x', exp_month: 1, exp_year: 30 },
+      '/data/attributes/pan',
+    ],
     ['pan failing Luhn', { pan: '4111111111111112', exp_month: 1, exp_year: 30 }, '/data/attributes/pan'],
     ['pan with letters', { pan: '41111111111a1111', exp_month: 1, exp_year: 30 }, '/data/attributes/pan'],
-    ['pan of no known family', { pan: '1234567812345670', exp_month: 1, exp_year: 30 }, '/data/attributes/pan'],
-    ['unknown pan_alias', { pan_alias: 'tok_sandbox_AAAAAAAAAAAAAAAAAAAAAA', exp_month: 1, exp_year: 30 }, '/data/attributes/pan_alias'],
-    ['cvc of 5 digits', { pan: '4111111111111111', cvc: '12345', exp_month: 1, exp_year: 30 }, '/data/attributes/cvc'],
-    ['cvc and cvc_alias', { pan: '4111111111111111', cvc: '123', cvc_alias: 'tok_x', exp_month: 1, exp_year: 30 }, '/data/attributes/cvc_alias'],
-    ['unknown cvc_alias', { pan: '4111111111111111', cvc_alias: 'tok_sandbox_AAAAAAAAAAAAAAAAAAAAAA', exp_month: 1, exp_year: 30 }, '/data/attributes/cvc_alias'],
-    ['cvc_status inactive', { pan: '4111111111111111', cvc_status: 'inactive', exp_month: 1, exp_year: 30 }, '/data/attributes/cvc_status'],
-    ['token_type fpan', { pan: '4111111111111111', token_type: 'fpan', exp_month: 1, exp_year: 30 }, '/data/attributes/token_type'],
-    ['wallet_type samsung_pay', { pan: '4111111111111111', wallet_type: 'samsung_pay', exp_month: 1, exp_year: 30 }, '/data/attributes/wallet_type'],
+    [
+      'pan of no known family',
+      { pan: '1234567812345670', exp_month: 1, exp_year: 30 },
+      '/data/attributes/pan',
+    ],
+    [
+      'unknown pan_alias',
+      { pan_alias: 'tok_sandbox_AAAAAAAAAAAAAAAAAAAAAA', exp_month: 1, exp_year: 30 },
+      '/data/attributes/pan_alias',
+    ],
+    [
+      'cvc of 5 digits',
+      { pan: '4111111111111111', cvc: '12345', exp_month: 1, exp_year: 30 },
+      '/data/attributes/cvc',
+    ],
+    [
+      'cvc and cvc_alias',
+      { pan: '4111111111111111', cvc: '123', cvc_alias: 'tok_x', exp_month: 1, exp_year: 30 },
+      '/data/attributes/cvc_alias',
+    ],
+    [
+      'unknown cvc_alias',
+      {
+        pan: '4111111111111111',
+        cvc_alias: 'tok_sandbox_AAAAAAAAAAAAAAAAAAAAAA',
+        exp_month: 1,
+        exp_year: 30,
+      },
+      '/data/attributes/cvc_alias',
+    ],
+    [
+      'cvc_status inactive',
+      { pan: '4111111111111111', cvc_status: 'inactive', exp_month: 1, exp_year: 30 },
+      '/data/attributes/cvc_status',
+    ],
+    [
+      'token_type fpan',
+      { pan: '4111111111111111', token_type: 'fpan', exp_month: 1, exp_year: 30 },
+      '/data/attributes/token_type',
+    ],
+    [
+      'wallet_type samsung_pay',
+      { pan: '4111111111111111', wallet_type: 'samsung_pay', exp_month: 1, exp_year: 30 },
+      '/data/attributes/wallet_type',
+    ],
   ])('answers 400 bad-request for %s', async (_name, attributes, pointer) => {
     const response = await createCard(attributes);
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toBe(JSON_API);
     expect(response.body.errors).toHaveLength(1);
-    expect(response.body.errors[0]).toMatchObject({ status: '400', code: 'bad-request', source: { pointer } });
+    expect(response.body.errors[0]).toMatchObject({
+      status: '400',
+      code: 'bad-request',
+      source: { pointer },
+    });
     expect(response.text).not.toMatch(/4111111111111112|41111111111a1111|1234567812345670|12345/);
   });
 
-  it('answers 400 for a wrong data.type, a reserved meta member, and another vault\'s alias', async () => {
+  it("answers 400 for a wrong data.type, a reserved meta member, and another vault's alias", async () => {
     const wrongType = await t.call('POST', '/card-interface/cards', {
       token: token1,
       contentType: JSON_API,
@@ -165,12 +221,23 @@ describe('POST /card-interface/cards', () => {
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.errors[0].source.pointer).toBe('/data/type');
 
-    const reserved = await createCard({ pan: '4111111111111111', exp_month: 1, exp_year: 30 }, { account_updater: {} });
+    const reserved = await createCard(
+      { pan: '4111111111111111', exp_month: 1, exp_year: 30 },
+      { account_updater: {} },
+    );
     expect(reserved.status).toBe(400);
     expect(reserved.body.errors[0].source.pointer).toBe('/data/meta/account_updater');
 
-    const other = await createCard({ pan: '4242424242424242', exp_month: 1, exp_year: 30 }, undefined, token2);
-    const stolen = await createCard({ pan_alias: other.body.data.attributes.pan_alias, exp_month: 1, exp_year: 30 });
+    const other = await createCard(
+      { pan: '4242424242424242', exp_month: 1, exp_year: 30 },
+      undefined,
+      token2,
+    );
+    const stolen = await createCard({
+      pan_alias: other.body.data.attributes.pan_alias,
+      exp_month: 1,
+      exp_year: 30,
+    });
     expect(stolen.status).toBe(400);
     expect(stolen.body.errors[0]).toMatchObject({ code: 'bad-request', detail: 'pan_alias: unknown alias' });
   });
@@ -209,14 +276,19 @@ describe('POST /card-interface/cards', () => {
   });
 
   it('covers every card interface fault test card of §5.4', () => {
-    const faults = SANDBOX_TEST_CARDS.filter((c) => c.table === 'card-interface-fault').map((c) => c.scenario);
+    const faults = SANDBOX_TEST_CARDS.filter((c) => c.table === 'card-interface-fault').map(
+      (c) => c.scenario,
+    );
     expect([...new Set(faults)]).toEqual(['4002', '4401', '4403', '4500', '4502', '4503', '4504', '4998']);
   });
 });
 
 describe('GET /card-interface/cards/{card_id}', () => {
   it('returns the card record of the vault, 404 for another vault and unknown ids', async () => {
-    const created = await createCard({ pan: '4111111111111111', exp_month: 5, exp_year: 33 }, { customer_id: 1 });
+    const created = await createCard(
+      { pan: '4111111111111111', exp_month: 5, exp_year: 33 },
+      { customer_id: 1 },
+    );
     const id = created.body.data.id;
     const got = await t.call('GET', `/card-interface/cards/${id}`, { token: token1 });
     expect(got.status).toBe(200);
@@ -235,7 +307,10 @@ describe('card update subscriptions', () => {
   const path = (id: string) => `/card-interface/cards/${id}/card-update-subscriptions`;
 
   it('subscribes, skips a re-subscribe, and unsubscribes', async () => {
-    const created = await createCard({ pan: '4111111111111111', exp_month: 5, exp_year: 33 }, { customer_id: 7 });
+    const created = await createCard(
+      { pan: '4111111111111111', exp_month: 5, exp_year: 33 },
+      { customer_id: 7 },
+    );
     const id = created.body.data.id;
 
     const first = await t.call('POST', path(id), { token: token1 });
@@ -270,18 +345,23 @@ describe('card update subscriptions', () => {
     expect(renewed.body.data.id).not.toBe(first.body.data.id);
   });
 
-  it.each(['5100260000994002', '4000210000494002'])('4002 card %s: subscription answers state failed', async (pan) => {
-    const id = await cardId(pan);
-    const response = await t.call('POST', path(id), { token: token1 });
-    expect(response.status).toBe(200);
-    expect(response.body.data.type).toBe('card_update_subscriptions');
-    expect(response.body.data.attributes.state).toBe('failed');
-    const card = await t.call('GET', `/card-interface/cards/${id}`, { token: token1 });
-    expect(card.body.data.meta).toEqual({});
-  });
+  it.each(['5100260000994002', '4000210000494002'])(
+    '4002 card %s: subscription answers state failed',
+    async (pan) => {
+      const id = await cardId(pan);
+      const response = await t.call('POST', path(id), { token: token1 });
+      expect(response.status).toBe(200);
+      expect(response.body.data.type).toBe('card_update_subscriptions');
+      expect(response.body.data.attributes.state).toBe('failed');
+      const card = await t.call('GET', `/card-interface/cards/${id}`, { token: token1 });
+      expect(card.body.data.meta).toEqual({});
+    },
+  );
 
   it('answers 404 for unknown and other-vault cards, 422 for Diners Club and JCB', async () => {
-    expect((await t.call('POST', path('CRDnope'), { token: token1 })).body.errors[0].code).toBe('card-not-found');
+    expect((await t.call('POST', path('CRDnope'), { token: token1 })).body.errors[0].code).toBe(
+      'card-not-found',
+    );
     const id = await cardId('4111111111111111', token2);
     const other = await t.call('POST', path(id), { token: token1 });
     expect(other.status).toBe(404);
@@ -297,7 +377,8 @@ describe('card update subscriptions', () => {
 });
 
 describe('POST /card-interface/cards/{card_id}/check', () => {
-  const check = (id: string, token = token1) => t.call('POST', `/card-interface/cards/${id}/check`, { token });
+  const check = (id: string, token = token1) =>
+    t.call('POST', `/card-interface/cards/${id}/check`, { token });
 
   const VISA_MC = SANDBOX_TEST_CARDS.filter(
     (c) => c.table === 'card-check' && (c.brand === 'visa' || c.brand === 'mastercard'),

@@ -22,6 +22,7 @@ export interface TestSandbox {
     method: string,
     path: string,
     options?: { token?: string; body?: unknown; contentType?: string },
+    // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON members and assert on them
   ): Promise<{ status: number; headers: Headers; body: any; text: string }>;
   stop(): Promise<void>;
 }
@@ -43,7 +44,11 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
       headers['content-type'] = opts.contentType ?? 'application/json';
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     }
-    const response = await fetch(`${url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+    });
     const text = await response.text();
     let parsed: unknown;
     try {

@@ -49,11 +49,12 @@ describe('POST /oauth/token (contract §2)', () => {
   });
 
   it('answers 401 invalid_client for a wrong secret, an unknown id and missing credentials', async () => {
-    for (const fields of [
+    const attempts: Record<string, string>[] = [
       { grant_type: 'client_credentials', client_id: 'sandbox-client-1', client_secret: 'sandbox-secret-2' },
       { grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'sandbox-secret-1' },
       { grant_type: 'client_credentials' },
-    ]) {
+    ];
+    for (const fields of attempts) {
       const response = await form(fields);
       expect(response.status).toBe(401);
       expect((await response.json()).error).toBe('invalid_client');
@@ -77,7 +78,11 @@ describe('POST /oauth/token (contract §2)', () => {
   });
 
   it('answers 400 unsupported_grant_type and invalid_request', async () => {
-    const unsupported = await form({ grant_type: 'password', client_id: 'sandbox-client-1', client_secret: 'x' });
+    const unsupported = await form({
+      grant_type: 'password',
+      client_id: 'sandbox-client-1',
+      client_secret: 'x',
+    });
     expect(unsupported.status).toBe(400);
     expect((await unsupported.json()).error).toBe('unsupported_grant_type');
 
@@ -161,7 +166,9 @@ describe('common answers', () => {
   it('answers 404 not-found for an unknown path', async () => {
     const response = await t.call('GET', '/nowhere');
     expect(response.status).toBe(404);
-    expect(response.body).toEqual({ errors: [{ status: '404', code: 'not-found', detail: 'no such resource' }] });
+    expect(response.body).toEqual({
+      errors: [{ status: '404', code: 'not-found', detail: 'no such resource' }],
+    });
   });
 
   it('answers 413 for a body over 1 MiB and 415 for a wrong media type', async () => {

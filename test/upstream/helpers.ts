@@ -15,13 +15,19 @@ export const CREDENTIALS = {
 /** A pino logger at debug level whose JSON lines are kept in `lines` (for "no PAN in logs" checks). */
 export function captureLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
-  const logger = createLogger({ level: 'debug', name: 'upstream-test', destination: { write: (line) => void lines.push(line) } });
+  const logger = createLogger({
+    level: 'debug',
+    name: 'upstream-test',
+    destination: { write: (line) => void lines.push(line) },
+  });
   return { logger, lines };
 }
 
 /** The parsed log lines whose message is `msg`. */
 export function logEntries(lines: readonly string[], msg: string): Record<string, unknown>[] {
-  return lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === msg);
+  return lines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.msg === msg);
 }
 
 /** Everything a test needs: a started sandbox and upstream clients pointed at it. */
@@ -42,7 +48,9 @@ export interface UpstreamFixture {
  * Starts the embedded sandbox on a free port and builds the clients of contract §1's addresses.
  * @param options `timeoutMs` of the HTTP client (default 5000), `hangMs` of card 4998 (default 2000).
  */
-export async function startFixture(options: { timeoutMs?: number; hangMs?: number } = {}): Promise<UpstreamFixture> {
+export async function startFixture(
+  options: { timeoutMs?: number; hangMs?: number } = {},
+): Promise<UpstreamFixture> {
   const sandbox = createSandbox({
     port: 0,
     logger: createLogger({ level: 'silent', name: 'sandbox' }),
@@ -61,7 +69,8 @@ export async function startFixture(options: { timeoutMs?: number; hangMs?: numbe
     cardInterface: new CardInterfaceClient({ baseUrl: `${url}/card-interface`, tokens, http }),
     accountUpdater: new AccountUpdaterClient({ baseUrl: `${url}/account-updater`, tokens, http }),
     logLines: lines,
-    requestsTo: (method, path) => sandbox.requests().filter((r) => r.method === method && r.path === path).length,
+    requestsTo: (method, path) =>
+      sandbox.requests().filter((r) => r.method === method && r.path === path).length,
     async close() {
       await sandbox.stop();
       await http.close();

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createUpstreamHttp, type UpstreamHttp, UpstreamError } from '../../src/upstream/http.ts';
+import { createUpstreamHttp, UpstreamError, type UpstreamHttp } from '../../src/upstream/http.ts';
 import { captureLogger, logEntries, rejectionOf } from './helpers.ts';
 
 /**
@@ -78,7 +78,8 @@ describe('createUpstreamHttp', () => {
   });
 
   it('retries a GET on 503 and 502 and returns the third answer', async () => {
-    script = (_req, res, hit) => (hit < 3 ? json(res, hit === 1 ? 503 : 502, {}) : json(res, 200, { id: 'x', count: 1 }));
+    script = (_req, res, hit) =>
+      hit < 3 ? json(res, hit === 1 ? 503 : 502, {}) : json(res, 200, { id: 'x', count: 1 });
     const { http } = client();
     const response = await http.request({ area: 'accounts', method: 'GET', url: `${base}/x`, schema: thing });
     expect(response.data).toEqual({ id: 'x', count: 1 });
@@ -89,7 +90,9 @@ describe('createUpstreamHttp', () => {
     script = (_req, res) =>
       json(res, 504, { errors: [{ status: '504', code: 'gateway-timeout', detail: 'upstream timed out' }] });
     const { http } = client();
-    const error = await rejectionOf(http.request({ area: 'card-interface', method: 'DELETE', url: `${base}/y` }));
+    const error = await rejectionOf(
+      http.request({ area: 'card-interface', method: 'DELETE', url: `${base}/y` }),
+    );
     expect(hits).toHaveLength(3);
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({
@@ -132,7 +135,9 @@ describe('createUpstreamHttp', () => {
   it('retries a GET whose connection was reset and fails a reset POST as connection-failed', async () => {
     script = (req, res, hit) => (hit === 1 ? req.socket.destroy() : json(res, 200, { id: 'r', count: 0 }));
     const { http } = client();
-    await expect(http.request({ area: 'accounts', method: 'GET', url: `${base}/r`, schema: thing })).resolves.toEqual({
+    await expect(
+      http.request({ area: 'accounts', method: 'GET', url: `${base}/r`, schema: thing }),
+    ).resolves.toEqual({
       status: 200,
       data: { id: 'r', count: 0 },
     });
@@ -140,7 +145,9 @@ describe('createUpstreamHttp', () => {
 
     hits.length = 0;
     script = (req) => req.socket.destroy();
-    const error = await rejectionOf(http.request({ area: 'accounts', method: 'POST', url: `${base}/p`, body: '{}' }));
+    const error = await rejectionOf(
+      http.request({ area: 'accounts', method: 'POST', url: `${base}/p`, body: '{}' }),
+    );
     expect(hits).toHaveLength(1);
     expect(error).toMatchObject({ code: 'connection-failed', retryable: true, status: undefined });
   });
@@ -174,23 +181,34 @@ describe('createUpstreamHttp', () => {
   });
 
   it('reads the RFC 6749 error form of the token endpoint', async () => {
-    script = (_req, res) => json(res, 401, { error: 'invalid_client', error_description: 'client authentication failed' });
+    script = (_req, res) =>
+      json(res, 401, { error: 'invalid_client', error_description: 'client authentication failed' });
     const { http } = client();
     await expect(
-      http.request({ area: 'oauth', method: 'POST', url: `${base}/oauth/token`, body: 'grant_type=client_credentials' }),
+      http.request({
+        area: 'oauth',
+        method: 'POST',
+        url: `${base}/oauth/token`,
+        body: 'grant_type=client_credentials',
+      }),
     ).rejects.toMatchObject({ area: 'oauth', status: 401, code: 'invalid_client', retryable: false });
   });
 
   it('derives the code from the status when the error body is not contract §3', async () => {
-    script = (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');
+    script = (_req, res) =>
+      res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');
     const { http } = client();
-    await expect(http.request({ area: 'card-attributes', method: 'POST', url: `${base}/z` })).rejects.toMatchObject({
+    await expect(
+      http.request({ area: 'card-attributes', method: 'POST', url: `${base}/z` }),
+    ).rejects.toMatchObject({
       status: 502,
       code: 'bad-gateway',
       retryable: true,
     });
     script = (_req, res) => res.writeHead(429).end();
-    await expect(http.request({ area: 'card-attributes', method: 'POST', url: `${base}/z` })).rejects.toMatchObject({
+    await expect(
+      http.request({ area: 'card-attributes', method: 'POST', url: `${base}/z` }),
+    ).rejects.toMatchObject({
       status: 429,
       code: 'rate-limited',
       retryable: true,
@@ -221,7 +239,13 @@ describe('createUpstreamHttp', () => {
     ).rejects.toMatchObject({ status: 200, code: 'invalid-response' });
     script = (_req, res) => json(res, 200, { id: 'a', count: 1 });
     await expect(
-      http.request({ area: 'accounts', method: 'POST', url: `${base}/j`, expectStatus: [201], schema: thing }),
+      http.request({
+        area: 'accounts',
+        method: 'POST',
+        url: `${base}/j`,
+        expectStatus: [201],
+        schema: thing,
+      }),
     ).rejects.toMatchObject({ status: 200, code: 'invalid-response' });
   });
 

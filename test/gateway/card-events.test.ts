@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto';
+import { print } from 'graphql';
+import { request } from 'undici';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
+import { graphql } from '../generated/index.ts';
+import {
+  assertNoTestPanIn,
+  collect,
+  type Stack,
+  sleep,
+  startStack,
+  TEST_WEBHOOK_SECRET,
+  waitForSubscribers,
+} from '../support/stack.ts';
+
+const CardEvents = graphql(`
+  subscription CE_CardEvents($cardId: String, $types: [CardEventType!], $vaultId: String) {
+    cardEvents(cardId: $cardId, types: $types, vaultId: $vaultId) {
+      id
+      type
+      tenant
+      cardId
+      timestamp
+      createdAt
+      oldAccountNumber
+      newAccountNumber
+      oldExpiry { month year }
+      newExpiry { month year }
+      card {
+        __typename
+        ... on CardEventCardSuccess { data { cardId vaultId state event capabilities } }
+        ... on Error { code }
+      }
+    }
+  }
+`);
+
+const Enrol = graphql(`
+  mutation CE_Enrol($input: EnrollAccountUpdaterCardInput!, $vaultId: String) {
+    enrollAccountUpdaterCard(input: $input, vaultId: $vaultId) {
+      __typename
+      ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId state } }
+      ... on Error { code message }
+    }
+  }
+`);
+
+/** Vault 2 registers two merchants, so its enrolments name one (gap decisions, merchants). */
+const VAULT2_MERCHANT = { serviceMerchantId: 'SMsandbox2merchant00001', subMerchantName: 'Corner Shop' };
+
+async function enrol(
+  stack: Stack,
+  token: string,
+  number: string,
+  merchant?: typeof VAULT2_MERCHANT,
+): Promise<string> {
+  const input = {
+    name: 'Ada Lovelace',
+    number,
+    expMonth: 12,
+    expYear: 30,
+    ...(merchant ? { merchant } : {}),
+  };
+  const result = await stack.execute(Enrol, { input }, token);
+  const payload = result.data?.enrollAccountUpdaterCard;
+  if (payload?.__typename !== 'MutationEnrollAccountUpdaterCardSuccess')
+    throw new Error(`enrolment failed: ${JSON.stringify(result)}`);
+  return payload.data.cardId;
+}
+
+/** A notification shaped like the sandbox's (contract §4, notification field table). */
+function notification(
+  overrides: Record<string, unknown> = {},
+  detailOverrides: Record<string, unknown> = {},
+) {
+  const now = new Date();
+  const details = JSON.stringify({
+    card_id: 'CRD0000000000000000000001',
+    occurred_at: now.toISOString(),
+    new_account_number: '400021******2002',
+    old_account_number: '400021******2002',
+    new_expiration_date: '1230',
+    old_expiration_date: '1230',
+    exp_month: 12,
+    exp_year: 2030,
+    created_at: `${now.toISOString().slice(0, 19)}Z`,
+    ...detailOverrides,
+  });
+  return {
+    id: randomUUID(),
+    event: 'au_card.updated',
+    timestamp: now.toISOString(),
+    description: 'Card account updater event sent',
+    summary: 'test',
+    details,
+    fingerprint: 'a'.repeat(64),
+    grouping: 'every_single',
+    integration_id: 'INTsandbox00000000000001',
+    occurrence: 1,
+    org_id: 'ACsandbox000000000000001',
+    producer: { application_name: 'account-updater', application_protocol: 'https' },
+    scope: 'cards',
+    tenant: 'tntsandbox1',
+    ...overrides,
+  };
+}
+
+async function postWebhook(stack: Stack, body: string, signature: string | undefined) {
+  const response = await request(`${stack.url}/webhooks/card-events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(signature ? { 'vgs-signature': signature } : {}) },
+    body,
+  });
+  return {
+    status: response.statusCode,
+    body: (await response.body.json()) as { errors?: { code: string }[] },
+  };
+}
+
+describe('cardEvents subscription', () => {
+  let stack: Stack;
+  let vault1Token: string;
+  let vault2Token: string;
+
+  beforeAll(async () => {
+    stack = await startStack({ SANDBOX_WEBHOOK_DELAY_MS: '150' });
+    vault1Token = await stack.token({ vaults: ['tntsandbox1'] });
+    vault2Token = await stack.token({ vaults: ['tntsandbox2'] });
+  });
+  afterAll(() => stack.stop());
+  afterEach(async () => {
+    await waitForSubscribers(stack.app, 'tntsandbox1', 0);
+    await waitForSubscribers(stack.app, 'tntsandbox2', 0);
+  });
+
+  it('streams the webhook of an enrolment (2002, updated) over graphql-ws, masked, to its vault only', async () => {
+    const vault1 = collect(stack.wsClient(vault1Token), CardEvents, {}, 1);
+    const vault2 = collect(stack.wsClient(vault2Token), CardEvents, {}, 1, 1_500);
+    await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+    await waitForSubscribers(stack.app, 'tntsandbox2', 1);
+
+    const cardId = await enrol(stack, vault1Token, '4000210000192002');
+    const [event] = await vault1;
+    expect(event?.errors).toBeUndefined();
+    const data = event?.data?.cardEvents;
+    expect(data).toMatchObject({
+      type: 'UPDATED',
+      tenant: 'tntsandbox1',
+      cardId,
+      card: { __typename: 'CardNotFoundError', code: 'card-not-found' },
+    });
+    expect(data?.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(data?.oldAccountNumber).toMatch(/^400021\*{6}2002$/);
+    expect(data?.newAccountNumber).toMatch(/^400021\*{6}\d{4}$/);
+    expect(await vault2).toEqual([]);
+  });
+
+  it('resolves the card of a normal enrolment once per event for every subscriber', async () => {
+    const clients = [stack.wsClient(vault1Token), stack.wsClient(vault1Token), stack.wsClient(vault1Token)];
+    const results = clients.map((client) => collect(client, CardEvents, { types: ['ENROLLED'] }, 1));
+    await waitForSubscribers(stack.app, 'tntsandbox1', 3);
+
+    const cardId = await enrol(stack, vault1Token, '4111111111111111');
+    const events = await Promise.all(results);
+    for (const [event] of events) {
+      expect(event?.data?.cardEvents).toMatchObject({
+        type: 'ENROLLED',
+        cardId,
+        card: {
+          __typename: 'CardEventCardSuccess',
+          data: {
+            cardId,
+            vaultId: 'tntsandbox1',
+            state: 'ENROLLED',
+            event: 'ENROLLED',
+            capabilities: ['ACCOUNT_UPDATER'],
+          },
+        },
+      });
+    }
+    const reads = stack.app
+      .sandbox!.requests()
+      .filter((r) => r.method === 'GET' && r.path.endsWith(`/cards/${cardId}`));
+    expect(reads).toHaveLength(1);
+  });
+
+  it('filters by cardId and by event type', async () => {
+    const client = stack.wsClient(vault1Token);
+    const closedOnly = collect(client, CardEvents, { types: ['CLOSED'] }, 1);
+    await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+    await enrol(stack, vault1Token, '4000210000692001'); // au_card.enrolled: filtered out
+    const closedCard = await enrol(stack, vault1Token, '4000210000092004'); // au_card.closed
+    const [event] = await closedOnly;
+    expect(event?.data?.cardEvents).toMatchObject({ type: 'CLOSED', cardId: closedCard });
+
+    await waitForSubscribers(stack.app, 'tntsandbox1', 0);
+    const byCard = collect(client, CardEvents, { cardId: 'CRD0000000000000000000000' }, 1, 800);
+    await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+    await enrol(stack, vault1Token, '4000210000592003');
+    expect(await byCard).toEqual([]);
+  });
+
+  it('delivers over SSE (text/event-stream)', async () => {
+    const response = await request(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${vault2Token}`,
+      },
+      body: JSON.stringify({ query: print(CardEvents), variables: {} }),
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/event-stream');
+    await waitForSubscribers(stack.app, 'tntsandbox2', 1);
+    const cardId = await enrol(stack, vault2Token, '5100260000992006', VAULT2_MERCHANT);
+    let text = '';
+    for await (const chunk of response.body) {
+      text += chunk.toString();
+      if (text.includes('"cardEvents"')) break;
+    }
+    response.body.destroy();
+    const line = text.split('\n').find((l) => l.startsWith('data:') && l.includes('cardEvents'));
+    const payload = JSON.parse(line!.slice(5)) as {
+      data: { cardEvents: { type: string; tenant: string; cardId: string } };
+    };
+    expect(payload.data.cardEvents).toMatchObject({ type: 'UNKNOWN', tenant: 'tntsandbox2', cardId });
+  });
+
+  it('closes a graphql-ws connection with an invalid token (4403) and refuses anonymous subscribers', async () => {
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+      const client = stack.wsClient('not-a-jwt');
+      client.on('closed', (event) => {
+        const e = event as { code: number; reason: string };
+        resolve({ code: e.code, reason: e.reason });
+      });
+      void collect(client, CardEvents, {}, 1, 1_000).catch(() => undefined);
+    });
+    expect((await closed).code).toBe(4403);
+
+    const anonymous = await collect(stack.wsClient(null), CardEvents, {}, 1, 1_000).catch(
+      (errors: unknown) => errors,
+    );
+    expect(JSON.stringify(anonymous)).toContain('unauthenticated');
+  });
+});
+
+describe('webhook receiver on the gateway', () => {
+  let stack: Stack;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    token = await stack.token({ vaults: ['tntsandbox1'] });
+  });
+  afterAll(() => stack.stop());
+
+  it('accepts a signed notification and refuses bad signatures, stale timestamps and malformed bodies, publishing only the valid one', async () => {
+    const received = collect(stack.wsClient(token), CardEvents, {}, 2, 1_500);
+    await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+    const now = Math.floor(Date.now() / 1000);
+
+    const bad = JSON.stringify(notification());
+    expect(
+      await postWebhook(stack, bad, signWebhookBody(bad, 'whsec_wrong_secret_0000000000', now)),
+    ).toMatchObject({
+      status: 401,
+      body: { errors: [{ code: 'bad-signature' }] },
+    });
+    const stale = JSON.stringify(notification());
+    expect(
+      await postWebhook(stack, stale, signWebhookBody(stale, TEST_WEBHOOK_SECRET, now - 301)),
+    ).toMatchObject({
+      status: 401,
+      body: { errors: [{ code: 'stale-timestamp' }] },
+    });
+    expect(await postWebhook(stack, stale, undefined)).toMatchObject({
+      status: 401,
+      body: { errors: [{ code: 'missing-signature' }] },
+    });
+    const malformed = JSON.stringify(
+      notification({ tenant: 'short' }, { new_account_number: '4000210000192002' }),
+    );
+    const refused = await postWebhook(stack, malformed, signWebhookBody(malformed, TEST_WEBHOOK_SECRET, now));
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors?.every((e) => e.code === 'invalid-notification')).toBe(true);
+    assertNoTestPanIn(JSON.stringify(refused.body));
+    const notJson = '{"id":';
+    expect(
+      await postWebhook(stack, notJson, signWebhookBody(notJson, TEST_WEBHOOK_SECRET, now)),
+    ).toMatchObject({
+      status: 400,
+      body: { errors: [{ code: 'malformed-json' }] },
+    });
+
+    const good = notification();
+    const goodBody = JSON.stringify(good);
+    expect(
+      (await postWebhook(stack, goodBody, signWebhookBody(goodBody, TEST_WEBHOOK_SECRET, now))).status,
+    ).toBe(200);
+    // a redelivery of the same id is acknowledged and not published again
+    expect(
+      (await postWebhook(stack, goodBody, signWebhookBody(goodBody, TEST_WEBHOOK_SECRET, now))).status,
+    ).toBe(200);
+    await sleep(300);
+    const events = await received;
+    expect(events.map((e) => e.data?.cardEvents.id)).toEqual([good.id]);
+  });
+});

@@ -1,0 +1,254 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replacementPan } from '../../src/sandbox/test-cards.ts';
+import type { AccountUpdaterCard } from '../../src/upstream/account-updater/client.ts';
+import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
+import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+
+/** Account updater v1 client against the embedded sandbox (spec "Account updater"; contract §5). */
+
+const VAULT = 'tntsandbox1';
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** Format-preserving alias: BIN, 7 Base62 characters, last four (docs/gap-decisions.md "Identifiers"). */
+const aliasOf = (pan: string) => new RegExp(`^${pan.slice(0, 6)}[A-Za-z0-9]{7}${pan.slice(-4)}$`);
+
+let fixture: UpstreamFixture;
+beforeAll(async () => {
+  fixture = await startFixture();
+});
+afterAll(async () => {
+  await fixture.close();
+});
+
+async function waitForState(cardId: string, state: string): Promise<AccountUpdaterCard> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const card = await fixture.accountUpdater.getCard(VAULT, cardId);
+    if (card.state === state) return card;
+    await sleep(20);
+  }
+  throw new Error(`card never reached state ${state}`);
+}
+
+describe('AccountUpdaterClient', () => {
+  it('enrols a normal card (enrolling), which then completes to enrolled', async () => {
+    const pan = panWith('510026', '7777', 16);
+    const enrolled = await fixture.accountUpdater.enrollCard(VAULT, {
+      name: 'Grace Hopper',
+      number: pan,
+      expMonth: 7,
+      expYear: 31,
+      billingAddress: {
+        name: 'Grace Hopper',
+        address1: '1 Navy Way',
+        city: 'Arlington',
+        postalCode: '22202',
+        country: 'US',
+      },
+      merchant: { subMerchantName: 'Corner Shop' },
+    });
+    expect(enrolled).toEqual({
+      id: expect.stringMatching(/^CRD[A-Za-z0-9]{22}$/),
+      name: 'Grace Hopper',
+      numberAlias: expect.stringMatching(aliasOf(pan)),
+      expMonth: 7,
+      expYear: 31,
+      billingAddress: {
+        name: 'Grace Hopper',
+        address1: '1 Navy Way',
+        city: 'Arlington',
+        postalCode: '22202',
+        country: 'US',
+      },
+      merchant: {
+        serviceMerchantId: 'SMsandbox1merchant00001',
+        subMerchantName: 'Corner Shop',
+        subMerchantMid: 100001,
+      },
+      capabilities: [],
+      state: 'enrolling',
+      createdAt: expect.stringMatching(ISO_UTC),
+      updatedAt: expect.stringMatching(ISO_UTC),
+    });
+    const done = await waitForState(enrolled.id, 'enrolled');
+    expect(done).toMatchObject({
+      id: enrolled.id,
+      numberAlias: enrolled.numberAlias,
+      state: 'enrolled',
+      event: 'au_card.enrolled',
+      capabilities: ['ACCOUNT_UPDATER'],
+    });
+    expect(JSON.stringify(done)).not.toContain(pan);
+
+    const checked = await fixture.accountUpdater.checkCard(VAULT, {
+      name: 'Grace Hopper',
+      number: enrolled.numberAlias,
+      expMonth: 7,
+      expYear: 31,
+      cvv: '123',
+    });
+    expect(checked).toEqual({
+      name: 'Grace Hopper',
+      numberAlias: enrolled.numberAlias,
+      expMonth: 7,
+      expYear: 31,
+      event: 'au_card.valid',
+    });
+  });
+
+  it('returns the immediate outcome of 1xxx test cards, whose ids then answer 404 card-not-found', async () => {
+    const updated = await fixture.accountUpdater.enrollCard(VAULT, {
+      name: 'A',
+      number: '5100260000391001',
+      expMonth: 1,
+      expYear: 30,
+    });
+    expect(updated).toMatchObject({
+      state: 'enrolled',
+      event: 'au_card.updated',
+      capabilities: ['ACCOUNT_UPDATER'],
+    });
+    expect(updated.numberAlias).toMatch(aliasOf(replacementPan('5100260000391001')));
+
+    const expiry = await fixture.accountUpdater.enrollCard(VAULT, {
+      name: 'B',
+      number: '5100260000791002',
+      expMonth: 1,
+      expYear: 30,
+    });
+    expect(expiry).toMatchObject({ state: 'enrolled', event: 'au_card.updated', expYear: 33 });
+
+    const error = await rejectionOf(fixture.accountUpdater.getCard(VAULT, updated.id));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({
+      area: 'account-updater',
+      status: 404,
+      code: 'card-not-found',
+      retryable: false,
+    });
+  });
+
+  it('maps the 422 codes of enrolment', async () => {
+    await expect(
+      fixture.accountUpdater.enrollCard(VAULT, {
+        name: 'C',
+        number: '5100260000991099',
+        expMonth: 1,
+        expYear: 30,
+      }),
+    ).rejects.toMatchObject({ status: 422, code: 'account-updater-not-supported', retryable: false });
+    await expect(
+      fixture.accountUpdater.enrollCard(VAULT, {
+        name: 'D',
+        number: '30569309025904',
+        expMonth: 1,
+        expYear: 30,
+      }),
+    ).rejects.toMatchObject({ status: 422, code: 'card-brand-not-supported', retryable: false });
+  });
+
+  it('maps merchant errors: 400 with pointer, 404 merchant-not-found', async () => {
+    const pan = panWith('400021', '7001', 16);
+    const missing = (await rejectionOf(
+      fixture.accountUpdater.enrollCard('tntsandbox2', {
+        name: 'E',
+        number: pan,
+        expMonth: 1,
+        expYear: 30,
+        merchant: { subMerchantName: 'Shop' },
+      }),
+    )) as UpstreamError;
+    expect(missing).toMatchObject({
+      area: 'account-updater',
+      status: 400,
+      code: 'bad-request',
+      pointer: '/merchant/service_merchant_id',
+      retryable: false,
+    });
+    await expect(
+      fixture.accountUpdater.checkCard('tntsandbox2', {
+        name: 'E',
+        number: pan,
+        expMonth: 1,
+        expYear: 30,
+        merchant: { serviceMerchantId: 'SMunknown', subMerchantName: 'Shop' },
+      }),
+    ).rejects.toMatchObject({ status: 404, code: 'merchant-not-found' });
+    const checked = await fixture.accountUpdater.checkCard('tntsandbox2', {
+      name: 'E',
+      number: pan,
+      expMonth: 1,
+      expYear: 30,
+      merchant: { serviceMerchantId: 'SMsandbox2merchant00002', subMerchantName: 'Shop' },
+    });
+    expect(checked.merchant).toEqual({
+      serviceMerchantId: 'SMsandbox2merchant00002',
+      subMerchantName: 'Shop',
+      subMerchantMid: 200002,
+    });
+  });
+
+  it('checks cards: 3001 new number as an alias, Amex not enrolled 422, JCB failure_code', async () => {
+    const updated = await fixture.accountUpdater.checkCard(VAULT, {
+      name: 'F',
+      number: '4000210000593001',
+      expMonth: 4,
+      expYear: 30,
+    });
+    expect(updated).toEqual({
+      name: 'F',
+      numberAlias: expect.stringMatching(aliasOf(replacementPan('4000210000593001'))),
+      expMonth: 4,
+      expYear: 30,
+      event: 'au_card.updated',
+    });
+    await expect(
+      fixture.accountUpdater.checkCard(VAULT, {
+        name: 'G',
+        number: '378282000193001',
+        expMonth: 4,
+        expYear: 30,
+      }),
+    ).rejects.toMatchObject({ status: 422, code: 'account-updater-not-supported' });
+    expect(
+      await fixture.accountUpdater.checkCard(VAULT, {
+        name: 'H',
+        number: '3530111333300000',
+        expMonth: 4,
+        expYear: 30,
+      }),
+    ).toMatchObject({ event: 'au_card.non_participating', failureCode: 'account-updater-not-supported' });
+  });
+
+  it('keeps the number out of a 400 error and carries its pointer', async () => {
+    const error = (await rejectionOf(
+      fixture.accountUpdater.checkCard(VAULT, {
+        name: 'I',
+        number: '4000210000593002',
+        expMonth: 4,
+        expYear: 30,
+      }),
+    )) as UpstreamError;
+    expect(error).toMatchObject({ status: 400, code: 'bad-request', pointer: '/number' });
+    expect(containsDigitRun(`${error.message} ${error.detail} ${error.stack}`)).toBe(false);
+  });
+
+  it('answers 404 for a card of another vault and refuses malformed ids without a request', async () => {
+    const { id } = await fixture.accountUpdater.enrollCard(VAULT, {
+      name: 'J',
+      number: panWith('510026', '8888', 16),
+      expMonth: 1,
+      expYear: 30,
+    });
+    await expect(fixture.accountUpdater.getCard('tntsandbox2', id)).rejects.toMatchObject({
+      status: 404,
+      code: 'card-not-found',
+    });
+    const before = fixture.sandbox.requests().length;
+    for (const bad of ['CRD-1', 'abc', 'CRD?x=1']) {
+      expect(await rejectionOf(fixture.accountUpdater.getCard(VAULT, bad))).toBeInstanceOf(
+        InvalidArgumentError,
+      );
+    }
+    expect(fixture.sandbox.requests().length).toBe(before);
+  });
+});
