@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { InputValidationError } from '@pothos/plugin-validation';
 import { GraphQLError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -12,7 +13,10 @@ import { UPSTREAM_SCOPES, type Viewer } from './auth/viewer.ts';
 import type { Config } from './config.ts';
 import { type ContextServices, createContext, type GraphQLContext } from './context.ts';
 import { GatewayError } from './errors.ts';
-import { createInMemoryCardEventBus, type InMemoryCardEventBus } from './events/card-event-bus.ts';
+import { type CardEventStream, createCardEventStream } from './events/card-event-stream.ts';
+import type { CardEventLog } from './events/event-log.ts';
+import { createRedisEventLog } from './events/redis-event-log.ts';
+import { createSqliteEventLog } from './events/sqlite-event-log.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
 import { GRAPHIQL_EXAMPLE_OPERATIONS } from './graphiql-examples.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
@@ -46,8 +50,8 @@ export interface App {
   stop(): Promise<void>;
   /** The embedded sandbox, once started in embedded mode. */
   readonly sandbox: Sandbox | undefined;
-  /** The card event bus, once started (live subscriber counts for health checks and tests). */
-  readonly events: InMemoryCardEventBus | undefined;
+  /** The card event stream, once started (live subscriber counts for health checks and tests). */
+  readonly events: CardEventStream | undefined;
 }
 
 /**
@@ -62,7 +66,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     ...(options.logDestination ? { destination: options.logDestination } : {}),
   });
   let sandbox: Sandbox | undefined;
-  let events: InMemoryCardEventBus | undefined;
+  let events: CardEventStream | undefined;
   let upstream: Upstream | undefined;
   let server: Server | undefined;
   let wsServer: WebSocketServer | undefined;
@@ -94,7 +98,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       };
     }
     upstream = createUpstream(upstreamConfig, logger);
-    events = createInMemoryCardEventBus();
+    events = await createCardEventStream({ log: await openEventLog(config, logger), logger });
     const services: ContextServices = { upstream, events, eventCards: new EventCardCache(upstream), logger };
     const verifyToken = createTokenVerifier(config.auth);
     const graphiqlHeaders =
@@ -117,11 +121,18 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         // Typed gateway errors that escape a result union (e.g. a refused subscription) keep their
         // message and code; anything else is masked as Yoga does by default.
         maskError: (error, message, isDev) => {
-          if (error instanceof GraphQLError && error.originalError instanceof GatewayError) {
+          const original = error instanceof GraphQLError ? error.originalError : undefined;
+          if (
+            error instanceof GraphQLError &&
+            (original instanceof GatewayError || original instanceof InputValidationError)
+          ) {
             return new GraphQLError(error.message, {
               ...(error.nodes ? { nodes: error.nodes } : {}),
               ...(error.path ? { path: error.path } : {}),
-              extensions: { ...error.extensions, code: error.originalError.code },
+              extensions: {
+                ...error.extensions,
+                code: original instanceof GatewayError ? original.code : 'invalid-input',
+              },
             });
           }
           return maskError(error, message, isDev);
@@ -165,8 +176,12 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       void yoga.handle(req, res);
     });
 
-    wsServer = new WebSocketServer({ server, path: '/graphql', maxPayload: 64 * 1024 });
-    useGraphqlWs(wsServer, yoga, verifyToken, logger);
+    wsServer = new WebSocketServer({
+      server,
+      path: '/graphql',
+      maxPayload: config.websocket.maxPayloadBytes,
+    });
+    useGraphqlWs(wsServer, yoga, verifyToken, config.websocket, logger);
 
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
@@ -191,17 +206,21 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
 
   async function stop(): Promise<void> {
     stopping ??= (async () => {
+      // 1. Accept no new connections; requests on open keep-alive connections still finish.
+      const closed = server
+        ? new Promise<void>((resolve) => server!.close(() => resolve()))
+        : Promise.resolve();
+      server?.closeIdleConnections();
+      // 2. Complete open subscriptions: graphql-ws sockets close with 1001, SSE streams end.
       if (wsServer) {
         for (const client of wsServer.clients) client.close(1001, 'Server shutting down');
         await new Promise<void>((resolve) => wsServer!.close(() => resolve()));
       }
-      if (server) {
-        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-        server.closeIdleConnections();
-        const force = setTimeout(() => server?.closeAllConnections(), 5_000);
-        await closed;
-        clearTimeout(force);
-      }
+      // 3. Finish webhook appends in flight, then close the event log.
+      await events?.close();
+      const force = setTimeout(() => server?.closeAllConnections(), 5_000);
+      await closed;
+      clearTimeout(force);
       await upstream?.close();
       await sandbox?.stop();
       logger.info('cardgraph gateway stopped');
@@ -223,31 +242,52 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
 
 /**
  * graphql-ws on the gateway's port (`/graphql`). The client token comes in
- * `connectionParams.authorization`; an invalid one closes the socket with 4403 before any
- * subscription starts. Execution goes through Yoga's envelop so plugins apply alike.
+ * `connectionParams.authorization` and is checked at `connection_init`: a missing or invalid token
+ * closes the socket with 4403, and so does the token's expiry later on. A socket holds at most
+ * `limits.maxSubscriptionsPerSocket` operations. Execution goes through Yoga's envelop so plugins
+ * apply alike.
  */
 function useGraphqlWs(
   wsServer: WebSocketServer,
   yoga: YogaServerInstance<{ viewer?: Viewer | null }, GraphQLContext>,
   verifyToken: (header: string | undefined) => Promise<Viewer | null>,
+  limits: Config['websocket'],
   logger: Logger,
 ): void {
-  type WsExtra = { viewer?: Viewer | null };
+  type WsExtra = { viewer?: Viewer | null; operations?: Set<string>; expiry?: NodeJS.Timeout };
   useServer<Record<string, unknown> | undefined, WsExtra>(
     {
+      connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
       onConnect: async (ctx) => {
         const authorization = ctx.connectionParams?.authorization;
+        let viewer: Viewer | null;
         try {
-          ctx.extra.viewer = await verifyToken(typeof authorization === 'string' ? authorization : undefined);
-          return true;
+          viewer = await verifyToken(typeof authorization === 'string' ? authorization : undefined);
         } catch (error) {
           if (error instanceof AuthenticationError) return false;
           throw error;
         }
+        if (!viewer) return false;
+        ctx.extra.viewer = viewer;
+        ctx.extra.operations = new Set();
+        ctx.extra.expiry = setTimeout(
+          () => ctx.extra.socket.close(4403, 'Forbidden: token expired'),
+          Math.max(0, viewer.expiresAt - Date.now()),
+        );
+        return true;
       },
+      onClose: (ctx) => clearTimeout(ctx.extra.expiry),
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
+        const operations = ctx.extra.operations!;
+        if (operations.size >= limits.maxSubscriptionsPerSocket) {
+          return [
+            new GraphQLError(`At most ${limits.maxSubscriptionsPerSocket} operations per connection`, {
+              extensions: { code: 'too-many-subscriptions' },
+            }),
+          ];
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           viewer: ctx.extra.viewer ?? null,
@@ -256,6 +296,7 @@ function useGraphqlWs(
         const document = parse(payload.query);
         const errors = validate(schema, document);
         if (errors.length > 0) return errors;
+        operations.add(id);
         return {
           schema,
           operationName: payload.operationName ?? null,
@@ -265,12 +306,24 @@ function useGraphqlWs(
           rootValue: { execute, subscribe } as EnvelopedRoot,
         };
       },
+      onComplete: (ctx, id) => {
+        ctx.extra.operations?.delete(id);
+      },
       onError: (_ctx, _id, _payload, errors) => {
         logger.warn({ errors: errors.map((e) => e.message) }, 'graphql-ws operation failed');
       },
     },
     wsServer,
   );
+}
+
+/** Opens the configured durable event log (`EVENTS_BACKEND`). */
+async function openEventLog(config: Config, logger: Logger): Promise<CardEventLog> {
+  const retention = { maxAgeMs: config.events.retentionMaxAgeMs, maxCount: config.events.retentionMaxCount };
+  if (config.events.backend === 'redis') {
+    return createRedisEventLog({ url: config.events.redisUrl!, retention, logger });
+  }
+  return createSqliteEventLog({ dataDir: config.events.dataDir, retention });
 }
 
 /** Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`. */

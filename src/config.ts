@@ -49,6 +49,24 @@ export interface Config {
     /** Maximum age (either direction) of the signature timestamp `t`, in seconds. */
     toleranceS: number;
   };
+  events: {
+    /** `sqlite`: one gateway, log in `dataDir`; `redis`: Redis Streams shared by replicas. */
+    backend: 'sqlite' | 'redis';
+    dataDir: string;
+    redisUrl?: string;
+    /** Retention: events older than this (ms) are dropped. */
+    retentionMaxAgeMs: number;
+    /** Retention: at most this many events are kept. */
+    retentionMaxCount: number;
+  };
+  websocket: {
+    /** Largest graphql-ws message accepted (bytes). */
+    maxPayloadBytes: number;
+    /** Time a client has to send `connection_init` (ms). */
+    connectionInitTimeoutMs: number;
+    /** Concurrent subscriptions one socket may hold. */
+    maxSubscriptionsPerSocket: number;
+  };
   auth: {
     /** HS256 secret for client JWTs; exactly one of jwtSecret and jwksUrl is set. */
     jwtSecret?: string;
@@ -131,6 +149,18 @@ const envSchema = z
         .optional(),
     ),
     WEBHOOK_TOLERANCE_S: z.coerce.number().int().min(1).max(3600).default(300),
+    EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
+    DATA_DIR: z.string().min(1).default('./data'),
+    REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+    EVENTS_RETENTION_HOURS: z.coerce
+      .number()
+      .positive()
+      .max(24 * 365)
+      .default(168),
+    EVENTS_RETENTION_COUNT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
+    WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(1_048_576).default(16_384),
+    WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+    WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(1_000).default(20),
     AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
     AUTH_JWKS_URL: optionalString.pipe(url.optional()),
     AUTH_ISSUER: optionalString,
@@ -157,6 +187,9 @@ const envSchema = z
           message: 'AUTH_JWT_SECRET or AUTH_JWKS_URL is required when UPSTREAM=remote',
         });
       }
+    }
+    if (env.EVENTS_BACKEND === 'redis' && !env.REDIS_URL) {
+      ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required when EVENTS_BACKEND=redis' });
     }
     if (env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL) {
       ctx.addIssue({
@@ -204,6 +237,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhooks: {
       secrets: e.WEBHOOK_SECRETS ?? [`whsec_${randomBytes(24).toString('base64url')}`],
       toleranceS: e.WEBHOOK_TOLERANCE_S,
+    },
+    events: {
+      backend: e.EVENTS_BACKEND,
+      dataDir: e.DATA_DIR,
+      ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+      retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
+      retentionMaxCount: e.EVENTS_RETENTION_COUNT,
+    },
+    websocket: {
+      maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
+      connectionInitTimeoutMs: e.WS_CONNECTION_INIT_TIMEOUT_MS,
+      maxSubscriptionsPerSocket: e.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
     },
     auth: {
       ...(jwtSecret ? { jwtSecret } : {}),

@@ -1,5 +1,5 @@
 import type { Viewer } from './auth/viewer.ts';
-import type { CardEventBus } from './events/card-event-bus.ts';
+import type { CardEventStream } from './events/card-event-stream.ts';
 import type { Logger } from './lib/logger.ts';
 import { createLoaders, type EventCardCache, type Loaders } from './loaders/index.ts';
 import type { Upstream } from './upstream/index.ts';
@@ -15,7 +15,7 @@ export interface GraphQLContext {
   viewer: Viewer | null;
   upstream: Upstream;
   loaders: Loaders;
-  events: CardEventBus;
+  events: CardEventStream;
   eventCards: EventCardCache;
   logger: Logger;
 }
@@ -23,7 +23,7 @@ export interface GraphQLContext {
 /** Long-lived services the context is built from (see src/app.ts). */
 export interface ContextServices {
   upstream: Upstream;
-  events: CardEventBus;
+  events: CardEventStream;
   eventCards: EventCardCache;
   logger: Logger;
 }

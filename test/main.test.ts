@@ -1,12 +1,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 
 function startMain(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['src/main.ts'], {
     cwd: new URL('..', import.meta.url).pathname,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATA_DIR: join(mkdtempSync(join(tmpdir(), 'cardgraph-main-')), 'data'),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

@@ -61,6 +61,8 @@ export interface InMemoryCardEventBusOptions {
 export interface InMemoryCardEventBus extends CardEventBus {
   /** Live subscribers, of `tenant` only when given. */
   subscriberCount(tenant?: string): number;
+  /** Ends every subscription (their iterators finish) and refuses new ones: graceful shutdown. */
+  close(): void;
 }
 
 type Pending = { resolve: (result: IteratorResult<CardEvent>) => void; reject: (error: unknown) => void };
@@ -110,6 +112,7 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
     throw new RangeError('dedupeCapacity must be ≥ 1');
 
   const byTenant = new Map<string, Set<Subscriber>>();
+  let closed = false;
   // Map iteration follows insertion order; re-inserting on a hit makes the first key the least recent.
   const recentIds = new Map<string, true>();
 
@@ -185,7 +188,7 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
       const subscriber = new Subscriber(filter);
       const onAbort = () => end(subscriber);
 
-      if (signal?.aborted) {
+      if (signal?.aborted || closed) {
         subscriber.done = true;
       } else {
         for (const tenant of subscriber.filter.tenants) {
@@ -231,6 +234,13 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
         },
       };
       return iterator;
+    },
+
+    close() {
+      closed = true;
+      const all = new Set<Subscriber>();
+      for (const set of byTenant.values()) for (const subscriber of set) all.add(subscriber);
+      for (const subscriber of all) end(subscriber);
     },
 
     subscriberCount(tenant) {

@@ -19,8 +19,11 @@ export interface ErrorObject {
   code: string;
   /** Human-readable; names fields, never carries a PAN or CVC. */
   detail: string;
-  /** JSON pointer of the offending request member (gap decisions, "Common"). */
-  source?: { pointer: string };
+  /**
+   * What the error is about: `pointer`, the JSON pointer of the offending request member (gap decisions,
+   * "Common"), or `parameter`, the name of the offending query parameter (e.g. `page[size]`).
+   */
+  source?: { pointer: string } | { parameter: string };
 }
 
 /**

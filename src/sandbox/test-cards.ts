@@ -198,6 +198,28 @@ export function cardInterfaceScenario(pan: string): CardInterfaceScenario {
 }
 
 /**
+ * Network token provisioning outcome (contract §5.5; gap decisions "Network tokens"): a final state
+ * reached after the delay (with a notification), or an immediate error answer. Cards of no scenario
+ * end `ACTIVE`.
+ */
+export type NetworkTokenScenario =
+  | { kind: 'final'; scenario?: string; state: 'ACTIVE' | 'SUSPENDED' }
+  | { kind: 'error'; scenario: string; status: 404 | 422; code: 'declined' | 'card-not-allowed' | 'rejected' };
+
+const NETWORK_TOKENS: Record<string, NetworkTokenScenario> = {
+  '5001': { kind: 'final', scenario: '5001', state: 'ACTIVE' },
+  '5002': { kind: 'final', scenario: '5002', state: 'SUSPENDED' },
+  '5404': { kind: 'error', scenario: '5404', status: 404, code: 'declined' },
+  '5422': { kind: 'error', scenario: '5422', status: 422, code: 'card-not-allowed' },
+  '5423': { kind: 'error', scenario: '5423', status: 422, code: 'rejected' },
+};
+
+/** Network token scenario of a PAN by its last four digits. */
+export function networkTokenScenario(pan: string): NetworkTokenScenario {
+  return NETWORK_TOKENS[pan.slice(-4)] ?? { kind: 'final', state: 'ACTIVE' };
+}
+
+/**
  * The "new number" of update scenarios: a Luhn-valid PAN of the same length and BIN, derived from the
  * old PAN (so a stateless check answers the same every time) and never equal to it.
  * @param pan digits only, 13 to 19.

@@ -21,8 +21,11 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 export interface WebhookEndpoint {
   /** `whe_` + 22 Base62 characters. */
   id: string;
+  /** Normalised absolute http(s) URL (`URL.href`). */
   url: string;
   secret: string;
+  /** When it was registered, unix ms. */
+  createdAtMs: number;
 }
 
 /** One delivery attempt of one notification to one endpoint. */
@@ -35,7 +38,10 @@ export interface DeliveryRecord {
   attempt: number;
   /** HTTP status of the receiver's answer, when one came. */
   status?: number;
-  /** Transport failure (`TimeoutError`, `ECONNREFUSED`, …), when no answer came. */
+  /**
+   * Transport failure (`TimeoutError`, `ECONNREFUSED`, …), when no answer came; `endpoint-removed` when
+   * the endpoint was removed while this attempt was pending (it was never sent).
+   */
   error?: string;
   /** When the attempt finished, ISO 8601 UTC. */
   at: string;
@@ -167,20 +173,34 @@ export interface WebhookDispatcherOptions {
   retryScheduleMs?: readonly number[];
   /** Per-attempt deadline in ms. */
   deliveryTimeoutMs?: number;
+  /** Clock in ms since the epoch for `createdAtMs`; `Date.now` by default. */
+  now?: () => number;
+}
+
+/** An attempt waiting for its timer, cancellable when its endpoint is removed. */
+interface PendingAttempt {
+  notificationId: string;
+  event: string;
+  attempt: number;
+  cancel: () => void;
 }
 
 /**
  * Endpoint registry and delivery engine. Delivers each notification to every endpoint of its vault,
  * at least once, retrying on a non-2xx answer or a transport failure per the schedule, re-sending the
- * same body (same `id`) with a fresh signature timestamp on each attempt.
+ * same body (same `id`) with a fresh signature timestamp on each attempt. Removing an endpoint ends
+ * its deliveries (docs/gap-decisions.md, "Webhook endpoint registry").
  */
 export class WebhookDispatcher {
   readonly #endpoints = new Map<string, WebhookEndpoint[]>();
   readonly #records: DeliveryRecord[] = [];
+  /** endpoint id → attempts scheduled but not started. */
+  readonly #pending = new Map<string, Set<PendingAttempt>>();
   readonly #logger: Logger;
   readonly #timers: TimerSet;
   readonly #schedule: readonly number[];
   readonly #timeoutMs: number;
+  readonly #now: () => number;
   readonly #stopping = new AbortController();
 
   /** @throws Error when the retry schedule is empty. */
@@ -189,6 +209,7 @@ export class WebhookDispatcher {
     this.#timers = options.timers;
     this.#schedule = options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
     this.#timeoutMs = options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+    this.#now = options.now ?? Date.now;
     if (this.#schedule.length === 0) throw new Error('retryScheduleMs needs at least one attempt');
   }
 
@@ -204,6 +225,7 @@ export class WebhookDispatcher {
       id: `whe_${randomBase62(22)}`,
       url: url.href,
       secret: endpoint.secret,
+      createdAtMs: this.#now(),
     };
     const list = this.#endpoints.get(vault) ?? [];
     list.push(registered);
@@ -211,9 +233,46 @@ export class WebhookDispatcher {
     return { id: registered.id };
   }
 
-  /** Every attempt so far, oldest first. */
-  deliveries(): readonly DeliveryRecord[] {
-    return this.#records;
+  /** The endpoints of a vault, in registration order (copies: callers cannot change the registry). */
+  endpoints(vault: string): WebhookEndpoint[] {
+    return (this.#endpoints.get(vault) ?? []).map((endpoint) => ({ ...endpoint }));
+  }
+
+  /**
+   * Removes an endpoint of a vault. No attempt starts for it afterwards: each attempt that was waiting
+   * for its timer is recorded once as `failed` with error `endpoint-removed`; an attempt already in
+   * flight is recorded as `delivered` or `failed`, never `retrying`.
+   * @returns false when the vault has no endpoint with this id.
+   */
+  remove(vault: string, endpointId: string): boolean {
+    const list = this.#endpoints.get(vault) ?? [];
+    const index = list.findIndex((endpoint) => endpoint.id === endpointId);
+    if (index < 0) return false;
+    list.splice(index, 1);
+    const pending = this.#pending.get(endpointId) ?? new Set();
+    this.#pending.delete(endpointId);
+    for (const waiting of pending) {
+      waiting.cancel();
+      this.#record({
+        notificationId: waiting.notificationId,
+        endpointId,
+        vault,
+        event: waiting.event,
+        attempt: waiting.attempt,
+        error: 'endpoint-removed',
+        at: new Date().toISOString(),
+        outcome: 'failed',
+      });
+    }
+    return true;
+  }
+
+  /**
+   * Delivery attempts so far, oldest first.
+   * @param vault only this vault's attempts; every vault's when omitted.
+   */
+  deliveries(vault?: string): readonly DeliveryRecord[] {
+    return vault === undefined ? this.#records : this.#records.filter((record) => record.vault === vault);
   }
 
   /**
@@ -237,6 +296,24 @@ export class WebhookDispatcher {
     return envelope.id;
   }
 
+  /**
+   * Starts delivering an already built notification (same envelope, signing and retries as
+   * {@link notify}) to every endpoint of `vault`; used for network token notifications
+   * (`buildNetworkTokenNotification` in network-tokens.ts, gap decisions "Network tokens").
+   * @param notification the envelope and the exact body bytes every attempt re-sends.
+   * @returns the notification id (UUID).
+   */
+  deliver(vault: string, notification: { envelope: NotificationEnvelope; body: string }): string {
+    const { envelope, body } = notification;
+    const endpoints = this.#endpoints.get(vault) ?? [];
+    this.#logger.info(
+      { notificationId: envelope.id, event: envelope.event, vault, endpoints: endpoints.length },
+      'webhook notification produced',
+    );
+    for (const endpoint of endpoints) this.#scheduleAttempt(envelope, body, vault, endpoint, 1);
+    return envelope.id;
+  }
+
   /** Aborts attempts in flight; pending retries are cancelled through the shared {@link TimerSet}. */
   stop(): void {
     this.#stopping.abort();
@@ -249,9 +326,32 @@ export class WebhookDispatcher {
     endpoint: WebhookEndpoint,
     attempt: number,
   ): void {
-    this.#timers.schedule(this.#schedule[attempt - 1]!, () => {
+    let pending = this.#pending.get(endpoint.id);
+    if (!pending) {
+      pending = new Set();
+      this.#pending.set(endpoint.id, pending);
+    }
+    const waiting: PendingAttempt = {
+      notificationId: envelope.id,
+      event: envelope.event,
+      attempt,
+      cancel: () => {},
+    };
+    pending.add(waiting);
+    waiting.cancel = this.#timers.schedule(this.#schedule[attempt - 1]!, () => {
+      this.#pending.get(endpoint.id)?.delete(waiting);
       void this.#attempt(envelope, body, vault, endpoint, attempt);
     });
+  }
+
+  #isRegistered(vault: string, endpointId: string): boolean {
+    return (this.#endpoints.get(vault) ?? []).some((endpoint) => endpoint.id === endpointId);
+  }
+
+  #record(record: DeliveryRecord): void {
+    this.#records.push(record);
+    const level = record.outcome === 'failed' ? 'warn' : 'info';
+    this.#logger[level](record, `webhook delivery ${record.outcome}`);
   }
 
   async #attempt(
@@ -283,7 +383,8 @@ export class WebhookDispatcher {
     }
     if (this.#stopping.signal.aborted) return;
     const ok = status !== undefined && status >= 200 && status < 300;
-    const outcome = ok ? 'delivered' : attempt < this.#schedule.length ? 'retrying' : 'failed';
+    const retry = attempt < this.#schedule.length && this.#isRegistered(vault, endpoint.id);
+    const outcome = ok ? 'delivered' : retry ? 'retrying' : 'failed';
     const record: DeliveryRecord = {
       notificationId: envelope.id,
       endpointId: endpoint.id,
@@ -295,9 +396,7 @@ export class WebhookDispatcher {
       at: new Date().toISOString(),
       outcome,
     };
-    this.#records.push(record);
-    const level = outcome === 'failed' ? 'warn' : 'info';
-    this.#logger[level](record, `webhook delivery ${outcome}`);
+    this.#record(record);
     if (outcome === 'retrying') this.#scheduleAttempt(envelope, body, vault, endpoint, attempt + 1);
   }
 }

@@ -1,5 +1,8 @@
+import { InputValidationError } from '@pothos/plugin-validation';
+import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
+import { decodeCursor, encodeCursor, type LoggedCardEvent } from '../events/event-log.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
@@ -19,9 +22,18 @@ const CardExpiryType = builder.objectRef<CardEvent['newExpiry']>('CardExpiry').i
   }),
 });
 
-const CardEventRef = builder.objectRef<CardEvent>('CardEvent').implement({
+const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
   description: 'One accepted card lifecycle notification. Account numbers are masked to BIN and last four.',
   fields: (t) => ({
+    cursor: t.string({
+      description:
+        'Position in the durable event log: pass it as `after` to resume a subscription or page history.',
+      resolve: (e) => encodeCursor(e),
+    }),
+    outOfOrder: t.exposeBoolean('outOfOrder', {
+      description:
+        'True when a newer event of the same card (by `timestamp`) had already been accepted: delivery order is not guaranteed, so do not let this one overwrite newer card data.',
+    }),
     id: t.exposeID('id', { description: 'Notification id (UUID); the same on every redelivery.' }),
     type: t.field({ type: CardEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
     tenant: t.exposeString('tenant', { description: 'Vault (tenant) the event belongs to.' }),
@@ -67,7 +79,7 @@ builder.subscriptionField('cardEvents', (t) =>
   t.field({
     type: CardEventRef,
     description:
-      "Live card lifecycle events of the caller's vaults (or of `vaultId`), optionally of one card and of some kinds only.",
+      "Live card lifecycle events of the caller's vaults (or of `vaultId`), optionally of one card and of some kinds only. With `after` (a `CardEvent.cursor`), every retained event after it is replayed first, then live events follow with no gap and no duplicate.",
     authScopes: { scope: 'cards:read' },
     args: {
       cardId: t.arg.string({ required: false, description: 'Only events of this card.' }),
@@ -77,15 +89,71 @@ builder.subscriptionField('cardEvents', (t) =>
         description: 'Only events of these kinds.',
       }),
       vaultId: t.arg.string(vaultIdArg),
+      after: t.arg.string({ required: false, description: 'Resume after this cursor (replay, then live).' }),
     },
     subscribe: (_root, args, context) => {
-      const tenants = args.vaultId ? [vaultOf(context, args.vaultId)] : [...(context.viewer?.vaults ?? [])];
-      return context.events.subscribe({
-        tenants,
-        ...(args.cardId ? { cardId: args.cardId } : {}),
-        ...(args.types?.length ? { types: args.types } : {}),
-      });
+      const after = args.after ? cursorArg(args.after).position : null;
+      return context.events.resume(eventFilter(context, args), after);
     },
     resolve: (event) => event,
   }),
 );
+
+builder.queryField('cardEvents', (t) =>
+  t.connection({
+    type: CardEventRef,
+    description:
+      "History of accepted card events of the caller's vaults (or of `vaultId`), oldest first by event `timestamp` (then acceptance order), within the retention period. Forward pagination only (`first`, `after`).",
+    authScopes: { scope: 'cards:read' },
+    errors: { types: [...UPSTREAM_ERRORS, InputValidationError] },
+    args: {
+      cardId: t.arg.string({ required: false, description: 'Only events of this card.' }),
+      types: t.arg({
+        type: [CardEventTypeEnum],
+        required: false,
+        description: 'Only events of these kinds.',
+      }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: async (_root, args, context) => {
+      if (args.last != null || args.before != null) {
+        throw new InputValidationError({
+          issues: [{ message: 'only forward pagination (first, after) is supported', path: ['last'] }],
+        });
+      }
+      const first = Math.min(Math.max(args.first ?? 50, 1), 500);
+      const after = args.after ? cursorArg(args.after) : null;
+      const page = await context.events.history(eventFilter(context, args), after, first + 1);
+      const edges = page.slice(0, first).map((node) => ({ cursor: encodeCursor(node), node }));
+      return {
+        edges,
+        pageInfo: {
+          hasNextPage: page.length > first,
+          hasPreviousPage: after !== null,
+          startCursor: edges[0]?.cursor ?? null,
+          endCursor: edges.at(-1)?.cursor ?? null,
+        },
+      };
+    },
+  }),
+);
+
+/** The event filter of the caller: its vaults (or `vaultId`), card and kinds. */
+function eventFilter(
+  context: GraphQLContext,
+  args: { vaultId?: string | null; cardId?: string | null; types?: readonly string[] | null },
+) {
+  const tenants = args.vaultId ? [vaultOf(context, args.vaultId)] : [...(context.viewer?.vaults ?? [])];
+  return {
+    tenants,
+    ...(args.cardId ? { cardId: args.cardId } : {}),
+    ...(args.types?.length ? { types: args.types } : {}),
+  };
+}
+
+function cursorArg(cursor: string) {
+  const decoded = decodeCursor(cursor);
+  if (!decoded)
+    throw new InputValidationError({ issues: [{ message: 'is not a card event cursor', path: ['after'] }] });
+  return decoded;
+}

@@ -69,6 +69,15 @@ export const aliasOrMaskedPan = z
   .min(1)
   .transform((value) => (/^\d{12,19}$/.test(value) ? maskPan(value) : value));
 
+/**
+ * An enumeration the spec leaves open ("complete enumerations not shown"): the known values are typed,
+ * and any other non-empty string passes through unchanged, so an upstream value added later never
+ * fails a read. Output type `T | (string & {})` (editors still suggest the known values).
+ */
+export function openEnum<const T extends string>(known: readonly [T, ...T[]]): z.ZodType<T | (string & {})> {
+  return z.union([z.enum(known), z.string().min(1)]);
+}
+
 /** Card ids of both card areas: `CRD` then Base62 (docs/gap-decisions.md "Identifiers"). */
 const CARD_ID = /^CRD[A-Za-z0-9]*$/;
 const CARD_ID_MAX_LENGTH = 128;

@@ -18,7 +18,10 @@ export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
 /** Webhook signing secret the embedded sandbox uses in test stacks. */
 export const TEST_WEBHOOK_SECRET = 'whsec_test_0123456789abcdef0123';
 
-/** Luhn-valid PANs the tests use besides the sandbox test cards (normal cards, other brands). */
+/**
+ * Card numbers the tests use besides the sandbox test cards: Luhn-valid normal cards of each brand,
+ * and the deliberately invalid numbers of the input validation tests (which must not leak either).
+ */
 export const EXTRA_TEST_PANS = [
   '4111111111111111',
   '5555555555554444',
@@ -27,6 +30,10 @@ export const EXTRA_TEST_PANS = [
   '6011111111111117',
   '36227206271667',
   '3530111333300000',
+  // Fails the Luhn check (test/gateway/input-validation.test.ts).
+  '4111111111111112',
+  // Luhn-valid but of no card family (test/gateway/input-validation.test.ts).
+  '9999999999999995',
 ] as const;
 
 /** A running gateway on the embedded sandbox, on free ports, logging to its own file. */
@@ -60,7 +67,8 @@ export interface Stack {
  * schedule. `env` overrides configuration variables.
  */
 export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
-  const logFile = join(mkdtempSync(join(tmpdir(), 'cardgraph-')), 'log.jsonl');
+  const dir = mkdtempSync(join(tmpdir(), 'cardgraph-'));
+  const logFile = join(dir, 'log.jsonl');
   const destination = pino.destination({ dest: logFile, sync: true });
   const config = loadConfig({
     UPSTREAM: 'embedded',
@@ -72,6 +80,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     WEBHOOK_SECRETS: TEST_WEBHOOK_SECRET,
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     UPSTREAM_TIMEOUT_MS: '2000',
+    DATA_DIR: join(dir, 'data'),
     ...env,
   });
   const app = buildApp(config, { logDestination: destination, sandboxRetryScheduleMs: [0, 100, 300] });

@@ -16,7 +16,12 @@ import type {
  * the request-body builders of enrolment and card check.
  */
 
-const billingAddressWire = z
+/**
+ * The v1 `billing_address` object (spec "Card (account updater, version 1)") → {@link BillingAddress}.
+ * Shared with network tokens, whose `holder_info.billing_address` has the same members (spec "Network
+ * token").
+ */
+export const billingAddressWire = z
   .object({
     name: z.string().optional(),
     company: z.string().optional(),
@@ -125,6 +130,24 @@ function merchantBody(merchant: MerchantInput | undefined) {
   );
 }
 
+/**
+ * Wire form of a {@link BillingAddress} (v1 `billing_address`, also network token
+ * `holder_info.billing_address`); undefined members are omitted.
+ */
+export function billingAddressBody(address: BillingAddress): Record<string, string> {
+  return withoutUndefined({
+    name: address.name,
+    company: address.company,
+    address1: address.address1,
+    address2: address.address2,
+    city: address.city,
+    region: address.region,
+    country: address.country,
+    postal_code: address.postalCode,
+    phone: address.phone,
+  }) as Record<string, string>;
+}
+
 /** Body of v1 `POST /cards` (spec "Endpoints, Account updater"); undefined members are omitted. */
 export function enrollCardBody(input: EnrollCardInput): unknown {
   const address = input.billingAddress;
@@ -133,19 +156,7 @@ export function enrollCardBody(input: EnrollCardInput): unknown {
     number: input.number,
     exp_month: input.expMonth,
     exp_year: input.expYear,
-    billing_address:
-      address &&
-      withoutUndefined({
-        name: address.name,
-        company: address.company,
-        address1: address.address1,
-        address2: address.address2,
-        city: address.city,
-        region: address.region,
-        country: address.country,
-        postal_code: address.postalCode,
-        phone: address.phone,
-      }),
+    billing_address: address && billingAddressBody(address),
     merchant: merchantBody(input.merchant),
   });
 }

@@ -1,0 +1,200 @@
+import { createClient } from 'redis';
+import type { Logger } from '../lib/logger.ts';
+import type { CardEvent } from './card-event.ts';
+import type { CardEventFilter } from './card-event-bus.ts';
+import {
+  type CardEventLog,
+  type LoggedCardEvent,
+  matchesFilter,
+  type RetentionPolicy,
+  toLoggedEvent,
+} from './event-log.ts';
+
+/** Options of {@link createRedisEventLog}. */
+export interface RedisEventLogOptions {
+  /** `redis://host:port/db`. */
+  url: string;
+  retention: RetentionPolicy;
+  logger: Logger;
+  /** Key prefix; the hash tag keeps every key of the log in one cluster slot. Default `cardgraph:{events}`. */
+  prefix?: string;
+  /** Longest a tail read blocks before it polls again (ms); bounds shutdown time. Default 2000. */
+  blockMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Atomic append: drop a notification id already seen, flag an event older than the newest of its
+ * card, XADD, remember the id for the retention period. One script, so a crash can never leave an id
+ * marked as seen without its entry (which would lose the event on redelivery).
+ * KEYS: stream, id marker, card-latest marker. ARGV: id, tenant, timestampMs, body, maxLen, ttlS.
+ */
+const APPEND_SCRIPT = `
+local existing = redis.call('GET', KEYS[2])
+if existing then return {0, existing, 0} end
+local ts = tonumber(ARGV[3])
+local latest = tonumber(redis.call('GET', KEYS[3]) or '-1')
+local ooo = 0
+if latest > ts then ooo = 1 else redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[6]) end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[1], 'tenant', ARGV[2], 'ooo', ooo, 'body', ARGV[4])
+redis.call('SET', KEYS[2], id, 'EX', ARGV[6])
+return {1, id, ooo}
+`;
+
+/** Stream ids are `<ms>-<seq>`; positions pack them into one ordered 64-bit integer. */
+function positionOf(streamId: string): bigint {
+  const [ms, seq] = streamId.split('-');
+  return (BigInt(ms!) << 20n) | BigInt(seq!);
+}
+
+function streamIdOf(position: bigint): string {
+  return `${position >> 20n}-${position & 0xfffffn}`;
+}
+
+type StreamMessage = { id: string; message: Record<string, string> };
+
+/**
+ * The distributed event log: one Redis Stream shared by every gateway replica. Appends are atomic
+ * (Lua) and deduplicated by notification id; every replica tails the stream with XREAD and fans
+ * entries out to its own subscribers, so an event acknowledged by one replica reaches subscribers
+ * on all of them. Durability is Redis's: run it with `appendonly yes` (`appendfsync always` for
+ * no loss on power failure).
+ */
+export async function createRedisEventLog(options: RedisEventLogOptions): Promise<CardEventLog> {
+  const prefix = options.prefix ?? 'cardgraph:{events}';
+  const streamKey = `${prefix}:stream`;
+  const now = options.now ?? Date.now;
+  const ttlS = Math.max(1, Math.ceil(options.retention.maxAgeMs / 1000));
+  const client = createClient({ url: options.url });
+  client.on('error', (error: Error) =>
+    options.logger.error({ err: error.message }, 'redis event log connection error'),
+  );
+  await client.connect();
+  const tailClient = client.duplicate();
+  tailClient.on('error', (error: Error) =>
+    options.logger.error({ err: error.message }, 'redis event log tail connection error'),
+  );
+  const listeners = new Set<(event: LoggedCardEvent) => void>();
+  let closed = false;
+  let tailLoop: Promise<void> | undefined;
+
+  function fromMessage(message: StreamMessage): LoggedCardEvent {
+    return toLoggedEvent(
+      JSON.parse(message.message.body!) as CardEvent,
+      positionOf(message.id),
+      message.message.ooo === '1',
+    );
+  }
+
+  async function range(start: string, count: number): Promise<StreamMessage[]> {
+    return (await client.xRange(streamKey, start, '+', { COUNT: count })) as StreamMessage[];
+  }
+
+  async function scan(
+    filter: CardEventFilter,
+    after: bigint | null,
+    limit: number,
+  ): Promise<LoggedCardEvent[]> {
+    const out: LoggedCardEvent[] = [];
+    let start = after === null ? '-' : `(${streamIdOf(after)}`;
+    const batch = Math.max(100, limit);
+    while (out.length < limit) {
+      const messages = await range(start, batch);
+      for (const message of messages) {
+        const event = fromMessage(message);
+        if (matchesFilter(event, filter)) out.push(event);
+        if (out.length === limit) break;
+      }
+      if (messages.length < batch) break;
+      start = `(${messages[messages.length - 1]!.id}`;
+    }
+    return out;
+  }
+
+  async function runTail(fromId: string): Promise<void> {
+    let lastId = fromId;
+    while (!closed) {
+      try {
+        const reply = (await tailClient.xRead(
+          { key: streamKey, id: lastId },
+          { BLOCK: options.blockMs ?? 2000, COUNT: 500 },
+        )) as { name: string; messages: StreamMessage[] }[] | null;
+        for (const stream of reply ?? []) {
+          for (const message of stream.messages) {
+            lastId = message.id;
+            const event = fromMessage(message);
+            for (const listener of listeners) listener(event);
+          }
+        }
+      } catch (error) {
+        if (closed) return;
+        options.logger.error({ err: (error as Error).message }, 'redis event log tail failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  return {
+    async append(event) {
+      const result = (await client.eval(APPEND_SCRIPT, {
+        keys: [streamKey, `${prefix}:id:${event.id}`, `${prefix}:latest:${event.tenant}:${event.cardId}`],
+        arguments: [
+          event.id,
+          event.tenant,
+          String(Date.parse(event.timestamp)),
+          JSON.stringify(event),
+          String(options.retention.maxCount),
+          String(ttlS),
+        ],
+      })) as [number, string, number];
+      const [appended, streamId, outOfOrder] = result;
+      if (appended === 0) return { outcome: 'duplicate', position: positionOf(streamId) };
+      return { outcome: 'appended', event: toLoggedEvent(event, positionOf(streamId), outOfOrder === 1) };
+    },
+
+    readAfter: scan,
+
+    async history(filter, after, limit) {
+      // Streams have no secondary index: read the retained window (bounded by maxCount) and order it.
+      const all = await scan(filter, null, options.retention.maxCount);
+      const ordered = all.sort((a, b) => a.timestampMs - b.timestampMs || (a.position < b.position ? -1 : 1));
+      const from = after
+        ? ordered.findIndex(
+            (e) =>
+              e.timestampMs > after.timestampMs ||
+              (e.timestampMs === after.timestampMs && e.position > after.position),
+          )
+        : 0;
+      return from < 0 ? [] : ordered.slice(from, from + limit);
+    },
+
+    async tail(listener) {
+      listeners.add(listener);
+      if (!tailLoop) {
+        await tailClient.connect();
+        // Positioned at the newest entry now, so nothing appended after this call is missed.
+        const newest = (await client.xRevRange(streamKey, '+', '-', { COUNT: 1 })) as StreamMessage[];
+        tailLoop = runTail(newest[0]?.id ?? '0-0');
+      }
+      return () => listeners.delete(listener);
+    },
+
+    async trim() {
+      const minId = `${now() - options.retention.maxAgeMs}-0`;
+      const byAge = await client.xTrim(streamKey, 'MINID', minId, { strategyModifier: '~' });
+      const byCount = await client.xTrim(streamKey, 'MAXLEN', options.retention.maxCount, {
+        strategyModifier: '~',
+      });
+      return Number(byAge) + Number(byCount);
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      listeners.clear();
+      tailClient.destroy();
+      await tailLoop;
+      await client.close();
+    },
+  };
+}

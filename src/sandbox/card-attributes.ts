@@ -1,0 +1,239 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
+import { badRequest, httpError, JSON_MEDIA_TYPE, type Router, readJsonBody, sendJson } from './http.ts';
+import type { AliasVault } from './vault.ts';
+
+/**
+ * Card attributes lookup (`{card_enrichment_url}` = `/card-attributes`, application/json): the card
+ * product of a BIN, a PAN or a `tok_` alias, answered from the BIN table shipped with the sandbox
+ * (`bin-table.json`). Spec "Card attributes" and "Card attributes result"; gap decisions "Card
+ * attributes".
+ */
+
+/** Path prefix of the area in the sandbox (contract §1). */
+export const CARD_ATTRIBUTES_PREFIX = '/card-attributes';
+
+/** Brand names of the table, one per card family of `src/lib/pan.ts`. */
+export const BRAND_NAMES: Readonly<Record<CardBrand, string>> = {
+  visa: 'VISA',
+  mastercard: 'MASTERCARD',
+  amex: 'AMERICAN EXPRESS',
+  discover: 'DISCOVER',
+  diners: 'DINERS CLUB',
+  jcb: 'JCB',
+};
+
+/** `card_type` values of the table (spec: `DEBIT` observed). */
+export const CARD_TYPES = ['CREDIT', 'DEBIT', 'CHARGE'] as const;
+/** `card_category` values of the table (spec: `PREPAID` observed). */
+export const CARD_CATEGORIES = [
+  'STANDARD',
+  'CLASSIC',
+  'GOLD',
+  'PLATINUM',
+  'SIGNATURE',
+  'INFINITE',
+  'WORLD',
+  'WORLD_ELITE',
+  'BUSINESS',
+  'CORPORATE',
+  'PURCHASING',
+  'PREPAID',
+] as const;
+
+const brandNames = Object.values(BRAND_NAMES) as [string, ...string[]];
+
+/** One row of `bin-table.json`, in wire names; `bin` is 6 or 8 digits as a string. */
+const binEntrySchema = z.strictObject({
+  bin: z.string().regex(/^[1-9]\d{5}(?:\d{2})?$/, 'must be 6 or 8 digits'),
+  brand: z.enum(brandNames),
+  issuing_organization: z.string().min(1),
+  card_type: z.enum(CARD_TYPES),
+  card_category: z.enum(CARD_CATEGORIES),
+  issuing_country_name: z.string().min(1),
+  issuing_country_code: z.string().regex(/^[A-Z]{2}$/, 'must be ISO 3166-1 alpha-2'),
+  maximum_pan_length: z.int().min(12).max(19),
+  card_commercial_type: z.enum(['PERSONAL', 'COMMERCIAL']),
+  regulation_status: z.enum(['REGULATED', 'UNREGULATED']),
+  prepaid_type: z.enum(['RELOADABLE', 'NON_RELOADABLE']).optional(),
+  cobadged_brands: z.string().min(1).optional(),
+});
+
+const binTableSchema = z.object({
+  version: z.int().min(19_000_101).max(99_991_231),
+  comment: z.string().optional(),
+  entries: z.array(binEntrySchema).min(1),
+});
+
+/** A row of the BIN table (wire names of the spec's "Card attributes result", `bin` as digits). */
+export type BinEntry = z.infer<typeof binEntrySchema>;
+
+/**
+ * The "Card attributes result" of the spec as the sandbox answers it. `bin` is the matched table
+ * prefix (6 or 8 digits) as an integer; `prepaid_type` only for `card_category` `PREPAID`;
+ * `cobadged_brands` only for co-badged products.
+ */
+export interface CardAttributesResult {
+  bin: number;
+  brand: string;
+  issuing_organization: string;
+  card_type: string;
+  card_category: string;
+  issuing_country_name: string;
+  issuing_country_code: string;
+  maximum_pan_length: number;
+  card_commercial_type: string;
+  regulation_status: string;
+  /** Eight-digit `YYYYMMDD` date of the data set. */
+  version: number;
+  prepaid_type?: string;
+  cobadged_brands?: string;
+}
+
+/** A loaded BIN table: its data set `version` (`YYYYMMDD`) and its rows by prefix. */
+export interface BinTable {
+  version: number;
+  entries: ReadonlyMap<string, BinEntry>;
+}
+
+function isCalendarDate(yyyymmdd: number): boolean {
+  const text = String(yyyymmdd);
+  const date = new Date(`${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6, 8)}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10).replaceAll('-', '') === text;
+}
+
+/**
+ * Validates a BIN table document (the shape of `bin-table.json`).
+ * Rules beyond the field types: `version` is a calendar date `YYYYMMDD`; prefixes are unique; each
+ * entry's `brand` is the family `cardBrandOf` gives its prefix; every 8-digit prefix has a 6-digit
+ * parent of the same brand (so a raw 6-digit BIN always finds an answer); `prepaid_type` is present
+ * exactly when `card_category` is `PREPAID`.
+ * @throws Error naming the first broken rule and the prefix concerned (table data, never card data).
+ */
+export function parseBinTable(document: unknown): BinTable {
+  const parsed = binTableSchema.safeParse(document);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`invalid BIN table at /${issue.path.join('/')}: ${issue.message}`);
+  }
+  const { version, entries: rows } = parsed.data;
+  if (!isCalendarDate(version)) throw new Error('invalid BIN table: version must be a YYYYMMDD date');
+  const entries = new Map<string, BinEntry>();
+  for (const entry of rows) {
+    if (entries.has(entry.bin)) throw new Error(`invalid BIN table: prefix ${entry.bin} is listed twice`);
+    const family = cardBrandOf(entry.bin);
+    if (!family || BRAND_NAMES[family] !== entry.brand) {
+      throw new Error(`invalid BIN table: prefix ${entry.bin} is not in the ${entry.brand} range`);
+    }
+    if ((entry.card_category === 'PREPAID') !== (entry.prepaid_type !== undefined)) {
+      throw new Error(`invalid BIN table: prefix ${entry.bin} needs prepaid_type exactly when PREPAID`);
+    }
+    entries.set(entry.bin, entry);
+  }
+  for (const entry of entries.values()) {
+    if (entry.bin.length !== 8) continue;
+    const parent = entries.get(entry.bin.slice(0, 6));
+    if (!parent || parent.brand !== entry.brand) {
+      throw new Error(`invalid BIN table: prefix ${entry.bin} has no 6-digit parent of its brand`);
+    }
+  }
+  return { version, entries };
+}
+
+let shippedTable: BinTable | undefined;
+
+/**
+ * The BIN table shipped with the sandbox (`src/sandbox/bin-table.json`), read and validated once.
+ * @throws Error when the file is missing or breaks a rule of {@link parseBinTable}.
+ */
+export function loadShippedBinTable(): BinTable {
+  shippedTable ??= parseBinTable(
+    JSON.parse(readFileSync(new URL('./bin-table.json', import.meta.url), 'utf8')) as unknown,
+  );
+  return shippedTable;
+}
+
+/**
+ * Finds the table row of a card number: the 8-digit prefix first (when the number has 8 digits or
+ * more), then the 6-digit one, so the longer prefix wins.
+ * @param digits 6 to 19 digits, separators removed.
+ * @returns the row, or undefined when neither prefix is in the table.
+ */
+export function lookupBin(table: BinTable, digits: string): BinEntry | undefined {
+  return (digits.length >= 8 ? table.entries.get(digits.slice(0, 8)) : undefined) ?? table.entries.get(digits.slice(0, 6));
+}
+
+/** The answer body of a table row. */
+export function cardAttributesOf(table: BinTable, entry: BinEntry): CardAttributesResult {
+  const { bin, prepaid_type, cobadged_brands, ...attributes } = entry;
+  return {
+    bin: Number(bin),
+    ...attributes,
+    version: table.version,
+    ...(prepaid_type !== undefined ? { prepaid_type } : {}),
+    ...(cobadged_brands !== undefined ? { cobadged_brands } : {}),
+  };
+}
+
+/** Spec "Card attributes", `number`: 6 to 19 digits with optional single spaces or hyphens between them. */
+const DIGITS_WITH_SEPARATORS = /^\d(?:[ -]?\d){5,18}$/;
+/** A PAN with more digits than this must pass Luhn (spec, rule 3 for `number`). */
+const LUHN_FREE_MAX_DIGITS = 11;
+
+/** Dependencies of {@link registerCardAttributeRoutes}. */
+export interface CardAttributeDeps {
+  aliases: AliasVault;
+  /** The table answering lookups; {@link loadShippedBinTable} by default. */
+  binTable?: BinTable;
+}
+
+/**
+ * Registers `POST /card-attributes/attributes/attributes` (`card-attributes:basic`), body
+ * `{"number": string}`:
+ * - 200 {@link CardAttributesResult}, `application/json`.
+ * - 400 `bad-request` (pointer `/number`): `number` absent, not a string, not of the spec's pattern,
+ *   or a PAN of more than 11 digits failing Luhn; (pointer ``) body not a JSON object.
+ * - 404 `not-found`: a `tok_` alias the caller's vault does not hold, or a number whose BIN the table
+ *   does not know.
+ * Details never carry the number.
+ * @throws Error at registration when the shipped table is invalid (see {@link loadShippedBinTable}).
+ */
+export function registerCardAttributeRoutes(router: Router, deps: CardAttributeDeps): void {
+  const table = deps.binTable ?? loadShippedBinTable();
+  router.add(
+    'POST',
+    `${CARD_ATTRIBUTES_PREFIX}/attributes/attributes`,
+    'card-attributes:basic',
+    async ({ req, res, auth }) => {
+      const body = await readJsonBody(req, JSON_MEDIA_TYPE);
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw badRequest('request body must be a JSON object', '');
+      }
+      const number = (body as Record<string, unknown>).number;
+      if (number === undefined || number === null) throw badRequest('number: is required', '/number');
+      if (typeof number !== 'string') throw badRequest('number: must be a string', '/number');
+
+      let digits: string;
+      if (number.startsWith('tok_')) {
+        const pan = deps.aliases.resolvePan(auth.vault, number);
+        if (!pan) throw httpError(404, 'not-found', 'number: no card with this alias in the vault');
+        digits = pan;
+      } else if (DIGITS_WITH_SEPARATORS.test(number)) {
+        digits = number.replace(/[ -]/g, '');
+        if (digits.length > LUHN_FREE_MAX_DIGITS && !isLuhnValid(digits)) {
+          throw badRequest('number: a card number of more than 11 digits must pass the Luhn check', '/number');
+        }
+      } else {
+        throw badRequest(
+          'number: must be 6 to 19 digits (single spaces or hyphens allowed between them) or a tok_ alias',
+          '/number',
+        );
+      }
+
+      const entry = lookupBin(table, digits);
+      if (!entry) throw httpError(404, 'not-found', 'no card attributes are known for this BIN');
+      sendJson(res, 200, cardAttributesOf(table, entry), JSON_MEDIA_TYPE);
+    },
+  );
+}

@@ -1,0 +1,51 @@
+import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
+import type { UpstreamHttp } from '../http.ts';
+import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
+import { joinUrl } from '../wire.ts';
+import { assertLookupNumber, cardAttributesSchema, lookupBody } from './schemas.ts';
+import type { CardAttributes } from './types.ts';
+
+export type * from './types.ts';
+
+/**
+ * Client of the card attributes lookup (spec "Card attributes", area `{card_enrichment_url}`,
+ * `application/json`).
+ *
+ * The looked-up `number` (a BIN, a PAN or a `tok_` alias) travels in the POST body only: never in a
+ * URL, a log line or an error message. The client does not cache: attributes are static per data set
+ * `version`, and the gateway caches them per BIN (docs/gap-decisions.md "Upstream clients").
+ *
+ * Errors: {@link InvalidArgumentError} (argument `number`) for a value of the wrong shape (nothing is
+ * sent); {@link UpstreamError} with area `card-attributes` (or `oauth`) otherwise, e.g. 400
+ * `bad-request` with pointer `/number` (a PAN failing Luhn, an unknown alias), 404 `not-found` (no
+ * attributes for the BIN), 500 `server-error`.
+ */
+export class CardAttributesClient {
+  readonly #baseUrl: string;
+  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
+
+  constructor(opts: UpstreamClientOptions) {
+    this.#baseUrl = opts.baseUrl;
+    this.#deps = { http: opts.http, tokens: opts.tokens };
+  }
+
+  /**
+   * `POST /attributes/attributes` (spec): attributes of the card product of `number`: exactly six
+   * digits are a BIN; a longer value is a PAN (Luhn-checked above 11 characters, single spaces or
+   * hyphens between digits allowed); `tok_…` is an alias of a PAN in the vault. A lookup has no side
+   * effect upstream but is a POST, so it is not retried automatically (except once after a 401).
+   */
+  async lookup(vault: string, number: string): Promise<CardAttributes> {
+    assertLookupNumber(number);
+    const { data } = await requestWithBearer(this.#deps, vault, {
+      area: 'card-attributes',
+      method: 'POST',
+      url: joinUrl(this.#baseUrl, ['attributes', 'attributes']),
+      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify(lookupBody(number)),
+      expectStatus: [200],
+      schema: cardAttributesSchema,
+    });
+    return data;
+  }
+}

@@ -1,0 +1,86 @@
+import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
+import type { UpstreamCall, UpstreamHttp } from '../http.ts';
+import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
+import { joinUrl } from '../wire.ts';
+import { assertPanAlias, networkTokenEnvelopeSchema, provisionBody } from './schemas.ts';
+import type { NetworkToken, ProvisionNetworkTokenInput } from './types.ts';
+
+export type * from './types.ts';
+
+/**
+ * Client of the network tokens endpoints (spec "Network token", area `{account_updater_url}`,
+ * `application/json`): provisioning, retrieval and deletion of the network token of a vaulted card,
+ * named by the alias of its PAN. Provisioning is asynchronous: its answer carries no `state`; the
+ * final state arrives by notification or by {@link get}. Only an `ACTIVE` token is usable in a
+ * transaction.
+ *
+ * Errors: {@link InvalidArgumentError} (argument `panAlias`) for a value that is not a PAN alias
+ * (nothing is sent); {@link UpstreamError} with area `network-tokens` (or `oauth`) otherwise:
+ * provisioning 400 `bad-request` (with `pointer`), 404 `declined` (or `not-found` for an alias the
+ * vault does not know), 422 `card-not-allowed`, `card-brand-not-supported`, `required-fields-missing`,
+ * `invalid-format`, `rejected`; retrieval and deletion 404 `not-found`; 500 `server-error`.
+ */
+export class NetworkTokensClient {
+  readonly #baseUrl: string;
+  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
+
+  constructor(opts: UpstreamClientOptions) {
+    this.#baseUrl = opts.baseUrl;
+    this.#deps = { http: opts.http, tokens: opts.tokens };
+  }
+
+  /**
+   * `POST /network-tokens` (spec): requests a network token for the card behind `panAlias`. The answer
+   * comes back at once without the final `state` (nor the token's last four and expiry). Never retried
+   * automatically except once after a 401.
+   */
+  async provision(vault: string, input: ProvisionNetworkTokenInput): Promise<NetworkToken> {
+    assertPanAlias(input.panAlias);
+    const { data } = await this.#send(vault, {
+      method: 'POST',
+      url: joinUrl(this.#baseUrl, ['network-tokens']),
+      body: JSON.stringify(provisionBody(input)),
+      expectStatus: [200, 201, 202],
+      schema: networkTokenEnvelopeSchema,
+    });
+    return data;
+  }
+
+  /** `GET /network-tokens/{pan_alias}` (spec): the token with its card and `holderInfo`; 404 `not-found`. */
+  async get(vault: string, panAlias: string): Promise<NetworkToken> {
+    assertPanAlias(panAlias);
+    const { data } = await this.#send(vault, {
+      method: 'GET',
+      url: joinUrl(this.#baseUrl, ['network-tokens', panAlias]),
+      expectStatus: [200],
+      schema: networkTokenEnvelopeSchema,
+    });
+    return data;
+  }
+
+  /**
+   * `DELETE /network-tokens/{pan_alias}` (spec): the token with state `DELETED` and the card's `last4`,
+   * `bin` and `expiresAt` only; 404 `not-found` for an unknown alias.
+   */
+  async delete(vault: string, panAlias: string): Promise<NetworkToken> {
+    assertPanAlias(panAlias);
+    const { data } = await this.#send(vault, {
+      method: 'DELETE',
+      url: joinUrl(this.#baseUrl, ['network-tokens', panAlias]),
+      expectStatus: [200],
+      schema: networkTokenEnvelopeSchema,
+    });
+    return data;
+  }
+
+  #send<T>(vault: string, call: Omit<UpstreamCall<T>, 'area' | 'headers'>) {
+    return requestWithBearer(this.#deps, vault, {
+      ...call,
+      area: 'network-tokens',
+      headers:
+        call.body === undefined
+          ? { accept: 'application/json' }
+          : { accept: 'application/json', 'content-type': 'application/json' },
+    });
+  }
+}
