@@ -192,7 +192,7 @@ export async function createRedisEventLog(options: RedisEventLogOptions): Promis
       if (closed) return;
       closed = true;
       listeners.clear();
-      tailClient.destroy();
+      if (tailClient.isOpen) tailClient.destroy();
       await tailLoop;
       await client.close();
     },

@@ -21,6 +21,8 @@ import {
   sendError,
   sendJson,
 } from './http.ts';
+import { registerCardAttributeRoutes } from './card-attributes.ts';
+import { registerNetworkTokenRoutes } from './network-tokens.ts';
 import { registerOAuthRoutes, TokenStore } from './oauth.ts';
 import { TimerSet } from './timers.ts';
 import { AliasVault } from './vault.ts';
@@ -124,6 +126,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     notify: (input) => dispatcher.notify(input),
     isSubscribedElsewhere: (vault, pan) => cardInterfaceStore.hasSubscribedPan(vault, pan),
   });
+  registerNetworkTokenRoutes(router, {
+    aliases,
+    timers,
+    now,
+    logger,
+    webhookDelayMs: options.webhookDelayMs,
+    deliver: (vault, notification) => dispatcher.deliver(vault, notification),
+  });
+  registerCardAttributeRoutes(router, { aliases });
   router.addPublic('GET', '/sandbox/webhook-deliveries', ({ res }) => {
     sendJson(res, 200, { data: dispatcher.deliveries() }, JSON_MEDIA_TYPE);
   });

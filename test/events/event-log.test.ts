@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CardEvent } from '../../src/events/card-event.ts';
+import {
+  type CardEventLog,
+  decodeCursor,
+  encodeCursor,
+  type LoggedCardEvent,
+} from '../../src/events/event-log.ts';
+import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
+import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
+import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedisServer();
+});
+afterAll(() => redis.stop());
+
+function event(overrides: Partial<CardEvent> = {}): CardEvent {
+  return {
+    id: randomUUID(),
+    type: 'au_card.updated',
+    tenant: 'tntsandbox1',
+    cardId: 'CRD0000000000000000000001',
+    timestamp: '2026-11-21T05:00:00.000Z',
+    createdAt: '2026-11-21T05:00:00Z',
+    newAccountNumber: '400021******2002',
+    oldAccountNumber: '400021******2002',
+    newExpiry: { month: 12, year: 2030 },
+    oldExpiry: { month: 12, year: 2030 },
+    expMonth: 12,
+    expYear: 2030,
+    fingerprint: 'a'.repeat(64),
+    grouping: 'every_single',
+    occurrence: 1,
+    orgId: 'ACsandbox000000000000001',
+    integrationId: 'INTsandbox00000000000001',
+    ...overrides,
+  };
+}
+
+const retention = { maxAgeMs: 3_600_000, maxCount: 1_000 };
+const backends: [string, () => Promise<CardEventLog>][] = [
+  [
+    'sqlite',
+    async () => createSqliteEventLog({ dataDir: mkdtempSync(join(tmpdir(), 'cardgraph-log-')), retention }),
+  ],
+  [
+    'redis',
+    async () =>
+      createRedisEventLog({
+        url: redis.url,
+        retention,
+        logger: pino({ level: 'silent' }),
+        prefix: `test:{${randomUUID()}}`,
+        blockMs: 200,
+      }),
+  ],
+];
+
+describe.each(backends)('%s event log', (_name, open) => {
+  it('appends once per notification id and reports the duplicate with its position', async () => {
+    const log = await open();
+    const first = event();
+    const appended = await log.append(first);
+    expect(appended.outcome).toBe('appended');
+    const again = await log.append(first);
+    expect(again).toEqual({
+      outcome: 'duplicate',
+      position: appended.outcome === 'appended' ? appended.event.position : null,
+    });
+    expect(await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).toHaveLength(1);
+    await log.close();
+  });
+
+  it('flags an event older than one already accepted for its card as out of order', async () => {
+    const log = await open();
+    const newer = await log.append(event({ timestamp: '2026-11-21T05:00:02.000Z' }));
+    const older = await log.append(event({ timestamp: '2026-11-21T05:00:01.000Z' }));
+    const otherCard = await log.append(
+      event({ timestamp: '2026-11-21T05:00:00.000Z', cardId: 'CRD0000000000000000000002' }),
+    );
+    expect([newer, older, otherCard].map((r) => r.outcome === 'appended' && r.event.outOfOrder)).toEqual([
+      false,
+      true,
+      false,
+    ]);
+    await log.close();
+  });
+
+  it('reads after a position by tenant, card and kind, and pages history by timestamp', async () => {
+    const log = await open();
+    const appended: LoggedCardEvent[] = [];
+    const specs: Partial<CardEvent>[] = [
+      { tenant: 'tntsandbox1', timestamp: '2026-11-21T05:00:03.000Z', type: 'au_card.closed' },
+      { tenant: 'tntsandbox2', timestamp: '2026-11-21T05:00:01.000Z' },
+      { tenant: 'tntsandbox1', timestamp: '2026-11-21T05:00:01.000Z', cardId: 'CRD0000000000000000000009' },
+      { tenant: 'tntsandbox1', timestamp: '2026-11-21T05:00:02.000Z' },
+    ];
+    for (const spec of specs) {
+      const result = await log.append(event(spec));
+      if (result.outcome === 'appended') appended.push(result.event);
+    }
+    const vault1 = await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10);
+    expect(vault1.map((e) => e.id)).toEqual([appended[0]!.id, appended[2]!.id, appended[3]!.id]);
+    expect(
+      (await log.readAfter({ tenants: ['tntsandbox1'] }, appended[0]!.position, 10)).map((e) => e.id),
+    ).toEqual([appended[2]!.id, appended[3]!.id]);
+    expect(
+      (await log.readAfter({ tenants: ['tntsandbox1'], types: ['au_card.closed'] }, null, 10)).map(
+        (e) => e.id,
+      ),
+    ).toEqual([appended[0]!.id]);
+    expect(
+      (await log.readAfter({ tenants: ['tntsandbox1'], cardId: 'CRD0000000000000000000009' }, null, 10)).map(
+        (e) => e.id,
+      ),
+    ).toEqual([appended[2]!.id]);
+
+    const page1 = await log.history({ tenants: ['tntsandbox1'] }, null, 2);
+    expect(page1.map((e) => e.id)).toEqual([appended[2]!.id, appended[3]!.id]);
+    const cursor = decodeCursor(encodeCursor(page1[1]!))!;
+    const page2 = await log.history({ tenants: ['tntsandbox1'] }, cursor, 2);
+    expect(page2.map((e) => e.id)).toEqual([appended[0]!.id]);
+    await log.close();
+  });
+
+  it('tails every entry appended after the tail is positioned, in position order', async () => {
+    const log = await open();
+    await log.append(event());
+    const seen: LoggedCardEvent[] = [];
+    const stop = await log.tail((e) => seen.push(e));
+    const ids = [event(), event(), event()];
+    for (const e of ids) await log.append(e);
+    const deadline = Date.now() + 3_000;
+    while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(seen.map((e) => e.id)).toEqual(ids.map((e) => e.id));
+    expect(seen[0]!.position < seen[1]!.position && seen[1]!.position < seen[2]!.position).toBe(true);
+    stop();
+    await log.close();
+  });
+});
+
+describe('cursors', () => {
+  it('round-trips and rejects foreign strings', () => {
+    const cursor = encodeCursor({ position: 123456789012345n, timestampMs: 1_795_237_909_952 });
+    expect(decodeCursor(cursor)).toEqual({ position: 123456789012345n, timestampMs: 1_795_237_909_952 });
+    expect(decodeCursor('bm9wZQ')).toBeNull();
+  });
+});

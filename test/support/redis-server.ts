@@ -1,0 +1,71 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A real redis-server on a free loopback port, persisting with AOF (`appendfsync always`). */
+export interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** Starts redis-server (installed by `npm test`'s pretest step) and waits until it accepts commands. */
+export async function startRedisServer(): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'cardgraph-redis-'));
+  const child: ChildProcess = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with ${code}: ${output}`));
+    });
+  });
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
