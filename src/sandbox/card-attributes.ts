@@ -161,7 +161,10 @@ export function loadShippedBinTable(): BinTable {
  * @returns the row, or undefined when neither prefix is in the table.
  */
 export function lookupBin(table: BinTable, digits: string): BinEntry | undefined {
-  return (digits.length >= 8 ? table.entries.get(digits.slice(0, 8)) : undefined) ?? table.entries.get(digits.slice(0, 6));
+  return (
+    (digits.length >= 8 ? table.entries.get(digits.slice(0, 8)) : undefined) ??
+    table.entries.get(digits.slice(0, 6))
+  );
 }
 
 /** The answer body of a table row. */
@@ -222,7 +225,10 @@ export function registerCardAttributeRoutes(router: Router, deps: CardAttributeD
       } else if (DIGITS_WITH_SEPARATORS.test(number)) {
         digits = number.replace(/[ -]/g, '');
         if (digits.length > LUHN_FREE_MAX_DIGITS && !isLuhnValid(digits)) {
-          throw badRequest('number: a card number of more than 11 digits must pass the Luhn check', '/number');
+          throw badRequest(
+            'number: a card number of more than 11 digits must pass the Luhn check',
+            '/number',
+          );
         }
       } else {
         throw badRequest(

@@ -297,7 +297,12 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
       }
       if (holderInfo.email !== undefined && !EMAIL_PATTERN.test(holderInfo.email)) {
         malformed.push(
-          problem(422, 'invalid-format', 'holder_info.email: must be an e-mail address', '/holder_info/email'),
+          problem(
+            422,
+            'invalid-format',
+            'holder_info.email: must be an e-mail address',
+            '/holder_info/email',
+          ),
         );
       }
       if (
@@ -317,10 +322,15 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
       if (malformed.length > 0) throw new HttpError(422, malformed);
 
       const pan = aliases.resolvePan(auth.vault, panAlias);
-      if (pan === undefined) throw httpError(404, 'not-found', 'pan_alias: no card with this alias in the vault');
+      if (pan === undefined)
+        throw httpError(404, 'not-found', 'pan_alias: no card with this alias in the vault');
       const brand = cardBrandOf(pan);
       if (brand !== 'visa' && brand !== 'mastercard' && brand !== 'amex' && brand !== 'discover') {
-        throw httpError(422, 'card-brand-not-supported', 'network tokens are not available for this card brand');
+        throw httpError(
+          422,
+          'card-brand-not-supported',
+          'network tokens are not available for this card brand',
+        );
       }
       const current = new Date(now());
       const fullYear = expYear < 100 ? 2000 + expYear : expYear;

@@ -204,7 +204,12 @@ export function cardInterfaceScenario(pan: string): CardInterfaceScenario {
  */
 export type NetworkTokenScenario =
   | { kind: 'final'; scenario?: string; state: 'ACTIVE' | 'SUSPENDED' }
-  | { kind: 'error'; scenario: string; status: 404 | 422; code: 'declined' | 'card-not-allowed' | 'rejected' };
+  | {
+      kind: 'error';
+      scenario: string;
+      status: 404 | 422;
+      code: 'declined' | 'card-not-allowed' | 'rejected';
+    };
 
 const NETWORK_TOKENS: Record<string, NetworkTokenScenario> = {
   '5001': { kind: 'final', scenario: '5001', state: 'ACTIVE' },

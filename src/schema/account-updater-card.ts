@@ -15,7 +15,7 @@ import type {
   Merchant,
 } from '../upstream/account-updater/client.ts';
 import { builder } from './builder.ts';
-import { cvcSchema, expMonthSchema, splitVaultId, stripNulls } from './card.ts';
+import { cvcSchema, digitsOnly, expMonthSchema, splitVaultId, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
 import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
 import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
@@ -76,7 +76,6 @@ export const AccountUpdaterCardRef = builder.objectRef<InVault<AccountUpdaterCar
 builder.node(AccountUpdaterCardRef, {
   description: 'A card enrolled in the account updater (version 1). `number` is an alias, never the PAN.',
   id: { resolve: (card) => `${card.vaultId}:${card.id}` },
-  authScopes: { scope: 'cards:read' },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'capabilities' in value,
   loadOne: async (globalId, context) => {
     const [vaultId, cardId] = splitVaultId(globalId);
@@ -145,20 +144,25 @@ export const v1NumberSchema = z
     'must be a Luhn-valid card number of a supported brand, or a card alias',
   );
 
-const fourDigitYearSchema = z.number().int().min(0, 'must be a valid year').max(9999, 'must be a valid year');
+/** A plain PAN loses its separators; an alias is sent as given. */
+const v1Number = (value: string) => (/^[\d -]+$/.test(value) ? digitsOnly(value) : value);
+
+const yearSchema = z.number().int().min(0, 'must be 0 to 9999').max(9999, 'must be 0 to 9999');
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 
 const BillingAddressInput = builder.inputType('BillingAddressInput', {
-  description: 'Billing address of a card to enrol.',
+  description:
+    'Billing address of a card to enrol (each member at most 200 characters; postal code 20, phone 40).',
   fields: (t) => ({
-    name: t.string({ required: false, description: 'Name.', validate: z.string().max(200) }),
-    company: t.string({ required: false, description: 'Company.', validate: z.string().max(200) }),
-    address1: t.string({ required: false, description: 'Address line 1.', validate: z.string().max(200) }),
-    address2: t.string({ required: false, description: 'Address line 2.', validate: z.string().max(200) }),
-    city: t.string({ required: false, description: 'City.', validate: z.string().max(100) }),
-    region: t.string({ required: false, description: 'Region or state.', validate: z.string().max(100) }),
-    country: t.string({ required: false, description: 'Country.', validate: z.string().max(100) }),
-    postalCode: t.string({ required: false, description: 'Postal code.', validate: z.string().max(20) }),
-    phone: t.string({ required: false, description: 'Phone number.', validate: z.string().max(40) }),
+    name: t.string({ required: false, description: 'Name.' }),
+    company: t.string({ required: false, description: 'Company.' }),
+    address1: t.string({ required: false, description: 'Address line 1.' }),
+    address2: t.string({ required: false, description: 'Address line 2.' }),
+    city: t.string({ required: false, description: 'City.' }),
+    region: t.string({ required: false, description: 'Region or state.' }),
+    country: t.string({ required: false, description: 'Country.' }),
+    postalCode: t.string({ required: false, description: 'Postal code.' }),
+    phone: t.string({ required: false, description: 'Phone number.' }),
   }),
 });
 
@@ -169,52 +173,75 @@ const MerchantInput = builder.inputType('MerchantInput', {
     serviceMerchantId: t.string({
       required: false,
       description: 'Required when several merchants are registered in the vault.',
-      validate: z.string().min(1).max(64),
     }),
     subMerchantName: t.string({
       description: 'Merchant name; required when enrolling on behalf of a merchant.',
-      validate: z.string().min(1).max(200),
     }),
-    subMerchantMid: t.string({
-      required: false,
-      description: 'Sub-merchant identifier (digits).',
-      validate: z.string().regex(/^\d{1,18}$/, 'must be digits'),
-    }),
+    subMerchantMid: t.string({ required: false, description: 'Sub-merchant identifier (digits).' }),
   }),
 });
+
+const billingAddressSchema = z.looseObject({
+  name: text(200).nullish(),
+  company: text(200).nullish(),
+  address1: text(200).nullish(),
+  address2: text(200).nullish(),
+  city: text(100).nullish(),
+  region: text(100).nullish(),
+  country: text(100).nullish(),
+  postalCode: text(20).nullish(),
+  phone: text(40).nullish(),
+});
+
+const merchantSchema = z.looseObject({
+  serviceMerchantId: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(64, 'must be at most 64 characters')
+    .nullish(),
+  subMerchantName: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  subMerchantMid: z
+    .string()
+    .regex(/^\d{1,18}$/, 'must be digits')
+    .nullish(),
+});
+
+/** Fields shared by enrolment and card check, validated in one schema so every bad field is reported. */
+const v1CardFields = {
+  name: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  number: v1NumberSchema,
+  expMonth: expMonthSchema,
+  expYear: yearSchema,
+  merchant: merchantSchema.nullish(),
+};
 
 const EnrollAccountUpdaterCardInput = builder.inputType('EnrollAccountUpdaterCardInput', {
   description: 'A card to enrol in the account updater (v1 POST /cards).',
   fields: (t) => ({
-    name: t.string({
-      description: 'Cardholder name.',
-      validate: z.string().min(1, 'must not be empty').max(200),
-    }),
-    number: t.string({ description: 'Card number or alias.', validate: v1NumberSchema }),
-    expMonth: t.int({ description: 'Expiry month, 1-12.', validate: expMonthSchema }),
-    expYear: t.int({ description: 'Expiry year (two digits).', validate: fourDigitYearSchema }),
+    name: t.string({ description: 'Cardholder name.' }),
+    number: t.string({ description: 'Card number (spaces and hyphens ignored) or alias.' }),
+    expMonth: t.int({ description: 'Expiry month, 1-12.' }),
+    expYear: t.int({ description: 'Expiry year as the card shows it (two digits, or four).' }),
     billingAddress: t.field({ type: BillingAddressInput, required: false, description: 'Billing address.' }),
     merchant: t.field({ type: MerchantInput, required: false, description: 'Merchant of the enrolment.' }),
   }),
+  validate: z.looseObject({ ...v1CardFields, billingAddress: billingAddressSchema.nullish() }),
 });
 
 const CheckAccountUpdaterCardInput = builder.inputType('CheckAccountUpdaterCardInput', {
   description: 'A card to check for updates without enrolment (v1 POST /card-check).',
   fields: (t) => ({
-    name: t.string({
-      description: "Card owner's full name.",
-      validate: z.string().min(1, 'must not be empty').max(200),
-    }),
-    number: t.string({ description: 'Card number or alias.', validate: v1NumberSchema }),
-    expMonth: t.int({ description: 'Expiry month, 1-12.', validate: expMonthSchema }),
-    expYear: t.int({ description: 'Expiry year.', validate: fourDigitYearSchema }),
+    name: t.string({ description: "Card owner's full name." }),
+    number: t.string({ description: 'Card number (spaces and hyphens ignored) or alias.' }),
+    expMonth: t.int({ description: 'Expiry month, 1-12.' }),
+    expYear: t.int({ description: 'Expiry year.' }),
     cvv: t.string({
       required: false,
       description: 'Card security code, 3 or 4 digits. Sent upstream, never returned.',
-      validate: cvcSchema,
     }),
     merchant: t.field({ type: MerchantInput, required: false, description: 'Merchant of the check.' }),
   }),
+  validate: z.looseObject({ ...v1CardFields, cvv: cvcSchema.nullish() }),
 });
 
 const CardCheckResultType = builder.objectRef<CardCheckResult>('CardCheckResult').implement({
@@ -288,7 +315,7 @@ builder.mutationField('enrollAccountUpdaterCard', (t) =>
       const card = await mapUpstreamErrors(
         context.upstream.accountUpdater.enrollCard(vault, {
           name: input.name,
-          number: input.number,
+          number: v1Number(input.number),
           expMonth: input.expMonth,
           expYear: input.expYear,
           ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
@@ -315,7 +342,7 @@ builder.mutationField('checkAccountUpdaterCard', (t) =>
       mapUpstreamErrors(
         context.upstream.accountUpdater.checkCard(vaultOf(context, vaultId), {
           name: input.name,
-          number: input.number,
+          number: v1Number(input.number),
           expMonth: input.expMonth,
           expYear: input.expYear,
           ...(input.cvv ? { cvv: input.cvv } : {}),

@@ -1,4 +1,9 @@
-import { AccountUpdaterNotSupportedError, CardNotFoundError, mapUpstreamErrors } from '../errors.ts';
+import {
+  AccountUpdaterNotSupportedError,
+  CardBrandNotSupportedError,
+  CardNotFoundError,
+  mapUpstreamErrors,
+} from '../errors.ts';
 import type { CardUpdateSubscription, CardUpdates } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
 import { CardRef } from './card.ts';
@@ -18,20 +23,26 @@ const CardUpdateSubscriptionType = builder
       subscriptionId: t.exposeString('id', { description: 'Subscription id (`CUS…`).' }),
       state: t.exposeString('state', { description: '`enrolled`, or `failed` when the network refused it.' }),
       createdAt: t.exposeString('createdAt', {
-        description: 'Creation time (no zone designator, fractional seconds).',
+        description: 'Creation time, ISO 8601 UTC with milliseconds.',
       }),
       updatedAt: t.exposeString('updatedAt', {
-        description: 'Last update time (no zone designator, fractional seconds).',
+        description: 'Last update time, ISO 8601 UTC with milliseconds.',
       }),
     }),
   });
 
 type UpdatedValue = CardUpdates['updatedValues'][number];
 
+/** The upstream client names fields in camelCase; the schema answers with the specification's names. */
+const WIRE_FIELD_NAMES: Record<string, string> = { pan: 'pan', expMonth: 'exp_month', expYear: 'exp_year' };
+
 const CardUpdatedValueType = builder.objectRef<UpdatedValue>('CardUpdatedValue').implement({
   description: 'One changed field of a card (spec "Card updates": updated_values[]).',
   fields: (t) => ({
-    fieldName: t.exposeString('fieldName', { description: '`pan`, `exp_month` or `exp_year`.' }),
+    fieldName: t.string({
+      description: 'Field that changed, as the specification names it: `pan`, `exp_month` or `exp_year`.',
+      resolve: (v) => WIRE_FIELD_NAMES[v.fieldName] ?? v.fieldName,
+    }),
     oldValue: t.string({
       description: 'Previous value; for `pan` the masked number (BIN and last four).',
       resolve: (v) => String(v.oldValue),
@@ -69,7 +80,7 @@ builder.mutationField('subscribeCardUpdates', (t) =>
     description:
       'Subscribes a card to the account updater. Subscribing an already subscribed card is skipped and returns the existing subscription.',
     authScopes: { scope: 'cards:write' },
-    errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError, ...INPUT_ERRORS] },
+    errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError, CardBrandNotSupportedError, ...INPUT_ERRORS] },
     args: cardArgs(t),
     resolve: (_root, args, context) =>
       mapUpstreamErrors(

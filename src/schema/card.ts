@@ -74,7 +74,6 @@ builder.node(CardRef, {
   description:
     'A card kept on file in the card interface. Never carries the PAN or CVC, only aliases and BIN/last four.',
   id: { resolve: (card) => `${card.vaultId}:${card.id}` },
-  authScopes: { scope: 'cards:read' },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'panAlias' in value,
   loadOne: async (globalId, context) => {
     const [vaultId, cardId] = splitVaultId(globalId);
@@ -133,10 +132,10 @@ builder.node(CardRef, {
       resolve: (c) => c.accountUpdater ?? null,
     }),
     createdAt: t.exposeString('createdAt', {
-      description: 'Creation time (no zone designator, fractional seconds).',
+      description: 'Creation time, ISO 8601 UTC with milliseconds.',
     }),
     updatedAt: t.exposeString('updatedAt', {
-      description: 'Last update time (no zone designator, fractional seconds).',
+      description: 'Last update time, ISO 8601 UTC with milliseconds.',
     }),
   }),
 });
@@ -160,56 +159,76 @@ export const expYearSchema = z
   .max(99, 'must be a two-digit year');
 export const cvcSchema = z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits');
 
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+
 const CardholderAddressInput = builder.inputType('CardholderAddressInput', {
   description: 'Cardholder address lines.',
   fields: (t) => ({
-    address1: t.string({ required: false, description: 'Address line 1.', validate: z.string().max(200) }),
-    address2: t.string({ required: false, description: 'Address line 2.', validate: z.string().max(200) }),
-    address3: t.string({ required: false, description: 'Address line 3.', validate: z.string().max(200) }),
-    address4: t.string({ required: false, description: 'Address line 4.', validate: z.string().max(200) }),
-    city: t.string({ required: false, description: 'City.', validate: z.string().max(100) }),
+    address1: t.string({ required: false, description: 'Address line 1 (at most 200 characters).' }),
+    address2: t.string({ required: false, description: 'Address line 2 (at most 200 characters).' }),
+    address3: t.string({ required: false, description: 'Address line 3 (at most 200 characters).' }),
+    address4: t.string({ required: false, description: 'Address line 4 (at most 200 characters).' }),
+    city: t.string({ required: false, description: 'City (at most 100 characters).' }),
   }),
 });
 
 const CardholderInput = builder.inputType('CardholderInput', {
   description: 'Cardholder of a new card.',
   fields: (t) => ({
-    name: t.string({ required: false, description: 'Cardholder name.', validate: z.string().max(200) }),
-    company: t.string({ required: false, description: 'Company.', validate: z.string().max(200) }),
+    name: t.string({ required: false, description: 'Cardholder name (at most 200 characters).' }),
+    company: t.string({ required: false, description: 'Company (at most 200 characters).' }),
     address: t.field({ type: CardholderAddressInput, required: false, description: 'Address.' }),
   }),
 });
+
+const cardholderSchema = z.looseObject({
+  name: text(200).nullish(),
+  company: text(200).nullish(),
+  address: z
+    .looseObject({
+      address1: text(200).nullish(),
+      address2: text(200).nullish(),
+      address3: text(200).nullish(),
+      address4: text(200).nullish(),
+      city: text(100).nullish(),
+    })
+    .nullish(),
+});
+
+/**
+ * The whole CreateCardInput in one schema, so every bad field is reported at once (field-level
+ * validators stop at the first failure of an input object).
+ */
+const createCardInputSchema = z
+  .looseObject({
+    pan: panSchema.nullish(),
+    panAlias: aliasSchema.nullish(),
+    cvc: cvcSchema.nullish(),
+    cvcAlias: aliasSchema.nullish(),
+    cvcStatus: z.literal('active', 'must be active').nullish(),
+    expMonth: expMonthSchema,
+    expYear: expYearSchema,
+    cardholder: cardholderSchema.nullish(),
+    metadata: z.record(z.string(), z.unknown(), 'must be a JSON object').nullish(),
+  })
+  .refine((v) => (v.pan == null) !== (v.panAlias == null), {
+    message: 'give exactly one of pan and panAlias',
+    path: ['pan'],
+  });
 
 const CreateCardInput = builder.inputType('CreateCardInput', {
   description: 'A card to keep on file (card interface POST /cards). Exactly one of `pan` and `panAlias`.',
   fields: (t) => ({
     pan: t.string({
       required: false,
-      description: 'Card number; spaces and hyphens are ignored.',
-      validate: panSchema,
+      description: 'Card number (13-19 digits, Luhn-valid); spaces and hyphens are ignored.',
     }),
-    panAlias: t.string({
-      required: false,
-      description: 'Alias of a PAN already in the vault.',
-      validate: aliasSchema,
-    }),
-    cvc: t.string({
-      required: false,
-      description: 'Card security code, 3 or 4 digits.',
-      validate: cvcSchema,
-    }),
-    cvcAlias: t.string({
-      required: false,
-      description: 'Alias of a CVC already in the vault.',
-      validate: aliasSchema,
-    }),
-    cvcStatus: t.string({
-      required: false,
-      description: 'CVC status; `active` is the only value given.',
-      validate: z.literal('active', 'must be active'),
-    }),
-    expMonth: t.int({ description: 'Expiry month, 1-12.', validate: expMonthSchema }),
-    expYear: t.int({ description: 'Two-digit expiry year.', validate: expYearSchema }),
+    panAlias: t.string({ required: false, description: 'Alias (`tok_…`) of a PAN already in the vault.' }),
+    cvc: t.string({ required: false, description: 'Card security code, 3 or 4 digits.' }),
+    cvcAlias: t.string({ required: false, description: 'Alias (`tok_…`) of a CVC already in the vault.' }),
+    cvcStatus: t.string({ required: false, description: 'CVC status; `active` is the only value given.' }),
+    expMonth: t.int({ description: 'Expiry month, 1-12.' }),
+    expYear: t.int({ description: 'Two-digit expiry year, 0-99.' }),
     cardholder: t.field({ type: CardholderInput, required: false, description: 'Cardholder.' }),
     tokenType: t.field({ type: TokenTypeEnum, required: false, description: 'Kind of number.' }),
     walletType: t.field({ type: WalletTypeEnum, required: false, description: 'Wallet of a device PAN.' }),
@@ -217,15 +236,9 @@ const CreateCardInput = builder.inputType('CreateCardInput', {
       type: 'JSON',
       required: false,
       description: 'User-defined metadata object (`data.meta`).',
-      validate: z.record(z.string(), z.unknown(), 'must be a JSON object'),
     }),
   }),
-  validate: z
-    .looseObject({ pan: z.unknown().optional(), panAlias: z.unknown().optional() })
-    .refine((v) => (v.pan == null) !== (v.panAlias == null), {
-      message: 'give exactly one of pan and panAlias',
-      path: ['pan'],
-    }),
+  validate: createCardInputSchema,
 });
 
 builder.queryField('card', (t) =>
@@ -261,7 +274,7 @@ builder.mutationField('createCard', (t) =>
       const vault = vaultOf(context, vaultId);
       const card = await mapUpstreamErrors(
         context.upstream.cardInterface.createCard(vault, {
-          ...(input.pan ? { pan: input.pan } : {}),
+          ...(input.pan ? { pan: digitsOnly(input.pan) } : {}),
           ...(input.panAlias ? { panAlias: input.panAlias } : {}),
           ...(input.cvc ? { cvc: input.cvc } : {}),
           ...(input.cvcAlias ? { cvcAlias: input.cvcAlias } : {}),
@@ -279,6 +292,9 @@ builder.mutationField('createCard', (t) =>
     },
   }),
 );
+
+/** A card number without the spaces and hyphens a client may type between digits. */
+export const digitsOnly = (value: string) => value.replace(/[ -]/g, '');
 
 /** `T` with `null` removed from every member, recursively. */
 type WithoutNulls<T> = T extends object ? { [K in keyof T]: WithoutNulls<Exclude<T[K], null>> } : T;

@@ -1,29 +1,42 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AccountUpdaterClient } from './account-updater/client.ts';
+import { AccountsClient } from './accounts/client.ts';
+import { CardAttributesClient } from './card-attributes/client.ts';
 import { CardInterfaceClient } from './card-interface/client.ts';
 import { createUpstreamHttp, type UpstreamHttp } from './http.ts';
+import { NetworkTokensClient } from './network-tokens/client.ts';
 import { AccessTokenProvider } from './oauth/access-token-provider.ts';
 
 export { AccountUpdaterClient } from './account-updater/client.ts';
 export type * from './account-updater/types.ts';
+export { AccountsClient } from './accounts/client.ts';
+export type * from './accounts/types.ts';
 export type { UpstreamClientOptions } from './authorized-request.ts';
+export { CardAttributesClient } from './card-attributes/client.ts';
+export type * from './card-attributes/types.ts';
 export { CardInterfaceClient } from './card-interface/client.ts';
 export type * from './card-interface/types.ts';
 export { InvalidArgumentError, type UpstreamArea, UpstreamError } from './errors.ts';
 export { createUpstreamHttp, type UpstreamHttp, type UpstreamHttpOptions } from './http.ts';
+export { NetworkTokensClient } from './network-tokens/client.ts';
+export type * from './network-tokens/types.ts';
 export { AccessTokenProvider, type AccessTokenProviderOptions } from './oauth/access-token-provider.ts';
 
 /**
  * The upstream clients wired together: one pooled HTTP client, one token provider shared by all
- * clients, and the clients of the card interface and account updater v1. `close` closes the pool
- * (waiting for in-flight requests).
+ * clients, and one client per area of the spec: card interface, account updater v1, network tokens
+ * (same base address as account updater v1), card attributes and organization members. `close`
+ * closes the pool (waiting for in-flight requests).
  */
 export interface Upstream {
   http: UpstreamHttp;
   tokens: AccessTokenProvider;
   cardInterface: CardInterfaceClient;
   accountUpdater: AccountUpdaterClient;
+  networkTokens: NetworkTokensClient;
+  cardAttributes: CardAttributesClient;
+  accounts: AccountsClient;
   close(): Promise<void>;
 }
 
@@ -44,6 +57,9 @@ export function createUpstream(config: Config['upstream'], logger: Logger): Upst
     tokens,
     cardInterface: new CardInterfaceClient({ baseUrl: config.cardInterfaceUrl, tokens, http }),
     accountUpdater: new AccountUpdaterClient({ baseUrl: config.accountUpdaterUrl, tokens, http }),
+    networkTokens: new NetworkTokensClient({ baseUrl: config.accountUpdaterUrl, tokens, http }),
+    cardAttributes: new CardAttributesClient({ baseUrl: config.cardAttributesUrl, tokens, http }),
+    accounts: new AccountsClient({ baseUrl: config.accountsUrl, tokens, http }),
     close: () => http.close(),
   };
 }

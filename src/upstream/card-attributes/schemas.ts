@@ -1,14 +1,7 @@
 import { z } from 'zod';
 import { InvalidArgumentError } from '../errors.ts';
 import { openEnum, withoutUndefined } from '../wire.ts';
-import type {
-  CardAttributes,
-  CardCategory,
-  CardCommercialType,
-  CardType,
-  PrepaidType,
-  RegulationStatus,
-} from './types.ts';
+import type { CardAttributes } from './types.ts';
 
 /**
  * zod schema of the card attributes answer (spec "Card attributes result"; docs/gap-decisions.md
@@ -20,17 +13,30 @@ import type {
 export const cardAttributesSchema = z
   .object({
     bin: z.number().int().min(0),
-    brand: z.string().optional(),
+    brand: openEnum(['VISA', 'MASTERCARD', 'AMERICAN EXPRESS', 'DISCOVER', 'DINERS CLUB', 'JCB']).optional(),
     issuing_organization: z.string().optional(),
-    card_type: openEnum<CardType>(['DEBIT', 'CREDIT', 'CHARGE']).optional(),
-    card_category: openEnum<CardCategory>(['PREPAID', 'STANDARD', 'PREMIUM']).optional(),
+    card_type: openEnum(['CREDIT', 'DEBIT', 'CHARGE']).optional(),
+    card_category: openEnum([
+      'STANDARD',
+      'CLASSIC',
+      'GOLD',
+      'PLATINUM',
+      'SIGNATURE',
+      'INFINITE',
+      'WORLD',
+      'WORLD_ELITE',
+      'BUSINESS',
+      'CORPORATE',
+      'PURCHASING',
+      'PREPAID',
+    ]).optional(),
     issuing_country_name: z.string().optional(),
     issuing_country_code: z.string().optional(),
     maximum_pan_length: z.number().int().min(12).max(19).optional(),
-    card_commercial_type: openEnum<CardCommercialType>(['PERSONAL', 'COMMERCIAL']).optional(),
-    regulation_status: openEnum<RegulationStatus>(['REGULATED', 'UNREGULATED']).optional(),
+    card_commercial_type: openEnum(['PERSONAL', 'COMMERCIAL']).optional(),
+    regulation_status: openEnum(['REGULATED', 'UNREGULATED']).optional(),
     version: z.number().int().min(10_000_000).max(99_999_999),
-    prepaid_type: openEnum<PrepaidType>(['RELOADABLE', 'NON_RELOADABLE']).optional(),
+    prepaid_type: openEnum(['RELOADABLE', 'NON_RELOADABLE']).optional(),
     cobadged_brands: z.string().optional(),
   })
   .transform(

@@ -8,11 +8,34 @@
  * shown"), so a new value never fails a lookup.
  */
 
+/** `brand` (the sandbox's names of the six card families of the spec). */
+export type CardAttributesBrand =
+  | 'VISA'
+  | 'MASTERCARD'
+  | 'AMERICAN EXPRESS'
+  | 'DISCOVER'
+  | 'DINERS CLUB'
+  | 'JCB'
+  | (string & {});
+
 /** `card_type` (spec: `DEBIT` observed). */
-export type CardType = 'DEBIT' | 'CREDIT' | 'CHARGE' | (string & {});
+export type CardType = 'CREDIT' | 'DEBIT' | 'CHARGE' | (string & {});
 
 /** `card_category` (spec: `PREPAID` observed). */
-export type CardCategory = 'PREPAID' | 'STANDARD' | 'PREMIUM' | (string & {});
+export type CardCategory =
+  | 'STANDARD'
+  | 'CLASSIC'
+  | 'GOLD'
+  | 'PLATINUM'
+  | 'SIGNATURE'
+  | 'INFINITE'
+  | 'WORLD'
+  | 'WORLD_ELITE'
+  | 'BUSINESS'
+  | 'CORPORATE'
+  | 'PURCHASING'
+  | 'PREPAID'
+  | (string & {});
 
 /** `card_commercial_type` (spec: `PERSONAL` observed). */
 export type CardCommercialType = 'PERSONAL' | 'COMMERCIAL' | (string & {});
@@ -26,9 +49,11 @@ export type PrepaidType = 'RELOADABLE' | 'NON_RELOADABLE' | (string & {});
 /**
  * Attributes of a card product (spec "Card attributes result"; docs/gap-decisions.md "Card
  * attributes").
- * - `bin`: the BIN the attributes belong to, as an integer (e.g. `510026`).
- * - `brand`, `issuingOrganization`, `issuingCountryName`: free text; `issuingCountryCode`: country code
- *   as sent (ISO 3166-1 alpha-2 in the sandbox).
+ * - `bin`: the BIN prefix the attributes belong to (6 or 8 digits), as an integer (e.g. `510026`);
+ *   an 8-digit prefix refines its 6-digit parent.
+ * - `issuingOrganization`, `issuingCountryName`: free text; `issuingCountryCode`: country code as sent
+ *   (ISO 3166-1 alpha-2 in the sandbox).
+ * - `prepaidType`: only for `cardCategory` `PREPAID` in the sandbox.
  * - `maximumPanLength`: digits of the longest PAN of the range.
  * - `version`: eight-digit date-like integer naming the data set (e.g. `20260101`). Attributes are
  *   static for one version, so a cache keyed by BIN stays valid until `version` changes.
@@ -36,7 +61,7 @@ export type PrepaidType = 'RELOADABLE' | 'NON_RELOADABLE' | (string & {});
  */
 export interface CardAttributes {
   bin: number;
-  brand?: string;
+  brand?: CardAttributesBrand;
   issuingOrganization?: string;
   cardType?: CardType;
   cardCategory?: CardCategory;

@@ -31,8 +31,9 @@ export class NetworkTokensClient {
 
   /**
    * `POST /network-tokens` (spec): requests a network token for the card behind `panAlias`. The answer
-   * comes back at once without the final `state` (nor the token's last four and expiry). Never retried
-   * automatically except once after a 401.
+   * (202) comes back at once without the final `state` (nor the token's last four and expiry). A card
+   * that already has a token not `DELETED` answers that token as it is (200, its state included when
+   * final; docs/gap-decisions.md "Network tokens"). Never retried automatically except once after a 401.
    */
   async provision(vault: string, input: ProvisionNetworkTokenInput): Promise<NetworkToken> {
     assertPanAlias(input.panAlias);

@@ -47,7 +47,10 @@ const cardWire = z
   })
   .transform((wire): NetworkTokenCard => {
     const card: NetworkTokenCard = { last4: wire.last4, bin: wire.bin, expiresAt: wire.expires_at };
-    if (wire.holder_info !== undefined) card.holderInfo = wire.holder_info;
+    // An empty `holder_info` (none was given at provisioning) says nothing: left out like an absent one.
+    if (wire.holder_info !== undefined && Object.keys(wire.holder_info).length > 0) {
+      card.holderInfo = wire.holder_info;
+    }
     return card;
   });
 

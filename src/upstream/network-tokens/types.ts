@@ -6,8 +6,6 @@ import type { BillingAddress } from '../account-updater/types.ts';
  * named by its alias, its BIN and its last four digits.
  */
 
-export type { BillingAddress } from '../account-updater/types.ts';
-
 /**
  * Network token states: `ACTIVE` and `DELETED` (spec "States and transitions, Network token"),
  * `SUSPENDED` (contract §5, cards ending 5002). A state the upstream adds later is passed through as
@@ -31,7 +29,8 @@ export interface NetworkTokenHolderInfo {
  * The card behind a network token (spec "Network token", `card`).
  * - `bin`: first six digits of the PAN (digits, as a string); `last4`: its last four digits.
  * - `expiresAt`: card expiry, `YYYY-MM`.
- * - `holderInfo`: present in provision and retrieve answers, absent in the delete answer.
+ * - `holderInfo`: the cardholder details given at provisioning, in provision and retrieve answers;
+ *   absent in the delete answer and when none were given.
  */
 export interface NetworkTokenCard {
   last4: string;

@@ -1,0 +1,77 @@
+import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
+import type { UpstreamCall, UpstreamHttp } from '../http.ts';
+import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
+import { joinUrl } from '../wire.ts';
+import { assertOrganizationId, invitesPageSchema, membersPageSchema, pageQuery } from './schemas.ts';
+import type { OrganizationInvite, OrganizationMember, Page, PageRequest } from './types.ts';
+
+export type * from './types.ts';
+
+const JSON_API = 'application/vnd.api+json';
+
+/**
+ * Client of the organization members area (spec "Organization members", area `{accounts_url}`,
+ * `application/vnd.api+json`): the members and the pending invitations of an organization, one
+ * JSON:API page at a time. The vault only selects the client credentials (a service account, scope
+ * `organization-users:read`); the lists are the organization's, not the vault's.
+ *
+ * Errors: {@link InvalidArgumentError} for a malformed `organizationId` or page (nothing is sent);
+ * {@link UpstreamError} with area `accounts` (or `oauth`) otherwise: 400 `bad-request` (a page
+ * parameter out of range), 401 `unauthorized`, 403 `forbidden` (token without
+ * `organization-users:read`), 404 `not-found` (unknown organization), 5xx, `timeout`,
+ * `invalid-response`.
+ */
+export class AccountsClient {
+  readonly #baseUrl: string;
+  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
+
+  constructor(opts: UpstreamClientOptions) {
+    this.#baseUrl = opts.baseUrl;
+    this.#deps = { http: opts.http, tokens: opts.tokens };
+  }
+
+  /**
+   * `GET /organizations/{organizationId}/members` (spec): one page of the organization's users,
+   * pending invitations excluded. Follow {@link Page.nextPage} for the rest. Idempotent: retried on
+   * 502/503/504 and connection resets by the HTTP client.
+   */
+  async listMembers(
+    vault: string,
+    organizationId: string,
+    page?: PageRequest,
+  ): Promise<Page<OrganizationMember>> {
+    return this.#list(vault, organizationId, 'members', page, membersPageSchema);
+  }
+
+  /**
+   * `GET /organizations/{organizationId}/invites` (spec names it; shape per docs/gap-decisions.md
+   * "Organization members"): one page of the organization's pending invitations.
+   */
+  async listInvites(
+    vault: string,
+    organizationId: string,
+    page?: PageRequest,
+  ): Promise<Page<OrganizationInvite>> {
+    return this.#list(vault, organizationId, 'invites', page, invitesPageSchema);
+  }
+
+  async #list<T>(
+    vault: string,
+    organizationId: string,
+    collection: 'members' | 'invites',
+    page: PageRequest | undefined,
+    schema: NonNullable<UpstreamCall<Page<T>>['schema']>,
+  ): Promise<Page<T>> {
+    assertOrganizationId(organizationId);
+    const query = pageQuery(page);
+    const { data } = await requestWithBearer(this.#deps, vault, {
+      area: 'accounts',
+      method: 'GET',
+      url: `${joinUrl(this.#baseUrl, ['organizations', organizationId, collection])}${query}`,
+      headers: { accept: JSON_API },
+      expectStatus: [200],
+      schema,
+    });
+    return data;
+  }
+}

@@ -1,0 +1,548 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
+import {
+  buildNetworkTokenNotification,
+  NETWORK_TOKEN_NOTIFICATION_DESCRIPTION,
+} from '../../src/sandbox/network-tokens.ts';
+import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
+import { type ReceivedRequest, sleep, startReceiver, startSandbox, type TestSandbox, waitFor } from './helpers.ts';
+
+const DELAY_MS = 50;
+const SECRET = 'whsec_network_tokens_0123456789';
+const OTHER_SECRET = 'whsec_network_tokens_vault_2_0123';
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const TOK = /^tok_sandbox_[0-9A-Za-z]{22}$/;
+const PATH = '/account-updater/network-tokens';
+const HOLDER_INFO = {
+  name: 'Ada Lovelace',
+  email: 'ada@example.com',
+  number: '+44 20 7946 0000',
+  billing_address: {
+    name: 'Ada Lovelace',
+    company: 'Engines Ltd',
+    address1: '1 Main St',
+    address2: 'Floor 2',
+    city: 'London',
+    region: 'LND',
+    country: 'GB',
+    postal_code: 'N1 1AA',
+    phone: '+44 20 7946 0000',
+  },
+};
+
+let t: TestSandbox;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let otherVaultReceiver: Awaited<ReturnType<typeof startReceiver>>;
+let token1: string;
+let token2: string;
+
+beforeAll(async () => {
+  t = await startSandbox({ webhookDelayMs: DELAY_MS, retryScheduleMs: [0, 50, 100] });
+  receiver = await startReceiver();
+  otherVaultReceiver = await startReceiver();
+  t.sandbox.registerWebhookEndpoint('tntsandbox1', { url: receiver.url, secret: SECRET });
+  t.sandbox.registerWebhookEndpoint('tntsandbox2', { url: otherVaultReceiver.url, secret: OTHER_SECRET });
+  token1 = await t.token('tntsandbox1');
+  token2 = await t.token('tntsandbox2');
+});
+afterAll(async () => {
+  await t.stop();
+  await receiver.close();
+  await otherVaultReceiver.close();
+});
+
+/** Vaults a PAN through the card interface and returns its `tok_sandbox_…` alias. */
+async function aliasOf(pan: string, token = token1): Promise<string> {
+  const response = await t.call('POST', '/card-interface/cards', {
+    token,
+    contentType: 'application/vnd.api+json',
+    body: { data: { type: 'cards', attributes: { pan, exp_month: 12, exp_year: 30 } } },
+  });
+  expect(response.status).toBe(201);
+  const alias = response.body.data.attributes.pan_alias as string;
+  expect(alias).toMatch(TOK);
+  return alias;
+}
+
+/** The format-preserving alias v1 issues for a PAN (through a card check). */
+async function formatPreservingAliasOf(pan: string, token = token1): Promise<string> {
+  const response = await t.call('POST', '/account-updater/card-check', {
+    token,
+    body: { number: pan, exp_month: 12, exp_year: 30 },
+  });
+  expect(response.status).toBe(200);
+  return response.body.data.number as string;
+}
+
+const provision = (body: unknown, token = token1) => t.call('POST', PATH, { token, body });
+const getToken = (alias: string, token = token1) =>
+  t.call('GET', `${PATH}/${encodeURIComponent(alias)}`, { token });
+const deleteToken = (alias: string, token = token1) =>
+  t.call('DELETE', `${PATH}/${encodeURIComponent(alias)}`, { token });
+
+function verified(request: ReceivedRequest, secret = SECRET) {
+  const result = verifyWebhookSignature(
+    request.headers['vgs-signature'] as string | undefined,
+    request.body,
+    [secret],
+    300,
+    Math.floor(Date.now() / 1000),
+  );
+  expect(result.ok).toBe(true);
+  return JSON.parse(request.body.toString('utf8'));
+}
+
+const detailsOf = (request: ReceivedRequest) =>
+  JSON.parse(JSON.parse(request.body.toString('utf8')).details as string);
+const notificationsFor = (alias: string, from = receiver) =>
+  from.received.filter((request) => detailsOf(request).pan_alias === alias);
+const notificationFor = (alias: string, from = receiver) =>
+  waitFor(() => notificationsFor(alias, from)[0]);
+
+function expectError(
+  response: Awaited<ReturnType<TestSandbox['call']>>,
+  status: number,
+  code: string,
+  pointer?: string,
+) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toBe('application/json');
+  expect(response.body.errors).toHaveLength(1);
+  const [error] = response.body.errors;
+  expect(error.status).toBe(String(status));
+  expect(error.code).toBe(code);
+  expect(typeof error.detail).toBe('string');
+  if (pointer === undefined) expect(error.source).toBeUndefined();
+  else expect(error.source).toEqual({ pointer });
+}
+
+describe('POST /network-tokens: a normal card', () => {
+  it('answers 202 without a final state, then becomes ACTIVE and notifies', async () => {
+    const pan = '4111111111111111';
+    const alias = await aliasOf(pan);
+    const response = await provision({ pan_alias: alias, exp_month: 11, exp_year: 2029, holder_info: HOLDER_INFO });
+    expect(response.status).toBe(202);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    const { created_at, updated_at, ...rest } = response.body.data;
+    expect(created_at).toMatch(ISO);
+    expect(updated_at).toBe(created_at);
+    expect(rest).toEqual({
+      pan_alias: alias,
+      card: { last4: '1111', bin: '411111', expires_at: '2029-11', holder_info: HOLDER_INFO },
+    });
+    expect(response.text).not.toContain(pan);
+
+    const pending = await getToken(alias);
+    expect(pending.status).toBe(200);
+    expect(pending.body).toEqual(response.body);
+
+    const request = await notificationFor(alias);
+    expect(request.headers['content-type']).toBe('application/json');
+    const envelope = verified(request);
+    expect(envelope.event).toBe('network_token.active');
+    expect(envelope.tenant).toBe('tntsandbox1');
+    expect(envelope.description).toBe(NETWORK_TOKEN_NOTIFICATION_DESCRIPTION);
+    expect(envelope.producer).toEqual({ application_name: 'network-tokens', application_protocol: 'https' });
+    expect(request.body.toString()).not.toContain(pan);
+
+    const active = await getToken(alias);
+    expect(active.status).toBe(200);
+    const token = active.body.data;
+    expect(token).toMatchObject({
+      pan_alias: alias,
+      state: 'ACTIVE',
+      expires_at: '2029-11',
+      created_at,
+      card: { last4: '1111', bin: '411111', expires_at: '2029-11', holder_info: HOLDER_INFO },
+    });
+    expect(token.network_token_last4).toMatch(/^\d{4}$/);
+    expect(token.network_token_last4).not.toBe('1111');
+    expect(token.updated_at).toMatch(ISO);
+    expect(Date.parse(token.updated_at)).toBeGreaterThanOrEqual(Date.parse(created_at));
+    expect(Object.keys(token).sort()).toEqual(
+      ['card', 'created_at', 'expires_at', 'network_token_last4', 'pan_alias', 'state', 'updated_at'].sort(),
+    );
+
+    const details = JSON.parse(envelope.details);
+    expect(details).toEqual({
+      pan_alias: alias,
+      state: 'ACTIVE',
+      network_token_last4: token.network_token_last4,
+      expires_at: '2029-11',
+      occurred_at: token.updated_at,
+      created_at: `${created_at.slice(0, 19)}Z`,
+    });
+    expect(envelope.timestamp).toBe(token.updated_at);
+  });
+
+  it('takes a two-digit exp_year, no holder_info, and a format-preserving alias', async () => {
+    const alias = await formatPreservingAliasOf('5555555555554444');
+    expect(alias).not.toMatch(TOK);
+    const response = await provision({ pan_alias: alias, exp_month: 3, exp_year: 31 });
+    expect(response.status).toBe(202);
+    expect(response.body.data.card).toEqual({
+      last4: '4444',
+      bin: '555555',
+      expires_at: '2031-03',
+      holder_info: {},
+    });
+    await notificationFor(alias);
+    expect((await getToken(alias)).body.data.state).toBe('ACTIVE');
+  });
+
+  it('keeps one token per card: a repeated request answers 200 with it and notifies nothing new', async () => {
+    const alias = await aliasOf('4242424242424242');
+    const first = await provision({ pan_alias: alias, exp_month: 1, exp_year: 30 });
+    expect(first.status).toBe(202);
+    await notificationFor(alias);
+    const again = await provision({ pan_alias: alias, exp_month: 1, exp_year: 30 });
+    expect(again.status).toBe(200);
+    expect(again.body.data.state).toBe('ACTIVE');
+    expect(again.body.data.created_at).toBe(first.body.data.created_at);
+    await sleep(DELAY_MS + 100);
+    expect(notificationsFor(alias)).toHaveLength(1);
+  });
+
+  it('names the token by either alias of the same card', async () => {
+    const pan = '4000056655665556';
+    const tokAlias = await aliasOf(pan);
+    const fpeAlias = await formatPreservingAliasOf(pan);
+    expect((await provision({ pan_alias: tokAlias, exp_month: 5, exp_year: 30 })).status).toBe(202);
+    const viaOther = await getToken(fpeAlias);
+    expect(viaOther.status).toBe(200);
+    expect(viaOther.body.data.pan_alias).toBe(fpeAlias);
+    expect(viaOther.body.data.card.last4).toBe('5556');
+    expect((await provision({ pan_alias: fpeAlias, exp_month: 5, exp_year: 30 })).status).toBe(200);
+  });
+
+  it('notifies only the endpoints of the vault that provisioned', async () => {
+    const alias = await aliasOf('4111111111111111', token2);
+    expect((await provision({ pan_alias: alias, exp_month: 8, exp_year: 30 }, token2)).status).toBe(202);
+    const request = await notificationFor(alias, otherVaultReceiver);
+    expect(verified(request, OTHER_SECRET).tenant).toBe('tntsandbox2');
+    expect(notificationsFor(alias)).toHaveLength(0);
+  });
+});
+
+describe('POST /network-tokens: test cards of contract §5.5', () => {
+  const cards = SANDBOX_TEST_CARDS.filter((card) => card.table === 'network-token');
+
+  it('lists ten cards, two per scenario', () => {
+    expect(cards.map((card) => card.scenario).sort()).toEqual(
+      ['5001', '5001', '5002', '5002', '5404', '5404', '5422', '5422', '5423', '5423'],
+    );
+  });
+
+  const finals = cards.filter((card) => card.scenario === '5001' || card.scenario === '5002');
+  it.each(finals.map((card) => [card.scenario, card.pan, card.outcome] as const))(
+    '%s (%s) ends %s after the delay, with a signed notification',
+    async (_scenario, pan, state) => {
+      const alias = await aliasOf(pan);
+      const response = await provision({ pan_alias: alias, exp_month: 6, exp_year: 30 });
+      expect(response.status).toBe(202);
+      expect(response.body.data.state).toBeUndefined();
+      expect(response.body.data.network_token_last4).toBeUndefined();
+      expect(response.body.data.expires_at).toBeUndefined();
+
+      const envelope = verified(await notificationFor(alias));
+      expect(envelope.event).toBe(`network_token.${state.toLowerCase()}`);
+      const details = JSON.parse(envelope.details);
+      expect(details.state).toBe(state);
+      expect(details.pan_alias).toBe(alias);
+
+      const fetched = await getToken(alias);
+      expect(fetched.status).toBe(200);
+      expect(fetched.body.data.state).toBe(state);
+      expect(fetched.body.data.network_token_last4).toBe(details.network_token_last4);
+      expect(fetched.body.data.expires_at).toBe('2030-06');
+    },
+  );
+
+  const errors = cards.filter((card) => !['5001', '5002'].includes(card.scenario));
+  it.each(errors.map((card) => [card.scenario, card.pan, card.outcome] as const))(
+    '%s (%s) answers %s at once, stores nothing and notifies nothing',
+    async (scenario, pan, code) => {
+      const alias = await aliasOf(pan);
+      const response = await provision({ pan_alias: alias, exp_month: 6, exp_year: 30 });
+      expectError(response, scenario === '5404' ? 404 : 422, code);
+      expect(response.text).not.toContain(pan);
+      expectError(await getToken(alias), 404, 'not-found');
+      await sleep(DELAY_MS + 50);
+      expect(notificationsFor(alias)).toHaveLength(0);
+    },
+  );
+});
+
+describe('POST /network-tokens: errors', () => {
+  it('400 bad-request for malformed JSON, a non-object body and wrong JSON types', async () => {
+    expectError(await provision('{"pan_alias":'), 400, 'bad-request', '');
+    expectError(await provision([1, 2]), 400, 'bad-request', '');
+    const alias = await aliasOf('4111111111111111');
+    expectError(await provision({ pan_alias: alias, exp_month: '12', exp_year: 30 }), 400, 'bad-request', '/exp_month');
+    expectError(await provision({ pan_alias: alias, exp_month: 12.5, exp_year: 30 }), 400, 'bad-request', '/exp_month');
+    expectError(await provision({ pan_alias: 42, exp_month: 12, exp_year: 30 }), 400, 'bad-request', '/pan_alias');
+    expectError(
+      await provision({ pan_alias: alias, exp_month: 12, exp_year: 30, holder_info: 'Ada' }),
+      400,
+      'bad-request',
+      '/holder_info',
+    );
+    expectError(
+      await provision({ pan_alias: alias, exp_month: 12, exp_year: 30, holder_info: { billing_address: { city: 5 } } }),
+      400,
+      'bad-request',
+      '/holder_info/billing_address/city',
+    );
+  });
+
+  it('415 for another media type', async () => {
+    const response = await t.call('POST', PATH, {
+      token: token1,
+      contentType: 'text/plain',
+      body: '{"pan_alias":"x","exp_month":1,"exp_year":30}',
+    });
+    expectError(response, 415, 'unsupported-media-type');
+  });
+
+  it('422 required-fields-missing, one error per absent or null member', async () => {
+    const response = await provision({});
+    expect(response.status).toBe(422);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.body.errors).toEqual([
+      { status: '422', code: 'required-fields-missing', detail: 'pan_alias: is required', source: { pointer: '/pan_alias' } },
+      { status: '422', code: 'required-fields-missing', detail: 'exp_month: is required', source: { pointer: '/exp_month' } },
+      { status: '422', code: 'required-fields-missing', detail: 'exp_year: is required', source: { pointer: '/exp_year' } },
+    ]);
+    const alias = await aliasOf('4111111111111111');
+    expectError(
+      await provision({ pan_alias: alias, exp_month: 4, exp_year: null }),
+      422,
+      'required-fields-missing',
+      '/exp_year',
+    );
+  });
+
+  it('422 invalid-format for out-of-range expiry, malformed alias and holder details', async () => {
+    const alias = await aliasOf('4111111111111111');
+    expectError(await provision({ pan_alias: alias, exp_month: 13, exp_year: 30 }), 422, 'invalid-format', '/exp_month');
+    expectError(await provision({ pan_alias: alias, exp_month: 0, exp_year: 30 }), 422, 'invalid-format', '/exp_month');
+    expectError(await provision({ pan_alias: alias, exp_month: 1, exp_year: 100 }), 422, 'invalid-format', '/exp_year');
+    expectError(await provision({ pan_alias: alias, exp_month: 1, exp_year: 2100 }), 422, 'invalid-format', '/exp_year');
+    expectError(await provision({ pan_alias: 'not an alias', exp_month: 1, exp_year: 30 }), 422, 'invalid-format', '/pan_alias');
+    expectError(await provision({ pan_alias: '', exp_month: 1, exp_year: 30 }), 422, 'invalid-format', '/pan_alias');
+    const plainPan = await provision({ pan_alias: '4111111111111111', exp_month: 1, exp_year: 30 });
+    expectError(plainPan, 422, 'invalid-format', '/pan_alias');
+    expect(plainPan.text).not.toContain('4111111111111111');
+    expectError(
+      await provision({ pan_alias: alias, exp_month: 1, exp_year: 30, holder_info: { email: 'ada.example.com' } }),
+      422,
+      'invalid-format',
+      '/holder_info/email',
+    );
+    const cardAsPhone = await provision({
+      pan_alias: alias,
+      exp_month: 1,
+      exp_year: 30,
+      holder_info: { number: '4111111111111111' },
+    });
+    expectError(cardAsPhone, 422, 'invalid-format', '/holder_info/number');
+    expect(cardAsPhone.text).not.toContain('4111111111111111');
+
+    const several = await provision({ pan_alias: 'nope', exp_month: 13, exp_year: 30 });
+    expect(several.status).toBe(422);
+    expect(several.body.errors.map((e: { source: { pointer: string } }) => e.source.pointer)).toEqual([
+      '/pan_alias',
+      '/exp_month',
+    ]);
+  });
+
+  it('404 not-found for an alias the vault does not hold, another vault\'s alias included', async () => {
+    expectError(
+      await provision({ pan_alias: 'tok_sandbox_0000000000000000000000', exp_month: 1, exp_year: 30 }),
+      404,
+      'not-found',
+    );
+    const otherVaultAlias = await aliasOf('4111111111111111', token2);
+    expectError(await provision({ pan_alias: otherVaultAlias, exp_month: 1, exp_year: 30 }), 404, 'not-found');
+  });
+
+  it('422 card-brand-not-supported for Diners Club and JCB', async () => {
+    for (const pan of ['30569309025904', '3530111333300000']) {
+      const alias = await aliasOf(pan);
+      const response = await provision({ pan_alias: alias, exp_month: 1, exp_year: 30 });
+      expectError(response, 422, 'card-brand-not-supported');
+      expect(response.text).not.toContain(pan);
+    }
+  });
+
+  it('accepts American Express and Discover', async () => {
+    for (const pan of ['371449635398431', '6011111111111117']) {
+      const alias = await aliasOf(pan);
+      expect((await provision({ pan_alias: alias, exp_month: 1, exp_year: 30 })).status).toBe(202);
+    }
+  });
+
+  it('422 card-not-allowed for an expired card; the current month is still valid', async () => {
+    const alias = await aliasOf('5105105105105100');
+    expectError(await provision({ pan_alias: alias, exp_month: 12, exp_year: 20 }), 422, 'card-not-allowed');
+    const now = new Date();
+    const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+    expectError(
+      await provision({ pan_alias: alias, exp_month: lastMonth.getUTCMonth() + 1, exp_year: lastMonth.getUTCFullYear() }),
+      422,
+      'card-not-allowed',
+    );
+    const thisMonth = await provision({
+      pan_alias: alias,
+      exp_month: now.getUTCMonth() + 1,
+      exp_year: now.getUTCFullYear() % 100,
+    });
+    expect(thisMonth.status).toBe(202);
+  });
+});
+
+describe('GET and DELETE /network-tokens/{pan_alias}', () => {
+  it('404 not-found for unknown, malformed, token-less and other-vault aliases', async () => {
+    const tokenless = await aliasOf('4000210000000000006'.slice(0, 16).replace(/\d$/, '6'));
+    for (const alias of ['tok_sandbox_0000000000000000000000', 'garbage', tokenless]) {
+      expectError(await getToken(alias), 404, 'not-found');
+      expectError(await deleteToken(alias), 404, 'not-found');
+    }
+    const alias = await aliasOf('5200828282828210');
+    expect((await provision({ pan_alias: alias, exp_month: 2, exp_year: 30 })).status).toBe(202);
+    expectError(await getToken(alias, token2), 404, 'not-found');
+    expectError(await deleteToken(alias, token2), 404, 'not-found');
+    expect((await getToken(alias)).status).toBe(200);
+  });
+
+  it('deletes an ACTIVE token: DELETED with card last4, bin and expires_at only; idempotent; re-provisionable', async () => {
+    const alias = await aliasOf('5555555555554444');
+    const provisioned = await provision({ pan_alias: alias, exp_month: 9, exp_year: 30, holder_info: HOLDER_INFO });
+    expect(provisioned.status).toBe(202);
+    await notificationFor(alias);
+    const active = (await getToken(alias)).body.data;
+    expect(active.state).toBe('ACTIVE');
+
+    const deleted = await deleteToken(alias);
+    expect(deleted.status).toBe(200);
+    expect(deleted.headers.get('content-type')).toBe('application/json');
+    expect(deleted.body.data).toEqual({
+      pan_alias: alias,
+      network_token_last4: active.network_token_last4,
+      expires_at: '2030-09',
+      state: 'DELETED',
+      created_at: active.created_at,
+      updated_at: deleted.body.data.updated_at,
+      card: { last4: '4444', bin: '555555', expires_at: '2030-09' },
+    });
+    expect(deleted.body.data.updated_at).toMatch(ISO);
+
+    const fetched = await getToken(alias);
+    expect(fetched.status).toBe(200);
+    expect(fetched.body.data.state).toBe('DELETED');
+    expect(fetched.body.data.card.holder_info).toEqual(HOLDER_INFO);
+
+    const again = await deleteToken(alias);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(deleted.body);
+
+    const reprovisioned = await provision({ pan_alias: alias, exp_month: 9, exp_year: 31 });
+    expect(reprovisioned.status).toBe(202);
+    expect(reprovisioned.body.data.state).toBeUndefined();
+    expect(reprovisioned.body.data.card.expires_at).toBe('2031-09');
+    await waitFor(() => (notificationsFor(alias).length === 2 ? true : undefined));
+    expect((await getToken(alias)).body.data.state).toBe('ACTIVE');
+  });
+
+  it('deletes a SUSPENDED token', async () => {
+    const alias = await aliasOf('4000210000795002');
+    expect((await provision({ pan_alias: alias, exp_month: 6, exp_year: 30 })).status).toBe(202);
+    await notificationFor(alias);
+    expect((await getToken(alias)).body.data.state).toBe('SUSPENDED');
+    const deleted = await deleteToken(alias);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data.state).toBe('DELETED');
+  });
+
+  it('deleting a pending token abandons provisioning: no final state, no notification', async () => {
+    const alias = await aliasOf('4000210000395001');
+    expect((await provision({ pan_alias: alias, exp_month: 6, exp_year: 30 })).status).toBe(202);
+    const deleted = await deleteToken(alias);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data.state).toBe('DELETED');
+    expect(deleted.body.data.network_token_last4).toBeUndefined();
+    expect(deleted.body.data.expires_at).toBeUndefined();
+    await sleep(DELAY_MS + 100);
+    expect(notificationsFor(alias)).toHaveLength(0);
+    expect((await getToken(alias)).body.data.state).toBe('DELETED');
+  });
+});
+
+describe('scopes', () => {
+  it('401 without a valid token, 403 without the scope of the method', async () => {
+    const alias = await aliasOf('4111111111111111');
+    const body = { pan_alias: alias, exp_month: 1, exp_year: 30 };
+    const anonymous = await t.call('POST', PATH, { body });
+    expectError(anonymous, 401, 'unauthorized');
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expectError(await getToken(alias, 'not-a-token'), 401, 'unauthorized');
+
+    const readOnly = await t.token('tntsandbox1', 'network-tokens:read');
+    expectError(await provision(body, readOnly), 403, 'forbidden');
+    expectError(await deleteToken(alias, readOnly), 403, 'forbidden');
+    expect([200, 404]).toContain((await getToken(alias, readOnly)).status);
+
+    const writeOnly = await t.token('tntsandbox1', 'network-tokens:write');
+    expectError(await getToken(alias, writeOnly), 403, 'forbidden');
+    expect([200, 202]).toContain((await provision(body, writeOnly)).status);
+    expect((await getToken(alias, readOnly)).status).toBe(200);
+    expect((await deleteToken(alias, writeOnly)).status).toBe(200);
+
+    const cardsOnly = await t.token('tntsandbox1', 'cards:read cards:write');
+    expectError(await provision(body, cardsOnly), 403, 'forbidden');
+  });
+});
+
+describe('buildNetworkTokenNotification', () => {
+  it('fills the envelope of contract §4 at the lengths of the specification', () => {
+    for (const state of ['ACTIVE', 'SUSPENDED'] as const) {
+      const { envelope, body } = buildNetworkTokenNotification({
+        vault: 'tntsandbox1',
+        panAlias: 'tok_sandbox_abcdefghijklmnopqrstuv',
+        state,
+        networkTokenLast4: '0042',
+        expiresAt: '2030-06',
+        createdAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
+        occurredAtMs: Date.UTC(2026, 0, 2, 3, 4, 6, 789),
+      });
+      const parsed = JSON.parse(body);
+      expect(parsed).toEqual(envelope);
+      expect(parsed.event).toBe(state === 'ACTIVE' ? 'network_token.active' : 'network_token.suspended');
+      expect(parsed.event.length).toBeGreaterThanOrEqual(14);
+      expect(parsed.event.length).toBeLessThanOrEqual(33);
+      expect(parsed.description).toHaveLength(31);
+      expect(parsed.summary).toBe(`Network token tok_sandbox_abcdefghijklmnopqrstuv ${parsed.event}`);
+      expect(parsed.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(parsed.timestamp).toBe('2026-01-02T03:04:06.789Z');
+      expect(parsed.grouping).toBe('every_single');
+      expect(parsed.occurrence).toBe(1);
+      expect(parsed.integration_id).toMatch(/^[0-9A-Za-z]{24}$/);
+      expect(parsed.org_id).toBe('ACsandbox000000000000001');
+      expect(parsed.scope).toBe('cards');
+      expect(parsed.tenant).toBe('tntsandbox1');
+      expect(parsed.producer).toEqual({ application_name: 'network-tokens', application_protocol: 'https' });
+      expect(JSON.parse(parsed.details)).toEqual({
+        pan_alias: 'tok_sandbox_abcdefghijklmnopqrstuv',
+        state,
+        network_token_last4: '0042',
+        expires_at: '2030-06',
+        occurred_at: '2026-01-02T03:04:06.789Z',
+        created_at: '2026-01-02T03:04:05Z',
+      });
+      expect(parsed.fingerprint).toBe(
+        createHash('sha256').update(`${parsed.event}${parsed.details}${parsed.tenant}`).digest('hex'),
+      );
+    }
+  });
+});
