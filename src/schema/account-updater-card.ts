@@ -307,7 +307,7 @@ builder.mutationField('enrollAccountUpdaterCard', (t) =>
     authScopes: { scope: 'cards:write' },
     errors: { types: [...V1_ERRORS] },
     args: {
-      input: t.arg({ type: EnrollAccountUpdaterCardInput }),
+      input: t.arg({ type: EnrollAccountUpdaterCardInput, description: 'The card to enrol.' }),
       vaultId: t.arg.string(vaultIdArg),
     },
     resolve: async (_root, { input, vaultId }, context) => {
@@ -335,7 +335,7 @@ builder.mutationField('checkAccountUpdaterCard', (t) =>
     authScopes: { scope: 'cards:write' },
     errors: { types: [...V1_ERRORS] },
     args: {
-      input: t.arg({ type: CheckAccountUpdaterCardInput }),
+      input: t.arg({ type: CheckAccountUpdaterCardInput, description: 'The card to check.' }),
       vaultId: t.arg.string(vaultIdArg),
     },
     resolve: (_root, { input, vaultId }, context) =>

@@ -28,12 +28,43 @@ export const builder = new SchemaBuilder<{
   defaultInputFieldRequiredness: true,
   errors: {
     unsafelyHandleInputErrors: true,
+    defaultResultOptions: { description: 'The field succeeded; its value is in `data`.' },
+    defaultUnionOptions: {
+      description: 'The value of the field, or one of the typed errors it can fail with.',
+    },
   },
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    nodeQueryOptions: { nullable: true },
-    nodesQueryOptions: { nullable: true },
+    nodeTypeOptions: { description: 'An object with a Relay global ID, readable with `node(id)`.' },
+    idFieldOptions: { description: 'Relay global ID (opaque).' },
+    nodeQueryOptions: {
+      nullable: true,
+      description:
+        'Any object by its Relay global ID; null when it does not exist or the caller may not see its vault.',
+      args: { id: { description: 'Relay global ID.' } },
+    },
+    nodesQueryOptions: {
+      nullable: true,
+      description:
+        'Objects by their Relay global IDs, in the same order; null for each one that cannot be read.',
+      args: { ids: { description: 'Relay global IDs.' } },
+    },
+    pageInfoTypeOptions: { description: 'Relay pagination state of a connection.' },
+    hasNextPageFieldOptions: { description: 'Whether more items follow the last edge.' },
+    hasPreviousPageFieldOptions: { description: 'Whether items precede the first edge.' },
+    startCursorFieldOptions: { description: 'Cursor of the first edge.' },
+    endCursorFieldOptions: { description: 'Cursor of the last edge; pass it as `after` for the next page.' },
+    firstArgOptions: { description: 'Number of items to return.' },
+    afterArgOptions: { description: 'Return items after this cursor.' },
+    lastArgOptions: { description: 'Not supported: connections page forwards only.' },
+    beforeArgOptions: { description: 'Not supported: connections page forwards only.' },
+    defaultConnectionTypeOptions: { description: 'A Relay connection: a page of edges and its page info.' },
+    defaultEdgeTypeOptions: { description: 'One item of a Relay connection with its cursor.' },
+    edgesFieldOptions: { description: 'The items of this page.' },
+    pageInfoFieldOptions: { description: 'Pagination state.' },
+    cursorFieldOptions: { description: 'Opaque cursor of this item.' },
+    nodeFieldOptions: { description: 'The item.' },
   },
   scopeAuth: {
     authorizeOnSubscribe: true,

@@ -267,7 +267,7 @@ builder.mutationField('createCard', (t) =>
     authScopes: { scope: 'cards:write' },
     errors: { types: [...UPSTREAM_ERRORS, ...INPUT_ERRORS] },
     args: {
-      input: t.arg({ type: CreateCardInput }),
+      input: t.arg({ type: CreateCardInput, description: 'The card to keep on file.' }),
       vaultId: t.arg.string(vaultIdArg),
     },
     resolve: async (_root, { input, vaultId }, context) => {

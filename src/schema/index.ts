@@ -1,4 +1,5 @@
 import { builder } from './builder.ts';
+import { describeResultData } from './generated-descriptions.ts';
 import './scalars.ts';
 import './errors.ts';
 import './viewer.ts';
@@ -8,4 +9,4 @@ import './account-updater-card.ts';
 import './card-event.ts';
 
 /** The gateway's GraphQL schema, built once at import. */
-export const schema = builder.toSchema({ sortSchema: true });
+export const schema = describeResultData(builder.toSchema({ sortSchema: true }));
