@@ -196,7 +196,8 @@ export interface CardAttributeDeps {
  * `{"number": string}`:
  * - 200 {@link CardAttributesResult}, `application/json`.
  * - 400 `bad-request` (pointer `/number`): `number` absent, not a string, not of the spec's pattern,
- *   or a PAN of more than 11 digits failing Luhn; (pointer ``) body not a JSON object.
+ *   or a PAN of more than 11 digits failing Luhn; with the empty pointer when the body is not a
+ *   JSON object.
  * - 404 `not-found`: a `tok_` alias the caller's vault does not hold, or a number whose BIN the table
  *   does not know.
  * Details never carry the number.

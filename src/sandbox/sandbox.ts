@@ -6,6 +6,7 @@ import {
   AccountUpdaterStore,
   registerAccountUpdaterRoutes,
 } from './account-updater.ts';
+import { registerCardAttributeRoutes } from './card-attributes.ts';
 import {
   CARD_INTERFACE_PREFIX,
   CardInterfaceStore,
@@ -21,13 +22,21 @@ import {
   sendError,
   sendJson,
 } from './http.ts';
-import { registerCardAttributeRoutes } from './card-attributes.ts';
 import { registerNetworkTokenRoutes } from './network-tokens.ts';
 import { registerOAuthRoutes, TokenStore } from './oauth.ts';
+import { registerOpenApiRoute } from './openapi.ts';
+import { registerOrganizationMemberRoutes } from './organization-members.ts';
+import {
+  captureResponse,
+  type ResponseViolation,
+  responseValidatorFor,
+} from './response-validation.ts';
 import { TimerSet } from './timers.ts';
 import { AliasVault } from './vault.ts';
+import { registerWebhookEndpointRoutes } from './webhook-endpoints.ts';
 import { type DeliveryRecord, WebhookDispatcher } from './webhooks.ts';
 
+export type { ResponseViolation } from './response-validation.ts';
 export type { DeliveryRecord } from './webhooks.ts';
 
 /** Options of {@link createSandbox}. Durations in ms. */
@@ -47,6 +56,11 @@ export interface SandboxOptions {
   hangMs?: number;
   /** Clock in ms since the epoch (token expiry, timestamps); `Date.now` by default. Tests move it. */
   now?: () => number;
+  /**
+   * Checks every answer against the OpenAPI document (`openapi.ts`) and records the violations
+   * (`responseViolations()`); off by default. Tests turn it on.
+   */
+  validateResponses?: boolean;
 }
 
 /** One answered request of the sandbox's request log. `path` has no query string. */
@@ -77,6 +91,8 @@ export interface Sandbox {
   deliveries(): readonly DeliveryRecord[];
   /** Every answered request so far, oldest first (for N+1 assertions). */
   requests(): readonly SandboxRequestRecord[];
+  /** Answers the OpenAPI document does not allow, oldest first; always empty without `validateResponses`. */
+  responseViolations(): readonly ResponseViolation[];
 }
 
 /** Media type of errors by area (contract §3, gap decisions "Common"). */
@@ -88,8 +104,10 @@ function mediaTypeOfPath(path: string): string {
 
 /**
  * Creates the embedded sandbox (contract §1): one `node:http` server with the OAuth token endpoint,
- * the card interface under `/card-interface`, account updater v1 under `/account-updater`, webhook
- * delivery, and the admin listing `GET /sandbox/webhook-deliveries` (no auth).
+ * the card interface under `/card-interface`, account updater v1 and network tokens under
+ * `/account-updater`, card attributes under `/card-attributes`, organization members under
+ * `/accounts`, webhook delivery with its registry API under `/sandbox/` (webhook-endpoints.ts), and
+ * its OpenAPI document at `GET /openapi.json`.
  */
 export function createSandbox(options: SandboxOptions): Sandbox {
   const logger = options.logger;
@@ -98,9 +116,12 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const tokens = new TokenStore(now);
   const aliases = new AliasVault();
   const requestLog: SandboxRequestRecord[] = [];
+  const violations: ResponseViolation[] = [];
+  const responseValidator = options.validateResponses ? responseValidatorFor() : undefined;
   const dispatcher = new WebhookDispatcher({
     logger,
     timers,
+    now,
     ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
     ...(options.deliveryTimeoutMs !== undefined ? { deliveryTimeoutMs: options.deliveryTimeoutMs } : {}),
   });
@@ -135,9 +156,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     deliver: (vault, notification) => dispatcher.deliver(vault, notification),
   });
   registerCardAttributeRoutes(router, { aliases });
-  router.addPublic('GET', '/sandbox/webhook-deliveries', ({ res }) => {
-    sendJson(res, 200, { data: dispatcher.deliveries() }, JSON_MEDIA_TYPE);
-  });
+  registerOrganizationMemberRoutes(router);
+  registerWebhookEndpointRoutes(router, { dispatcher, resolveToken: (token) => tokens.resolve(token) });
+  registerOpenApiRoute(router);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const startedAt = performance.now();
@@ -146,6 +167,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const queryAt = rawUrl.indexOf('?');
     const path = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
     const log: { vault?: string } = {};
+    const sent = responseValidator ? captureResponse(res) : undefined;
     res.on('finish', () => {
       const record: SandboxRequestRecord = {
         method,
@@ -158,6 +180,20 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         { ...record, durationMs: Math.round((performance.now() - startedAt) * 10) / 10 },
         'request',
       );
+      if (responseValidator && sent) {
+        const problems = responseValidator.check({
+          method,
+          path,
+          status: res.statusCode,
+          headers: sent.headers(),
+          body: sent.body(),
+        });
+        for (const problem of problems) {
+          const violation: ResponseViolation = { method, path, status: res.statusCode, problem };
+          violations.push(violation);
+          logger.warn(violation, 'sandbox answer violates its OpenAPI document');
+        }
+      }
     });
     const mediaType = mediaTypeOfPath(path);
     try {
@@ -232,6 +268,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
     requests() {
       return requestLog;
+    },
+
+    responseViolations() {
+      return violations;
     },
   };
 }

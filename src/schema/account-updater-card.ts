@@ -121,8 +121,11 @@ builder.node(AccountUpdaterCardRef, {
       description: 'Latest event from the network, e.g. `UPDATED`; null while enrolling.',
       resolve: (c) => knownEventType(c.event),
     }),
-    createdAt: t.exposeString('createdAt', { description: 'Enrolment time, ISO 8601 UTC.' }),
-    updatedAt: t.exposeString('updatedAt', { description: 'Last update from the network, ISO 8601 UTC.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'Enrolment time, ISO 8601 UTC.' }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      description: 'Last update from the network, ISO 8601 UTC.',
+    }),
   }),
 });
 

@@ -20,6 +20,9 @@ export const builder = new SchemaBuilder<{
   DefaultInputFieldRequiredness: true;
   Scalars: {
     JSON: { Input: unknown; Output: unknown };
+    DateTime: { Input: string; Output: string | Date };
+    YearMonth: { Input: string; Output: string };
+    MaskedPan: { Input: never; Output: string };
     ID: { Input: string; Output: string };
   };
 }>({

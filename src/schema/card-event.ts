@@ -38,20 +38,25 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
     type: t.field({ type: CardEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
     tenant: t.exposeString('tenant', { description: 'Vault (tenant) the event belongs to.' }),
     cardId: t.exposeString('cardId', { description: 'Card id (`details.card_id`).' }),
-    occurredAt: t.exposeString('occurredAt', {
+    occurredAt: t.expose('occurredAt', {
+      type: 'DateTime',
       nullable: true,
       description: 'When the event occurred (ISO 8601).',
     }),
-    timestamp: t.exposeString('timestamp', {
+    timestamp: t.expose('timestamp', {
+      type: 'DateTime',
       description: 'When the network updated the card information (ISO 8601).',
     }),
-    createdAt: t.exposeString('createdAt', {
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
       description: 'When the account update was created or processed.',
     }),
-    oldAccountNumber: t.exposeString('oldAccountNumber', {
+    oldAccountNumber: t.expose('oldAccountNumber', {
+      type: 'MaskedPan',
       description: 'Masked old account number (BIN and last four).',
     }),
-    newAccountNumber: t.exposeString('newAccountNumber', {
+    newAccountNumber: t.expose('newAccountNumber', {
+      type: 'MaskedPan',
       description: 'Masked new account number (BIN and last four).',
     }),
     oldExpiry: t.field({

@@ -22,10 +22,12 @@ const CardUpdateSubscriptionType = builder
     fields: (t) => ({
       subscriptionId: t.exposeString('id', { description: 'Subscription id (`CUS…`).' }),
       state: t.exposeString('state', { description: '`enrolled`, or `failed` when the network refused it.' }),
-      createdAt: t.exposeString('createdAt', {
+      createdAt: t.expose('createdAt', {
+        type: 'DateTime',
         description: 'Creation time, ISO 8601 UTC with milliseconds.',
       }),
-      updatedAt: t.exposeString('updatedAt', {
+      updatedAt: t.expose('updatedAt', {
+        type: 'DateTime',
         description: 'Last update time, ISO 8601 UTC with milliseconds.',
       }),
     }),

@@ -131,10 +131,12 @@ builder.node(CardRef, {
       description: 'Account updater subscription recorded in the metadata; null when not subscribed.',
       resolve: (c) => c.accountUpdater ?? null,
     }),
-    createdAt: t.exposeString('createdAt', {
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
       description: 'Creation time, ISO 8601 UTC with milliseconds.',
     }),
-    updatedAt: t.exposeString('updatedAt', {
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
       description: 'Last update time, ISO 8601 UTC with milliseconds.',
     }),
   }),

@@ -24,15 +24,33 @@ export interface TestSandbox {
     options?: { token?: string; body?: unknown; contentType?: string },
     // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON members and assert on them
   ): Promise<{ status: number; headers: Headers; body: any; text: string }>;
+  /**
+   * Stops the sandbox, then fails when any of its answers violated its OpenAPI document (response
+   * validation is on in every test sandbox).
+   */
   stop(): Promise<void>;
 }
 
-/** Starts a sandbox on a free port with a silent logger (unless given one). */
+/**
+ * @throws Error listing the violations (method, path, status, problem) when there are any.
+ */
+export function assertNoResponseViolations(sandbox: Pick<Sandbox, 'responseViolations'>): void {
+  const violations = sandbox.responseViolations();
+  if (violations.length === 0) return;
+  const lines = violations.map((v) => `${v.method} ${v.path} → ${v.status}: ${v.problem}`);
+  throw new Error(`sandbox answers violate its OpenAPI document:\n${lines.join('\n')}`);
+}
+
+/**
+ * Starts a sandbox on a free port with a silent logger (unless given one), validating every answer
+ * against its OpenAPI document.
+ */
 export async function startSandbox(options: Partial<SandboxOptions> = {}): Promise<TestSandbox> {
   const sandbox = createSandbox({
     port: 0,
     logger: createLogger({ name: 'sandbox', level: 'silent' }),
     webhookDelayMs: 50,
+    validateResponses: true,
     ...options,
   });
   const { url } = await sandbox.start();
@@ -83,7 +101,10 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
       tokens.set(key, access_token);
       return access_token;
     },
-    stop: () => sandbox.stop(),
+    async stop() {
+      await sandbox.stop();
+      assertNoResponseViolations(sandbox);
+    },
   };
 }
 

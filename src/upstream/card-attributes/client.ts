@@ -13,7 +13,8 @@ export type * from './types.ts';
  *
  * The looked-up `number` (a BIN, a PAN or a `tok_` alias) travels in the POST body only: never in a
  * URL, a log line or an error message. The client does not cache: attributes are static per data set
- * `version`, and the gateway caches them per BIN (docs/gap-decisions.md "Upstream clients").
+ * `version`, and the gateway caches them per BIN. The answer's `bin` is the matched prefix (6 or 8
+ * digits), so a PAN's cache key is its first 8 digits (docs/gap-decisions.md "Upstream clients").
  *
  * Errors: {@link InvalidArgumentError} (argument `number`) for a value of the wrong shape (nothing is
  * sent); {@link UpstreamError} with area `card-attributes` (or `oauth`) otherwise, e.g. 400

@@ -12,7 +12,8 @@ import type { CardAttributes } from './types.ts';
 /** `{bin, brand, issuing_organization, …, version}` → {@link CardAttributes}. */
 export const cardAttributesSchema = z
   .object({
-    bin: z.number().int().min(0),
+    // A 6- or 8-digit prefix (IINs do not start with 0).
+    bin: z.number().int().min(100_000).max(99_999_999),
     brand: openEnum(['VISA', 'MASTERCARD', 'AMERICAN EXPRESS', 'DISCOVER', 'DINERS CLUB', 'JCB']).optional(),
     issuing_organization: z.string().optional(),
     card_type: openEnum(['CREDIT', 'DEBIT', 'CHARGE']).optional(),
