@@ -20,6 +20,7 @@ import { createSqliteEventLog } from './events/sqlite-event-log.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
 import { GRAPHIQL_EXAMPLE_OPERATIONS } from './graphiql-examples.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
+import { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import { EventCardCache } from './loaders/index.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
 import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
@@ -99,7 +100,13 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     }
     upstream = createUpstream(upstreamConfig, logger);
     events = await createCardEventStream({ log: await openEventLog(config, logger), logger });
-    const services: ContextServices = { upstream, events, eventCards: new EventCardCache(upstream), logger };
+    const services: ContextServices = {
+      upstream,
+      events,
+      eventCards: new EventCardCache(upstream),
+      binAttributes: new BinAttributesCache({ ttlMs: 24 * 3_600_000, maxEntries: 10_000 }),
+      logger,
+    };
     const verifyToken = createTokenVerifier(config.auth);
     const graphiqlHeaders =
       config.upstream.mode === 'embedded' && config.auth.jwtSecret

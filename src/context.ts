@@ -1,6 +1,7 @@
 import type { Viewer } from './auth/viewer.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
 import type { Logger } from './lib/logger.ts';
+import type { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import { createLoaders, type EventCardCache, type Loaders } from './loaders/index.ts';
 import type { Upstream } from './upstream/index.ts';
 
@@ -14,6 +15,7 @@ import type { Upstream } from './upstream/index.ts';
 export interface GraphQLContext {
   viewer: Viewer | null;
   upstream: Upstream;
+  binAttributes: BinAttributesCache;
   loaders: Loaders;
   events: CardEventStream;
   eventCards: EventCardCache;
@@ -23,6 +25,7 @@ export interface GraphQLContext {
 /** Long-lived services the context is built from (see src/app.ts). */
 export interface ContextServices {
   upstream: Upstream;
+  binAttributes: BinAttributesCache;
   events: CardEventStream;
   eventCards: EventCardCache;
   logger: Logger;
@@ -30,5 +33,5 @@ export interface ContextServices {
 
 /** Builds a fresh context for one operation. */
 export function createContext(services: ContextServices, viewer: Viewer | null): GraphQLContext {
-  return { ...services, viewer, loaders: createLoaders(services.upstream) };
+  return { ...services, viewer, loaders: createLoaders(services.upstream, services.binAttributes) };
 }

@@ -69,7 +69,7 @@ mutation CheckCardUpdates($cardId: String!) {
 query CardById($cardId: String!) {
   card(cardId: $cardId) {
     __typename
-    ... on QueryCardSuccess { data { id cardId panAlias last4 accountUpdater { subscriptionId state } } }
+    ... on QueryCardSuccess { data { id cardId panAlias last4 updateSubscription { subscriptionId state } } }
     ... on Error { code message }
   }
 }

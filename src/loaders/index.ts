@@ -3,7 +3,16 @@ import { toGatewayError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
 import type { AccountUpdaterCard } from '../upstream/account-updater/client.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
-import type { Upstream } from '../upstream/index.ts';
+import type {
+  CardAttributes,
+  NetworkToken,
+  OrganizationInvite,
+  OrganizationMember,
+  Page,
+  Upstream,
+} from '../upstream/index.ts';
+import { UpstreamError } from '../upstream/index.ts';
+import type { BinAttributesCache } from './bin-attributes-cache.ts';
 
 /** A value read from upstream with the vault (tenant) whose credentials read it. */
 export type InVault<T> = T & { vaultId: string };
@@ -32,13 +41,92 @@ function perKey<V>(read: (key: VaultCardKey) => Promise<V>) {
     );
 }
 
+/** Key of a network token: the PAN alias it was provisioned for, in a vault. */
+export interface VaultAliasKey {
+  vaultId: string;
+  panAlias: string;
+}
+
+/** Key of one upstream page of an organization's members or invites. */
+export interface OrganizationPageKey {
+  vaultId: string;
+  organizationId: string;
+  pageNumber: number;
+  pageSize: number;
+}
+
+/** A vault as a member's membership names it (spec "Organization member": vaults[]). */
+export interface VaultSummary {
+  id: string;
+  name: string;
+  envIdentifier: string;
+}
+
+const isNotFound = (error: unknown) => error instanceof UpstreamError && error.status === 404;
+
 /**
  * Per-request DataLoaders. Each key is read once per request however many fields ask for it.
  * - `cardInterfaceCard`: card interface `GET /cards/{card_id}` (gap decisions: added retrieval).
  * - `accountUpdaterCard`: account updater v1 `GET /cards/{card_id}`.
+ * - `networkToken`: `GET /network-tokens/{pan_alias}`; null when the alias has no token.
+ * - `binAttributes`: card attributes of a 6-digit BIN, through the app-wide {@link BinAttributesCache}
+ *   (attributes are static per data set version, so they are shared across requests; never per PAN).
+ * - `organizationMembers`, `organizationInvites`: one upstream page each (JSON:API `page[number]`,
+ *   `page[size]`).
+ * - `vault`: vault summaries, primed from the memberships already read (no upstream call).
  */
-export function createLoaders(upstream: Upstream) {
+export function createLoaders(upstream: Upstream, binCache: BinAttributesCache) {
+  const pageKey = (key: OrganizationPageKey) =>
+    `${key.vaultId}\u0000${key.organizationId}\u0000${key.pageNumber}\u0000${key.pageSize}`;
   return {
+    networkToken: new DataLoader<VaultAliasKey, InVault<NetworkToken> | null, string>(
+      (keys) =>
+        Promise.all(
+          keys.map((key) =>
+            upstream.networkTokens.get(key.vaultId, key.panAlias).then(
+              (token) => ({ ...token, vaultId: key.vaultId }),
+              (error: unknown) => (isNotFound(error) ? null : toGatewayError(error)),
+            ),
+          ),
+        ),
+      { cacheKeyFn: (key) => `${key.vaultId}\u0000${key.panAlias}` },
+    ),
+    binAttributes: new DataLoader<{ vaultId: string; bin: string }, CardAttributes | null, string>(
+      (keys) =>
+        Promise.all(
+          keys.map((key) =>
+            binCache
+              .get(key.bin, () => upstream.cardAttributes.lookup(key.vaultId, key.bin))
+              .catch((error: unknown) => (isNotFound(error) ? null : toGatewayError(error))),
+          ),
+        ),
+      { cacheKeyFn: (key) => key.bin },
+    ),
+    organizationMembers: new DataLoader<OrganizationPageKey, Page<OrganizationMember>, string>(
+      (keys) =>
+        Promise.all(
+          keys.map((key) =>
+            upstream.accounts
+              .listMembers(key.vaultId, key.organizationId, { number: key.pageNumber, size: key.pageSize })
+              .catch((error: unknown) => toGatewayError(error)),
+          ),
+        ),
+      { cacheKeyFn: pageKey },
+    ),
+    organizationInvites: new DataLoader<OrganizationPageKey, Page<OrganizationInvite>, string>(
+      (keys) =>
+        Promise.all(
+          keys.map((key) =>
+            upstream.accounts
+              .listInvites(key.vaultId, key.organizationId, { number: key.pageNumber, size: key.pageSize })
+              .catch((error: unknown) => toGatewayError(error)),
+          ),
+        ),
+      { cacheKeyFn: pageKey },
+    ),
+    vault: new DataLoader<string, VaultSummary>(async (ids) =>
+      ids.map((id) => new Error(`vault ${id} was not primed from a membership`)),
+    ),
     cardInterfaceCard: new DataLoader<VaultCardKey, InVault<CardInterfaceCard>, string>(
       perKey((key) => upstream.cardInterface.getCard(key.vaultId, key.cardId)),
       { cacheKeyFn: vaultCardKey },

@@ -2,8 +2,8 @@ import { ACCOUNT_UPDATER_PREFIX } from './account-updater.ts';
 import { BRAND_NAMES, CARD_ATTRIBUTES_PREFIX, CARD_CATEGORIES, CARD_TYPES } from './card-attributes.ts';
 import { CARD_INTERFACE_PREFIX } from './card-interface.ts';
 import { JSON_API_MEDIA_TYPE, JSON_MEDIA_TYPE, type Router, SCOPES, type Scope, sendJson } from './http.ts';
-import { ACCOUNTS_PREFIX, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './organization-members.ts';
 import { TOKEN_LIFETIME_S } from './oauth.ts';
+import { ACCOUNTS_PREFIX, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './organization-members.ts';
 import { FORMAT_PRESERVING_ALIAS_PATTERN, TOK_ALIAS_PATTERN } from './vault.ts';
 import { WEBHOOK_DELIVERIES_PATH, WEBHOOK_ENDPOINTS_PATH } from './webhook-endpoints.ts';
 
@@ -100,7 +100,11 @@ const object = (properties: Record<string, JsonSchema>, required: string[] = [],
   additionalProperties: false,
   ...extra,
 });
-const arrayOf = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra });
+const arrayOf = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({
+  type: 'array',
+  items,
+  ...extra,
+});
 const pattern = (regex: RegExp): string => regex.source;
 
 /** Area tags. */
@@ -183,7 +187,12 @@ function errorResponse(
   };
 }
 
-function ok(description: string, mediaType: string, schema: JsonSchema, headers?: Record<string, OpenApiHeader>) {
+function ok(
+  description: string,
+  mediaType: string,
+  schema: JsonSchema,
+  headers?: Record<string, OpenApiHeader>,
+) {
   return { description, ...(headers ? { headers } : {}), content: { [mediaType]: { schema } } };
 }
 
@@ -202,7 +211,10 @@ interface CommonErrors {
  * The responses of an operation: its own plus the common ones of {@link CommonErrors} and 500.
  * A status given in `own` replaces the common one (its codes must then include the common codes).
  */
-function responses(common: CommonErrors, own: Record<string, OpenApiResponse>): Record<string, OpenApiResponse> {
+function responses(
+  common: CommonErrors,
+  own: Record<string, OpenApiResponse>,
+): Record<string, OpenApiResponse> {
   const { mediaType } = common;
   const all: Record<string, OpenApiResponse> = {};
   if (common.body || common.pathParameters) {
@@ -214,7 +226,12 @@ function responses(common: CommonErrors, own: Record<string, OpenApiResponse>): 
   }
   if (common.body) {
     all['413'] = errorResponse(413, mediaType, ['payload-too-large'], 'Body over 1 MiB.');
-    all['415'] = errorResponse(415, mediaType, ['unsupported-media-type'], `Content-Type is not ${mediaType}.`);
+    all['415'] = errorResponse(
+      415,
+      mediaType,
+      ['unsupported-media-type'],
+      `Content-Type is not ${mediaType}.`,
+    );
   }
   all['500'] = errorResponse(500, mediaType, ['server-error'], 'Internal server error.');
   const merged = { ...all, ...own };
@@ -379,7 +396,10 @@ const schemas: Record<string, JsonSchema> = {
             type: 'object',
             properties: {
               account_updater: object(
-                { subscription_id: string({ pattern: '^CUS[0-9A-Za-z]{22}$' }), state: { const: 'enrolled' } },
+                {
+                  subscription_id: string({ pattern: '^CUS[0-9A-Za-z]{22}$' }),
+                  state: { const: 'enrolled' },
+                },
                 ['subscription_id', 'state'],
                 { description: 'Present while the card is subscribed to account updater.' },
               ),
@@ -422,7 +442,14 @@ const schemas: Record<string, JsonSchema> = {
           attributes: object(
             {
               event: {
-                enum: ['updated', 'valid', 'closed', 'expired', 'contact_cardholder_advice', 'non_participating'],
+                enum: [
+                  'updated',
+                  'valid',
+                  'closed',
+                  'expired',
+                  'contact_cardholder_advice',
+                  'non_participating',
+                ],
               },
               updated_values: arrayOf(
                 object(
@@ -462,7 +489,10 @@ const schemas: Record<string, JsonSchema> = {
     phone: string(),
   }),
   MerchantRequest: object({
-    service_merchant_id: string({ minLength: 1, description: 'Required when the vault has several merchants.' }),
+    service_merchant_id: string({
+      minLength: 1,
+      description: 'Required when the vault has several merchants.',
+    }),
     sub_merchant_name: string({ minLength: 1, description: 'Required whenever `merchant` is sent.' }),
   }),
   Merchant: object(
@@ -474,7 +504,8 @@ const schemas: Record<string, JsonSchema> = {
       name: string({ minLength: 1 }),
       number: string({
         minLength: 1,
-        description: 'A `tok_sandbox_…` or format-preserving alias of the vault, or (sandbox only) a plain PAN.',
+        description:
+          'A `tok_sandbox_…` or format-preserving alias of the vault, or (sandbox only) a plain PAN.',
       }),
       exp_month: integer(1, 12),
       exp_year: integer(0, 9999),
@@ -500,7 +531,17 @@ const schemas: Record<string, JsonSchema> = {
           state: { enum: ['enrolling', 'enrolled'] },
           event: { enum: AU_CARD_EVENTS },
         },
-        ['id', 'name', 'number', 'exp_month', 'exp_year', 'capabilities', 'created_at', 'updated_at', 'state'],
+        [
+          'id',
+          'name',
+          'number',
+          'exp_month',
+          'exp_year',
+          'capabilities',
+          'created_at',
+          'updated_at',
+          'state',
+        ],
       ),
     },
     ['data'],
@@ -601,12 +642,18 @@ const schemas: Record<string, JsonSchema> = {
   CardAttributesRequest: object({
     number: string({
       pattern: '^(\\d(?:[ -]?\\d){5,18}|tok_.+)$',
-      description: '6 digits: a BIN; more: a PAN (Luhn-valid above 11 digits); `tok_…`: an alias of the vault.',
+      description:
+        '6 digits: a BIN; more: a PAN (Luhn-valid above 11 digits); `tok_…`: an alias of the vault.',
     }),
   }),
   CardAttributes: object(
     {
-      bin: { type: 'integer', minimum: 100000, maximum: 99999999, description: 'The matched 6- or 8-digit prefix.' },
+      bin: {
+        type: 'integer',
+        minimum: 100000,
+        maximum: 99999999,
+        description: 'The matched 6- or 8-digit prefix.',
+      },
       brand: { enum: Object.values(BRAND_NAMES) },
       issuing_organization: string(),
       card_type: { enum: [...CARD_TYPES] },
@@ -694,7 +741,9 @@ const schemas: Record<string, JsonSchema> = {
       next: { type: ['string', 'null'], format: 'uri-reference' },
     },
     ['self', 'first', 'last', 'prev', 'next'],
-    { description: 'Path-absolute links carrying explicit `page[number]` and `page[size]`; null when absent.' },
+    {
+      description: 'Path-absolute links carrying explicit `page[number]` and `page[size]`; null when absent.',
+    },
   ),
   PageMeta: object({ total: { type: 'integer', minimum: 0, description: 'Items in all pages.' } }, ['total']),
   UserPage: object({ data: arrayOf(ref('User')), links: ref('PageLinks'), meta: ref('PageMeta') }, [
@@ -720,7 +769,11 @@ const schemas: Record<string, JsonSchema> = {
     ['url'],
   ),
   WebhookEndpoint: object(
-    { id: string({ pattern: '^whe_[0-9A-Za-z]{22}$' }), url: string({ format: 'uri' }), createdAt: ISO_UTC_MS },
+    {
+      id: string({ pattern: '^whe_[0-9A-Za-z]{22}$' }),
+      url: string({ format: 'uri' }),
+      createdAt: ISO_UTC_MS,
+    },
     ['id', 'url', 'createdAt'],
     { description: 'A registered endpoint; the secret is shown only when it is created.' },
   ),
@@ -850,7 +903,8 @@ const paths: Record<string, OpenApiPathItem> = {
     post: {
       operationId: 'subscribeCard',
       summary: 'Subscribe a card to account updater',
-      description: 'An already subscribed card answers its subscription unchanged; test cards 4002 answer `failed`.',
+      description:
+        'An already subscribed card answers its subscription unchanged; test cards 4002 answer `failed`.',
       tags: [TAG.cardInterface],
       security: bearer('cards:write'),
       responses: responses(
@@ -909,7 +963,11 @@ const paths: Record<string, OpenApiPathItem> = {
       responses: responses(
         { ...V1, body: true, pathParameters: false },
         {
-          '201': ok('The card, `enrolling` or (mock cards) `enrolled`.', JSON_MEDIA_TYPE, ref('AccountUpdaterCard')),
+          '201': ok(
+            'The card, `enrolling` or (mock cards) `enrolled`.',
+            JSON_MEDIA_TYPE,
+            ref('AccountUpdaterCard'),
+          ),
           '404': errorResponse(404, JSON_MEDIA_TYPE, ['merchant-not-found'], 'Unknown service_merchant_id.'),
           '422': errorResponse(
             422,
@@ -971,7 +1029,11 @@ const paths: Record<string, OpenApiPathItem> = {
       responses: responses(
         { ...V1, body: true, pathParameters: false },
         {
-          '200': ok('The card already has a token (not DELETED): that token.', JSON_MEDIA_TYPE, ref('NetworkToken')),
+          '200': ok(
+            'The card already has a token (not DELETED): that token.',
+            JSON_MEDIA_TYPE,
+            ref('NetworkToken'),
+          ),
           '202': ok('Provisioning accepted; no final state yet.', JSON_MEDIA_TYPE, ref('NetworkToken')),
           '404': errorResponse(
             404,
@@ -982,7 +1044,13 @@ const paths: Record<string, OpenApiPathItem> = {
           '422': errorResponse(
             422,
             JSON_MEDIA_TYPE,
-            ['required-fields-missing', 'invalid-format', 'card-brand-not-supported', 'card-not-allowed', 'rejected'],
+            [
+              'required-fields-missing',
+              'invalid-format',
+              'card-brand-not-supported',
+              'card-not-allowed',
+              'rejected',
+            ],
             'Missing or malformed members, Diners Club or JCB, expired card, test cards 5422 and 5423.',
           ),
         },
@@ -1092,7 +1160,12 @@ const paths: Record<string, OpenApiPathItem> = {
             object({ data: ref('CreatedWebhookEndpoint') }, ['data']),
             { Location: { description: 'Path of the new endpoint.', required: true, schema: string() } },
           ),
-          '409': errorResponse(409, JSON_MEDIA_TYPE, ['conflict'], 'The vault has an endpoint with this url.'),
+          '409': errorResponse(
+            409,
+            JSON_MEDIA_TYPE,
+            ['conflict'],
+            'The vault has an endpoint with this url.',
+          ),
         },
       ),
     },
@@ -1124,7 +1197,12 @@ const paths: Record<string, OpenApiPathItem> = {
         { ...V1, body: false, pathParameters: true },
         {
           '200': ok('The endpoint.', JSON_MEDIA_TYPE, object({ data: ref('WebhookEndpoint') }, ['data'])),
-          '404': errorResponse(404, JSON_MEDIA_TYPE, ['webhook-endpoint-not-found'], 'No such endpoint in the vault.'),
+          '404': errorResponse(
+            404,
+            JSON_MEDIA_TYPE,
+            ['webhook-endpoint-not-found'],
+            'No such endpoint in the vault.',
+          ),
         },
       ),
     },
@@ -1137,7 +1215,12 @@ const paths: Record<string, OpenApiPathItem> = {
         { ...V1, body: false, pathParameters: true },
         {
           '204': { description: 'Removed.' },
-          '404': errorResponse(404, JSON_MEDIA_TYPE, ['webhook-endpoint-not-found'], 'No such endpoint in the vault.'),
+          '404': errorResponse(
+            404,
+            JSON_MEDIA_TYPE,
+            ['webhook-endpoint-not-found'],
+            'No such endpoint in the vault.',
+          ),
         },
       ),
     },
@@ -1153,7 +1236,12 @@ const paths: Record<string, OpenApiPathItem> = {
         { ...V1, body: false, pathParameters: true },
         {
           '200': ok('The attempts.', JSON_MEDIA_TYPE, ref('DeliveryList')),
-          '404': errorResponse(404, JSON_MEDIA_TYPE, ['webhook-endpoint-not-found'], 'No such endpoint in the vault.'),
+          '404': errorResponse(
+            404,
+            JSON_MEDIA_TYPE,
+            ['webhook-endpoint-not-found'],
+            'No such endpoint in the vault.',
+          ),
         },
       ),
     },

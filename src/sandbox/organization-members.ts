@@ -1,4 +1,11 @@
-import { type ErrorObject, HttpError, httpError, JSON_API_MEDIA_TYPE, type Router, sendJson } from './http.ts';
+import {
+  type ErrorObject,
+  HttpError,
+  httpError,
+  JSON_API_MEDIA_TYPE,
+  type Router,
+  sendJson,
+} from './http.ts';
 import { SANDBOX_ORG_ID } from './oauth.ts';
 
 /**
@@ -66,6 +73,11 @@ export interface InviteAttributes {
 const VAULT_1 = { id: 'tntsandbox1', name: 'Sandbox vault 1', env_identifier: 'SANDBOX' } as const;
 const VAULT_2 = { id: 'tntsandbox2', name: 'Sandbox vault 2', env_identifier: 'LIVE' } as const;
 
+/** A membership of `vault` with `role`, members in the spec's order. */
+function access(vault: typeof VAULT_1 | typeof VAULT_2, role: MemberRole): VaultMembership {
+  return { id: vault.id, name: vault.name, role, env_identifier: vault.env_identifier };
+}
+
 const PERMISSIONS_OF_ROLE: Record<MemberRole, MemberPermission[]> = {
   owner: ['read', 'write', 'admin'],
   admin: ['read', 'write', 'admin'],
@@ -100,30 +112,30 @@ function member(
  */
 export const SANDBOX_MEMBERS: readonly MemberAttributes[] = Object.freeze([
   member(1, 'Ada Lovelace', 'ada.lovelace@example.com', '2024-01-15T09:30:00.000Z', 'owner', [
-    { ...VAULT_1, role: 'admin' },
-    { ...VAULT_2, role: 'admin' },
+    access(VAULT_1, 'admin'),
+    access(VAULT_2, 'admin'),
   ]),
   member(2, 'Grace Hopper', 'grace.hopper@example.com', '2024-02-03T14:05:12.345Z', 'admin', [
-    { ...VAULT_1, role: 'admin' },
-    { ...VAULT_2, role: 'developer' },
+    access(VAULT_1, 'admin'),
+    access(VAULT_2, 'developer'),
   ]),
   member(3, 'Alan Turing', 'alan.turing@example.com', '2024-03-21T08:00:00.120Z', 'developer', [
-    { ...VAULT_1, role: 'developer' },
+    access(VAULT_1, 'developer'),
   ]),
   member(4, 'Katherine Johnson', 'katherine.johnson@example.com', '2024-05-09T16:45:30.000Z', 'developer', [
-    { ...VAULT_2, role: 'developer' },
+    access(VAULT_2, 'developer'),
   ]),
   member(5, 'Edsger Dijkstra', 'edsger.dijkstra@example.com', '2024-07-30T11:11:11.111Z', 'viewer', [
-    { ...VAULT_1, role: 'viewer' },
-    { ...VAULT_2, role: 'viewer' },
+    access(VAULT_1, 'viewer'),
+    access(VAULT_2, 'viewer'),
   ]),
   member(6, 'Barbara Liskov', 'barbara.liskov@example.com', '2024-10-02T07:20:45.500Z', 'admin', [
-    { ...VAULT_2, role: 'admin' },
+    access(VAULT_2, 'admin'),
   ]),
   member(7, 'Donald Knuth', 'donald.knuth@example.com', '2025-01-14T19:00:00.001Z', 'viewer', []),
   member(8, 'Margaret Hamilton', 'margaret.hamilton@example.com', '2025-06-18T12:34:56.789Z', 'developer', [
-    { ...VAULT_1, role: 'developer' },
-    { ...VAULT_2, role: 'viewer' },
+    access(VAULT_1, 'developer'),
+    access(VAULT_2, 'viewer'),
   ]),
 ]);
 
@@ -134,7 +146,7 @@ export const SANDBOX_INVITES: readonly InviteAttributes[] = Object.freeze([
     id: 'INsandbox000000000000001',
     email_address: 'linus.torvalds@example.com',
     role: 'developer',
-    vaults: [{ ...VAULT_1, role: 'developer' }],
+    vaults: [access(VAULT_1, 'developer')],
     invited_by: 'USsandbox000000000000001',
     state: 'pending',
   },
@@ -143,7 +155,7 @@ export const SANDBOX_INVITES: readonly InviteAttributes[] = Object.freeze([
     id: 'INsandbox000000000000002',
     email_address: 'radia.perlman@example.com',
     role: 'viewer',
-    vaults: [{ ...VAULT_2, role: 'viewer' }],
+    vaults: [access(VAULT_2, 'viewer')],
     invited_by: 'USsandbox000000000000002',
     state: 'pending',
   },
@@ -152,10 +164,7 @@ export const SANDBOX_INVITES: readonly InviteAttributes[] = Object.freeze([
     id: 'INsandbox000000000000003',
     email_address: 'ken.thompson@example.com',
     role: 'admin',
-    vaults: [
-      { ...VAULT_1, role: 'admin' },
-      { ...VAULT_2, role: 'admin' },
-    ],
+    vaults: [access(VAULT_1, 'admin'), access(VAULT_2, 'admin')],
     invited_by: 'USsandbox000000000000001',
     state: 'pending',
   },
@@ -206,7 +215,12 @@ function pageLink(path: string, number: number, size: number): string {
  * One page of a JSON:API collection: `{data, links: {self, first, last, prev, next}, meta: {total}}`.
  * `prev`/`next` are `null` when there is no such page; a page past the last has empty `data`.
  */
-function pageDocument<T>(path: string, items: readonly T[], toResource: (item: T) => unknown, page: PageRequest) {
+function pageDocument<T>(
+  path: string,
+  items: readonly T[],
+  toResource: (item: T) => unknown,
+  page: PageRequest,
+) {
   const last = Math.max(1, Math.ceil(items.length / page.size));
   const start = (page.number - 1) * page.size;
   return {

@@ -116,14 +116,30 @@ function bareMediaType(value: unknown): string {
   return (typeof value === 'string' ? value : '').split(';')[0]!.trim().toLowerCase();
 }
 
-/** `/instancePath message` of each ajv error, without values; the offending member name when known. */
+/** A member name safe to quote: identifier-like, so never a card number. */
+const QUOTABLE_MEMBER = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * `/instancePath message` of each ajv error, without values. Member names come from the body too, so
+ * only identifier-like ones are quoted: another path segment reads `*`, another unexpected member
+ * "a member".
+ */
 function describe(errors: readonly AjvError[] | null | undefined): string {
   return (errors ?? [])
     .map((error) => {
-      const where = error.instancePath === '' ? '(root)' : error.instancePath;
+      const where =
+        error.instancePath === ''
+          ? '(root)'
+          : error.instancePath
+              .split('/')
+              .map((segment) =>
+                segment === '' || /^\d{1,5}$/.test(segment) || QUOTABLE_MEMBER.test(segment) ? segment : '*',
+              )
+              .join('/');
+      const member = String((error.params as { additionalProperty?: unknown }).additionalProperty);
       const extra =
         error.keyword === 'additionalProperties'
-          ? ` (${String((error.params as { additionalProperty?: unknown }).additionalProperty)})`
+          ? ` (${QUOTABLE_MEMBER.test(member) ? member : 'a member'})`
           : '';
       return `${where} ${error.message ?? error.keyword}${extra}`;
     })
@@ -216,7 +232,8 @@ class DocumentResponseValidator implements ResponseValidator {
       }
     }
     if (declared.validators.size === 0) {
-      if (response.body.length > 0) problems.push(`a ${response.status} answer of ${where} must have no body`);
+      if (response.body.length > 0)
+        problems.push(`a ${response.status} answer of ${where} must have no body`);
       return problems;
     }
     const mediaType = bareMediaType(response.headers['content-type']);
@@ -272,7 +289,8 @@ export function captureResponse(res: ServerResponse): CapturedResponse {
   const keepHeaders = (headers: unknown): void => {
     if (Array.isArray(headers)) {
       // Raw form: [name, value, name, value, …].
-      for (let i = 0; i + 1 < headers.length; i += 2) written[String(headers[i]).toLowerCase()] = String(headers[i + 1]);
+      for (let i = 0; i + 1 < headers.length; i += 2)
+        written[String(headers[i]).toLowerCase()] = String(headers[i + 1]);
     } else if (headers && typeof headers === 'object') {
       for (const [name, value] of Object.entries(headers)) written[name.toLowerCase()] = value as string;
     }

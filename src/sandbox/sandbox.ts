@@ -13,24 +13,12 @@ import {
   DEFAULT_HANG_MS,
   registerCardInterfaceRoutes,
 } from './card-interface.ts';
-import {
-  HttpError,
-  httpError,
-  JSON_API_MEDIA_TYPE,
-  JSON_MEDIA_TYPE,
-  Router,
-  sendError,
-  sendJson,
-} from './http.ts';
+import { HttpError, httpError, JSON_API_MEDIA_TYPE, JSON_MEDIA_TYPE, Router, sendError } from './http.ts';
 import { registerNetworkTokenRoutes } from './network-tokens.ts';
 import { registerOAuthRoutes, TokenStore } from './oauth.ts';
 import { registerOpenApiRoute } from './openapi.ts';
 import { registerOrganizationMemberRoutes } from './organization-members.ts';
-import {
-  captureResponse,
-  type ResponseViolation,
-  responseValidatorFor,
-} from './response-validation.ts';
+import { captureResponse, type ResponseViolation, responseValidatorFor } from './response-validation.ts';
 import { TimerSet } from './timers.ts';
 import { AliasVault } from './vault.ts';
 import { registerWebhookEndpointRoutes } from './webhook-endpoints.ts';

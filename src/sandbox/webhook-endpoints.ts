@@ -36,7 +36,12 @@ const createEndpointSchema = z.object({
     .refine((value) => {
       try {
         const url = new URL(value);
-        return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '' && !url.hash;
+        return (
+          (url.protocol === 'http:' || url.protocol === 'https:') &&
+          url.username === '' &&
+          url.password === '' &&
+          !url.hash
+        );
       } catch {
         return false;
       }
@@ -115,11 +120,16 @@ export function registerWebhookEndpointRoutes(router: Router, deps: WebhookEndpo
     sendJson(res, 200, { data: endpointResource(endpoint) }, JSON_MEDIA_TYPE);
   });
 
-  router.add('DELETE', `${WEBHOOK_ENDPOINTS_PATH}/:endpointId`, 'cards:write', ({ req, res, auth, params }) => {
-    req.resume();
-    if (!dispatcher.remove(auth.vault, params.endpointId!)) endpointOr404(auth.vault, params.endpointId!);
-    sendNoContent(res);
-  });
+  router.add(
+    'DELETE',
+    `${WEBHOOK_ENDPOINTS_PATH}/:endpointId`,
+    'cards:write',
+    ({ req, res, auth, params }) => {
+      req.resume();
+      if (!dispatcher.remove(auth.vault, params.endpointId!)) endpointOr404(auth.vault, params.endpointId!);
+      sendNoContent(res);
+    },
+  );
 
   router.add(
     'GET',

@@ -25,7 +25,7 @@ import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
  * result", "Merchant object"). Relay global ID: `AccountUpdaterCard:<vaultId>:<cardId>`.
  */
 
-const BillingAddressType = builder.objectRef<BillingAddress>('BillingAddress').implement({
+export const BillingAddressType = builder.objectRef<BillingAddress>('BillingAddress').implement({
   description: 'Billing address of an enrolled card (spec: billing_address).',
   fields: (t) => ({
     name: t.exposeString('name', { nullable: true, description: 'Name.' }),

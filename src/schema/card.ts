@@ -125,10 +125,11 @@ builder.node(CardRef, {
       description: 'User-defined metadata (`data.meta`).',
       resolve: (c) => c.meta,
     }),
-    accountUpdater: t.field({
+    updateSubscription: t.field({
       type: CardUpdateSubscriptionInfo,
       nullable: true,
-      description: 'Account updater subscription recorded in the metadata; null when not subscribed.',
+      description:
+        'Account updater subscription recorded in the card metadata (spec: removed on unsubscription); null when not subscribed.',
       resolve: (c) => c.accountUpdater ?? null,
     }),
     createdAt: t.expose('createdAt', {

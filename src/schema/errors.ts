@@ -28,8 +28,13 @@ export const ErrorInterface = builder.interfaceRef<Error & { code?: string }>('E
   }),
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: Pothos infers the object shape from any constructor signature
-function gatewayErrorType(cls: new (...args: any[]) => GatewayError, name: string, description: string) {
+/** Registers a GatewayError subclass as a GraphQL object type implementing `Error`. */
+export function gatewayErrorType(
+  // biome-ignore lint/suspicious/noExplicitAny: Pothos infers the object shape from any constructor signature
+  cls: new (...args: any[]) => GatewayError,
+  name: string,
+  description: string,
+) {
   return builder.objectType(cls, {
     name,
     description,

@@ -7,6 +7,9 @@ import './card.ts';
 import './card-update-subscription.ts';
 import './account-updater-card.ts';
 import './card-event.ts';
+import './card-attributes.ts';
+import './network-token.ts';
+import './organization.ts';
 
 /** The gateway's GraphQL schema, built once at import. */
 export const schema = describeResultData(builder.toSchema({ sortSchema: true }));

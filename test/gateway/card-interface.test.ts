@@ -28,7 +28,7 @@ graphql(`
     walletType
     cardholder { name company address { address1 address2 address3 address4 city } }
     metadata
-    accountUpdater { subscriptionId state }
+    updateSubscription { subscriptionId state }
     createdAt
     updatedAt
   }
@@ -81,7 +81,7 @@ const Unsubscribe = graphql(`
   mutation IT_CI_Unsubscribe($cardId: String!, $vaultId: String) {
     unsubscribeCardUpdates(cardId: $cardId, vaultId: $vaultId) {
       __typename
-      ... on MutationUnsubscribeCardUpdatesSuccess { data { cardId metadata accountUpdater { subscriptionId state } } }
+      ... on MutationUnsubscribeCardUpdatesSuccess { data { cardId metadata updateSubscription { subscriptionId state } } }
       ... on Error { code message }
     }
   }
@@ -247,7 +247,7 @@ describe('card interface through GraphQL', () => {
         walletType: null,
         cardholder,
         metadata,
-        accountUpdater: null,
+        updateSubscription: null,
       });
       expect(card.cardId).toMatch(CARD_ID);
       expect(card.panAlias).toMatch(TOK_ALIAS);
@@ -382,7 +382,7 @@ describe('card interface through GraphQL', () => {
 
       const read = await stack.execute(ReadCard, { cardId }, vault1Token);
       const subscribed = member(read.data?.card, 'QueryCardSuccess').data;
-      expect(subscribed.accountUpdater).toEqual({
+      expect(subscribed.updateSubscription).toEqual({
         subscriptionId: subscription.subscriptionId,
         state: 'enrolled',
       });
@@ -391,15 +391,15 @@ describe('card interface through GraphQL', () => {
       const unsubscribed = await stack.execute(Unsubscribe, { cardId }, vault1Token);
       expect(
         member(unsubscribed.data?.unsubscribeCardUpdates, 'MutationUnsubscribeCardUpdatesSuccess').data,
-      ).toEqual({ cardId, metadata: { customerId: 42 }, accountUpdater: null });
+      ).toEqual({ cardId, metadata: { customerId: 42 }, updateSubscription: null });
       const readAfter = await stack.execute(ReadCard, { cardId }, vault1Token);
-      expect(member(readAfter.data?.card, 'QueryCardSuccess').data.accountUpdater).toBeNull();
+      expect(member(readAfter.data?.card, 'QueryCardSuccess').data.updateSubscription).toBeNull();
 
       // Idempotent (gap decisions: 204 for a card that is not subscribed).
       const twice = await stack.execute(Unsubscribe, { cardId }, vault1Token);
       expect(
         member(twice.data?.unsubscribeCardUpdates, 'MutationUnsubscribeCardUpdatesSuccess').data
-          .accountUpdater,
+          .updateSubscription,
       ).toBeNull();
 
       const resubscribed = await stack.execute(Subscribe, { cardId }, vault1Token);
@@ -415,7 +415,7 @@ describe('card interface through GraphQL', () => {
       '%s is created but its subscription answers state failed',
       async (pan) => {
         const card = await createCard(pan);
-        expect(card).toMatchObject({ bin: pan.slice(0, 6), last4: '4002', accountUpdater: null });
+        expect(card).toMatchObject({ bin: pan.slice(0, 6), last4: '4002', updateSubscription: null });
         const result = await stack.execute(Subscribe, { cardId: card.cardId }, vault1Token);
         const subscription = member(
           result.data?.subscribeCardUpdates,
@@ -424,7 +424,7 @@ describe('card interface through GraphQL', () => {
         expect(subscription.state).toBe('failed');
         expect(subscription.subscriptionId).toMatch(SUBSCRIPTION_ID);
         const read = await stack.execute(ReadCard, { cardId: card.cardId }, vault1Token);
-        expect(member(read.data?.card, 'QueryCardSuccess').data.accountUpdater).toBeNull();
+        expect(member(read.data?.card, 'QueryCardSuccess').data.updateSubscription).toBeNull();
       },
     );
 

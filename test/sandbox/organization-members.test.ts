@@ -42,7 +42,9 @@ describe('GET /accounts/organizations/{organizationId}/members', () => {
     expect(response.body.data.map((user: { id: string }) => user.id)).toEqual(
       [1, 2, 3, 4, 5, 6, 7, 8].map((n) => `USsandbox00000000000000${n}`),
     );
-    expect(response.body.data.map((user: { attributes: unknown }) => user.attributes)).toEqual(SANDBOX_MEMBERS);
+    expect(response.body.data.map((user: { attributes: unknown }) => user.attributes)).toEqual(
+      SANDBOX_MEMBERS,
+    );
     expect(response.body.links).toEqual({
       self: link(MEMBERS, 1, 20),
       first: link(MEMBERS, 1, 20),
@@ -154,7 +156,9 @@ describe('GET /accounts/organizations/{organizationId}/invites', () => {
         id: 'INsandbox000000000000001',
         email_address: 'linus.torvalds@example.com',
         role: 'developer',
-        vaults: [{ id: 'tntsandbox1', name: 'Sandbox vault 1', role: 'developer', env_identifier: 'SANDBOX' }],
+        vaults: [
+          { id: 'tntsandbox1', name: 'Sandbox vault 1', role: 'developer', env_identifier: 'SANDBOX' },
+        ],
         invited_by: 'USsandbox000000000000001',
         state: 'pending',
       },
@@ -202,7 +206,11 @@ describe('errors of the organization members area', () => {
   });
 
   it('answers 405 for other methods', async () => {
-    const response = await t.call('POST', MEMBERS, { token, body: {}, contentType: 'application/vnd.api+json' });
+    const response = await t.call('POST', MEMBERS, {
+      token,
+      body: {},
+      contentType: 'application/vnd.api+json',
+    });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('GET');
     expect(response.body.errors[0].code).toBe('method-not-allowed');

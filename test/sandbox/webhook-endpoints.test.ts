@@ -6,7 +6,7 @@ const ENDPOINTS = '/sandbox/webhook-endpoints';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let t: TestSandbox;
-let receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
+const receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
 beforeAll(async () => {
   t = await startSandbox({ webhookDelayMs: 10, retryScheduleMs: [0, 150, 300] });
 });
@@ -155,7 +155,11 @@ describe('webhook endpoint registry over HTTP', () => {
       expect(response.status).toBe(404);
       expect(response.body).toEqual({
         errors: [
-          { status: '404', code: 'webhook-endpoint-not-found', detail: 'no webhook endpoint with this id in the vault' },
+          {
+            status: '404',
+            code: 'webhook-endpoint-not-found',
+            detail: 'no webhook endpoint with this id in the vault',
+          },
         ],
       });
     }
@@ -187,7 +191,9 @@ describe('webhook endpoint registry over HTTP', () => {
       [2, undefined, 'endpoint-removed', 'failed'],
     ]);
     const vaultListing = await t.call('GET', '/sandbox/webhook-deliveries', { token });
-    expect(vaultListing.body.data.filter((d: { endpointId: string }) => d.endpointId === id)).toEqual(records);
+    expect(vaultListing.body.data.filter((d: { endpointId: string }) => d.endpointId === id)).toEqual(
+      records,
+    );
   });
 
   it('refuses a URL already registered in the vault with 409 conflict', async () => {
@@ -207,7 +213,10 @@ describe('webhook endpoint registry over HTTP', () => {
       ],
     });
     // Another vault may register the same URL.
-    const other = await t.call('POST', ENDPOINTS, { token: await t.token('tntsandbox2'), body: { url: target.url } });
+    const other = await t.call('POST', ENDPOINTS, {
+      token: await t.token('tntsandbox2'),
+      body: { url: target.url },
+    });
     expect(other.status).toBe(201);
   });
 });
@@ -226,7 +235,11 @@ describe('webhook endpoint registry errors', () => {
     const response = await t.call('POST', ENDPOINTS, { token: await t.token('tntsandbox1'), body });
     expect(response.status).toBe(400);
     expect(response.body.errors).toHaveLength(1);
-    expect(response.body.errors[0]).toMatchObject({ status: '400', code: 'bad-request', source: { pointer } });
+    expect(response.body.errors[0]).toMatchObject({
+      status: '400',
+      code: 'bad-request',
+      source: { pointer },
+    });
   });
 
   it('415 for another media type, 401 without a token, 403 without the scope', async () => {
@@ -244,7 +257,10 @@ describe('webhook endpoint registry errors', () => {
     expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="sandbox"');
 
     const readOnly = await t.token('tntsandbox1', 'cards:read');
-    const forbidden = await t.call('POST', ENDPOINTS, { token: readOnly, body: { url: 'https://example.com/h' } });
+    const forbidden = await t.call('POST', ENDPOINTS, {
+      token: readOnly,
+      body: { url: 'https://example.com/h' },
+    });
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.errors[0].detail).toBe('the access token lacks the scope cards:write');
     expect((await t.call('GET', ENDPOINTS, { token: readOnly })).status).toBe(200);

@@ -8,7 +8,7 @@ import { request } from 'undici';
 import WebSocket from 'ws';
 import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
-import { CARD_EVENT_TYPES } from '../../src/events/card-event.ts';
+import type { CardEventType } from '../../src/events/card-event.ts';
 import { encodeCursor } from '../../src/events/event-log.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
 import { buildNotification } from '../events/helpers/notifications.ts';
@@ -185,7 +185,7 @@ export interface NotificationSpec {
   tenant?: string;
   cardId?: string;
   /** One of the eight notification kinds; `au_card.updated` by default. */
-  event?: (typeof CARD_EVENT_TYPES)[number];
+  event?: CardEventType;
   /** The envelope `timestamp` (ISO 8601); the builder's fixed instant by default. */
   timestamp?: string;
 }
@@ -493,6 +493,18 @@ export function subscribeCardEvents(
     },
   };
   return subscriber;
+}
+
+/**
+ * Polls `condition` every 10 ms until it holds.
+ * @throws Error naming `what` when `timeoutMs` (default 5,000) passes first.
+ */
+export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** Ids that occur more than once in `ids`. */

@@ -12,6 +12,7 @@ import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
+import { assertNoResponseViolations } from '../sandbox/helpers.ts';
 
 /** JWT secret of test stacks (HS256). */
 export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
@@ -58,7 +59,10 @@ export interface Stack {
   ): Promise<ExecutionResult<R> & { status: number }>;
   /** A graphql-ws client on `/graphql`, authorized with `token` (none when null). */
   wsClient(token: string | null): Client;
-  /** Stops the stack and asserts no test PAN reached its log output. */
+  /**
+   * Stops the stack and asserts no test PAN reached its log output and no sandbox answer violated the
+   * sandbox's OpenAPI document.
+   */
   stop(): Promise<void>;
 }
 
@@ -130,6 +134,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
       await app.stop();
       destination.flushSync();
       assertNoTestPanIn(readFileSync(logFile, 'utf8'));
+      // Every answer the embedded sandbox gave this stack must match its OpenAPI document.
+      if (app.sandbox) assertNoResponseViolations(app.sandbox);
     },
   };
 }

@@ -1,0 +1,228 @@
+import { z } from 'zod';
+import { mapUpstreamErrors, UpstreamServiceError } from '../errors.ts';
+import { isLuhnValid } from '../lib/pan.ts';
+import type { CardAttributes } from '../upstream/index.ts';
+import { AccountUpdaterCardRef } from './account-updater-card.ts';
+import { builder } from './builder.ts';
+import { CardRef, digitsOnly } from './card.ts';
+import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
+import { vaultIdArg, vaultOf } from './vault.ts';
+
+/**
+ * Card attributes (spec "Card attributes result", POST /attributes/attributes) and the joins that
+ * read them by BIN: `Card.attributes`, `AccountUpdaterCard.attributes` (and, in
+ * network-token.ts, `NetworkToken.attributes`).
+ */
+
+/**
+ * An enum over the values the specification (and the sandbox's BIN table) observe, with `UNKNOWN`
+ * for an upstream value this schema does not know yet, so a new value never fails a query.
+ */
+function observedEnum<const V extends readonly string[]>(
+  name: string,
+  description: string,
+  values: V,
+  meanings: Record<V[number], string>,
+) {
+  const ref = builder.enumType(name, {
+    description: `${description} \`UNKNOWN\` stands for an upstream value this schema does not know yet.`,
+    values: {
+      ...Object.fromEntries(
+        values.map((value) => [value, { value, description: meanings[value as V[number]] }]),
+      ),
+      UNKNOWN: {
+        value: 'UNKNOWN',
+        description: 'A value the upstream sent that this schema does not know yet.',
+      },
+    } as Record<V[number] | 'UNKNOWN', { value: V[number] | 'UNKNOWN'; description: string }>,
+  });
+  const known = new Set<string>(values);
+  const map = (value: string | undefined | null): V[number] | 'UNKNOWN' | null =>
+    value == null ? null : known.has(value) ? (value as V[number]) : 'UNKNOWN';
+  return [ref, map] as const;
+}
+
+const [CardTypeEnum, cardType] = observedEnum(
+  'CardType',
+  'Funding type of the card product.',
+  ['CREDIT', 'DEBIT', 'CHARGE'],
+  {
+    CREDIT: 'Credit card.',
+    DEBIT: 'Debit card (observed by the specification).',
+    CHARGE: 'Charge card.',
+  },
+);
+const [CardCategoryEnum, cardCategory] = observedEnum(
+  'CardCategory',
+  'Product category of the card.',
+  ['PREPAID', 'CLASSIC', 'GOLD', 'PLATINUM', 'BUSINESS', 'CORPORATE', 'STANDARD'],
+  {
+    PREPAID: 'Prepaid card (observed by the specification).',
+    CLASSIC: 'Classic product.',
+    GOLD: 'Gold product.',
+    PLATINUM: 'Platinum product.',
+    BUSINESS: 'Business product.',
+    CORPORATE: 'Corporate product.',
+    STANDARD: 'Standard product.',
+  },
+);
+const [CommercialTypeEnum, commercialType] = observedEnum(
+  'CardCommercialType',
+  'Consumer or commercial product.',
+  ['PERSONAL', 'COMMERCIAL'],
+  {
+    PERSONAL: 'Consumer card (observed by the specification).',
+    COMMERCIAL: 'Commercial card.',
+  },
+);
+const [RegulationStatusEnum, regulationStatus] = observedEnum(
+  'RegulationStatus',
+  'Interchange regulation status of the issuer.',
+  ['REGULATED', 'UNREGULATED'],
+  { REGULATED: 'Regulated issuer.', UNREGULATED: 'Unregulated issuer (observed by the specification).' },
+);
+const [PrepaidTypeEnum, prepaidType] = observedEnum(
+  'PrepaidType',
+  'Kind of prepaid product.',
+  ['RELOADABLE', 'NON_RELOADABLE'],
+  {
+    RELOADABLE: 'Reloadable prepaid card (observed by the specification).',
+    NON_RELOADABLE: 'Single-load prepaid card.',
+  },
+);
+
+export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttributes').implement({
+  description: 'Attributes of a card product by its BIN (spec "Card attributes result").',
+  fields: (t) => ({
+    bin: t.string({
+      description: 'The BIN (6 or 8 digits) whose entry answered.',
+      resolve: (a) => String(a.bin),
+    }),
+    brand: t.exposeString('brand', { nullable: true, description: 'Card brand name.' }),
+    issuingOrganization: t.exposeString('issuingOrganization', {
+      nullable: true,
+      description: 'Issuer name.',
+    }),
+    cardType: t.field({
+      type: CardTypeEnum,
+      nullable: true,
+      description: 'Funding type, e.g. `DEBIT`.',
+      resolve: (a) => cardType(a.cardType),
+    }),
+    cardCategory: t.field({
+      type: CardCategoryEnum,
+      nullable: true,
+      description: 'Category, e.g. `PREPAID`.',
+      resolve: (a) => cardCategory(a.cardCategory),
+    }),
+    issuingCountryName: t.exposeString('issuingCountryName', {
+      nullable: true,
+      description: 'Issuing country name.',
+    }),
+    issuingCountryCode: t.exposeString('issuingCountryCode', {
+      nullable: true,
+      description: 'Issuing country code.',
+    }),
+    maximumPanLength: t.exposeInt('maximumPanLength', { nullable: true, description: 'Maximum PAN length.' }),
+    cardCommercialType: t.field({
+      type: CommercialTypeEnum,
+      nullable: true,
+      description: 'Consumer or commercial, e.g. `PERSONAL`.',
+      resolve: (a) => commercialType(a.cardCommercialType),
+    }),
+    regulationStatus: t.field({
+      type: RegulationStatusEnum,
+      nullable: true,
+      description: 'Regulation status, e.g. `UNREGULATED`.',
+      resolve: (a) => regulationStatus(a.regulationStatus),
+    }),
+    prepaidType: t.field({
+      type: PrepaidTypeEnum,
+      nullable: true,
+      description: 'Prepaid kind, e.g. `RELOADABLE`.',
+      resolve: (a) => prepaidType(a.prepaidType),
+    }),
+    cobadgedBrands: t.exposeString('cobadgedBrands', {
+      nullable: true,
+      description: 'Co-badged brand name.',
+    }),
+    version: t.exposeInt('version', { description: 'Data set version, an eight-digit date-like number.' }),
+  }),
+});
+
+/**
+ * `number` of a card attributes lookup (spec "Card attributes", rules 1-3): 6 to 19 digits with
+ * optional single spaces or hyphens between them, or a `tok_` alias; a PAN longer than 11 digits
+ * must pass Luhn.
+ */
+const attributesNumberSchema = z
+  .string()
+  .refine(
+    (v) => /^tok_[A-Za-z0-9_]{1,120}$/.test(v) || /^\d(?:[ -]?\d){5,18}$/.test(v),
+    'must be a BIN, a card number of up to 19 digits (single spaces or hyphens allowed), or a tok_ alias',
+  )
+  .refine(
+    (v) => v.startsWith('tok_') || digitsOnly(v).length <= 11 || isLuhnValid(digitsOnly(v)),
+    'must pass the Luhn check',
+  );
+
+builder.queryField('cardAttributes', (t) =>
+  t.field({
+    type: CardAttributesRef,
+    nullable: true,
+    description:
+      'Attributes of a card product by BIN, PAN or `tok_` alias (POST /attributes/attributes); null for a BIN the data set does not know.',
+    authScopes: { scope: 'card-attributes:basic' },
+    errors: { types: [...UPSTREAM_ERRORS, ...INPUT_ERRORS] },
+    args: {
+      number: t.arg.string({
+        description: 'A 6-digit BIN, a PAN or a `tok_` alias.',
+        validate: attributesNumberSchema,
+      }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: async (_root, args, context) => {
+      const vaultId = vaultOf(context, args.vaultId);
+      const number = args.number.startsWith('tok_') ? args.number : digitsOnly(args.number);
+      if (number.length === 6) return context.loaders.binAttributes.load({ vaultId, bin: number });
+      try {
+        return await mapUpstreamErrors(context.upstream.cardAttributes.lookup(vaultId, number));
+      } catch (error) {
+        if (error instanceof UpstreamServiceError && error.status === 404) return null;
+        throw error;
+      }
+    },
+  }),
+);
+
+/** The attributes join of a card that knows its BIN: through the per-request loader and the BIN cache. */
+export function attributesOfBin(
+  context: Parameters<typeof vaultOf>[0],
+  vaultId: string,
+  bin: string | undefined,
+) {
+  return bin && /^\d{6}/.test(bin)
+    ? context.loaders.binAttributes.load({ vaultId, bin: bin.slice(0, 6) })
+    : null;
+}
+
+builder.objectField(CardRef, 'attributes', (t) =>
+  t.field({
+    type: CardAttributesRef,
+    nullable: true,
+    description: 'Attributes of the card product by its BIN (needs `card-attributes:basic`); cached per BIN.',
+    authScopes: { scope: 'card-attributes:basic' },
+    resolve: (card, _args, context) => attributesOfBin(context, card.vaultId, card.bin),
+  }),
+);
+
+builder.objectField(AccountUpdaterCardRef, 'attributes', (t) =>
+  t.field({
+    type: CardAttributesRef,
+    nullable: true,
+    description:
+      'Attributes of the card product by the BIN of its number alias (needs `card-attributes:basic`); cached per BIN.',
+    authScopes: { scope: 'card-attributes:basic' },
+    resolve: (card, _args, context) => attributesOfBin(context, card.vaultId, card.numberAlias),
+  }),
+);

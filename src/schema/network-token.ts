@@ -1,0 +1,310 @@
+import { z } from 'zod';
+import { CardBrandNotSupportedError, GatewayError, mapUpstreamErrors } from '../errors.ts';
+import type { InVault } from '../loaders/index.ts';
+import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts';
+import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
+import { builder } from './builder.ts';
+import { expMonthSchema } from './card.ts';
+import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
+import { gatewayErrorType, INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
+import { vaultIdArg, vaultOf } from './vault.ts';
+
+/**
+ * Network tokens (spec "Network token", its endpoints, states and errors; sandbox contract §5.5).
+ * A token is identified by the PAN alias it was provisioned for.
+ */
+
+/** Spec "Errors": POST /network-tokens 404 `declined`. */
+export class NetworkTokenDeclinedError extends GatewayError {
+  override name = 'NetworkTokenDeclinedError';
+  constructor() {
+    super('The card network declined the network token', 'declined');
+  }
+}
+
+/** Spec "Errors": POST /network-tokens 422 `card-not-allowed` or `rejected`. */
+export class NetworkTokenRejectedError extends GatewayError {
+  override name = 'NetworkTokenRejectedError';
+  constructor(code: 'card-not-allowed' | 'rejected') {
+    super(
+      code === 'rejected'
+        ? 'The network rejected the network token request'
+        : 'The card is not allowed a network token',
+      code,
+    );
+  }
+}
+
+/** GET and DELETE /network-tokens/{pan_alias} 404: no token for the alias in this vault. */
+export class NetworkTokenNotFoundError extends GatewayError {
+  override name = 'NetworkTokenNotFoundError';
+  constructor() {
+    super('No network token exists for this PAN alias in this vault', 'not-found');
+  }
+}
+
+gatewayErrorType(
+  NetworkTokenDeclinedError,
+  'NetworkTokenDeclinedError',
+  'The card network declined the token (`declined`).',
+);
+gatewayErrorType(
+  NetworkTokenRejectedError,
+  'NetworkTokenRejectedError',
+  'The token request was refused (`card-not-allowed`, `rejected`).',
+);
+gatewayErrorType(
+  NetworkTokenNotFoundError,
+  'NetworkTokenNotFoundError',
+  'No token exists for the alias in this vault (`not-found`).',
+);
+
+const NetworkTokenStateEnum = builder.enumType('NetworkTokenState', {
+  description:
+    'State of a network token (spec "States and transitions": Network token). Only `ACTIVE` is usable.',
+  values: {
+    PENDING: { value: 'PENDING', description: 'Provisioning has not reported a final state yet.' },
+    ACTIVE: { value: 'ACTIVE', description: 'Usable in transactions.' },
+    SUSPENDED: { value: 'SUSPENDED', description: 'Suspended by the network; not usable.' },
+    DELETED: { value: 'DELETED', description: 'Deleted; not usable.' },
+    UNKNOWN: {
+      value: 'UNKNOWN',
+      description: 'A state the upstream sent that this schema does not know yet; not usable.',
+    },
+  } as const,
+});
+
+const KNOWN_STATES = new Set(['ACTIVE', 'SUSPENDED', 'DELETED']);
+
+const HolderInfoType = builder.objectRef<NetworkTokenHolderInfo>('NetworkTokenHolderInfo').implement({
+  description: 'Card holder information of a network token (spec: card.holder_info).',
+  fields: (t) => ({
+    name: t.exposeString('name', { nullable: true, description: 'Holder name.' }),
+    email: t.exposeString('email', { nullable: true, description: 'Holder email address.' }),
+    phoneNumber: t.exposeString('phoneNumber', {
+      nullable: true,
+      description: 'Holder phone number (`number` on the wire).',
+    }),
+    billingAddress: t.field({
+      type: BillingAddressType,
+      nullable: true,
+      description: 'Billing address.',
+      resolve: (h) => h.billingAddress ?? null,
+    }),
+  }),
+});
+
+export const NetworkTokenRef = builder.objectRef<InVault<NetworkToken>>('NetworkToken').implement({
+  description: 'A network token provisioned with the card network for a vaulted card (spec "Network token").',
+  fields: (t) => ({
+    panAlias: t.exposeString('panAlias', { description: 'Alias of the PAN the token belongs to.' }),
+    vaultId: t.exposeString('vaultId', { description: 'Vault (tenant) holding the token.' }),
+    state: t.field({
+      type: NetworkTokenStateEnum,
+      description: 'State; `PENDING` until provisioning reports its outcome.',
+      resolve: (token) =>
+        token.state === undefined
+          ? 'PENDING'
+          : KNOWN_STATES.has(token.state)
+            ? (token.state as 'ACTIVE')
+            : 'UNKNOWN',
+    }),
+    usable: t.boolean({
+      description: 'True only for an `ACTIVE` token: only those can be used in a transaction.',
+      resolve: (token) => token.state === 'ACTIVE',
+    }),
+    networkTokenLast4: t.exposeString('networkTokenLast4', {
+      nullable: true,
+      description: 'Last four digits of the network token.',
+    }),
+    expiresAt: t.expose('expiresAt', {
+      type: 'YearMonth',
+      nullable: true,
+      description: 'Token expiry, `YYYY-MM`.',
+    }),
+    cardLast4: t.string({
+      description: 'Last four digits of the card.',
+      resolve: (token) => token.card.last4,
+    }),
+    cardBin: t.string({ description: 'BIN of the card.', resolve: (token) => token.card.bin }),
+    cardExpiresAt: t.field({
+      type: 'YearMonth',
+      description: 'Card expiry, `YYYY-MM`.',
+      resolve: (token) => token.card.expiresAt,
+    }),
+    holderInfo: t.field({
+      type: HolderInfoType,
+      nullable: true,
+      description: 'Holder information (retrieve and provision answers only).',
+      resolve: (token) => token.card.holderInfo ?? null,
+    }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'Creation time, ISO 8601 UTC.',
+    }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'Last update time, ISO 8601 UTC.',
+    }),
+    attributes: t.field({
+      type: CardAttributesRef,
+      nullable: true,
+      description:
+        'Attributes of the card product by the card BIN (needs `card-attributes:basic`); cached per BIN.',
+      authScopes: { scope: 'card-attributes:basic' },
+      resolve: (token, _args, context) => attributesOfBin(context, token.vaultId, token.card.bin),
+    }),
+  }),
+});
+
+const panAliasSchema = z
+  .string()
+  .regex(
+    /^(tok_[A-Za-z0-9_]{1,120}|\d{6}[A-Za-z0-9]{0,9}[A-Za-z][A-Za-z0-9]{0,9}\d{4})$/,
+    'must be a PAN alias',
+  );
+
+/** Maps the network token errors of the spec's Errors table to their typed errors. */
+function networkTokenErrors(error: unknown): never {
+  if (error instanceof GatewayError) {
+    if (error.code === 'declined') throw new NetworkTokenDeclinedError();
+    if (error.code === 'card-not-allowed' || error.code === 'rejected')
+      throw new NetworkTokenRejectedError(error.code);
+    if (error.code === 'not-found') throw new NetworkTokenNotFoundError();
+  }
+  throw error;
+}
+
+const HolderInfoInput = builder.inputType('NetworkTokenHolderInfoInput', {
+  description: 'Holder information sent with a provisioning request.',
+  fields: (t) => ({
+    name: t.string({ required: false, description: 'Holder name.' }),
+    email: t.string({ required: false, description: 'Holder email address.' }),
+    phoneNumber: t.string({ required: false, description: 'Holder phone number (E.164 digits, up to 15).' }),
+  }),
+});
+
+const ProvisionNetworkTokenInput = builder.inputType('ProvisionNetworkTokenInput', {
+  description: 'A vaulted card to provision a network token for (POST /network-tokens).',
+  fields: (t) => ({
+    panAlias: t.string({ description: 'Alias of the vaulted PAN.' }),
+    expMonth: t.int({ description: 'Card expiry month, 1-12.' }),
+    expYear: t.int({ description: 'Card expiry year, two digits.' }),
+    holderInfo: t.field({ type: HolderInfoInput, required: false, description: 'Holder information.' }),
+  }),
+  validate: z.looseObject({
+    panAlias: panAliasSchema,
+    expMonth: expMonthSchema,
+    expYear: z.number().int().min(0, 'must be a two-digit year').max(99, 'must be a two-digit year'),
+    holderInfo: z
+      .looseObject({
+        name: z.string().max(200, 'must be at most 200 characters').nullish(),
+        email: z.email('must be an email address').nullish(),
+        phoneNumber: z
+          .string()
+          .regex(/^\+?\d{4,15}$/, 'must be a phone number of up to 15 digits')
+          .nullish(),
+      })
+      .nullish(),
+  }),
+});
+
+const NETWORK_TOKEN_ERRORS = [...UPSTREAM_ERRORS, ...INPUT_ERRORS, NetworkTokenNotFoundError] as const;
+
+builder.queryField('networkToken', (t) =>
+  t.field({
+    type: NetworkTokenRef,
+    description: 'The network token of a PAN alias (GET /network-tokens/{pan_alias}).',
+    authScopes: { scope: 'network-tokens:read' },
+    errors: { types: [...NETWORK_TOKEN_ERRORS] },
+    args: {
+      panAlias: t.arg.string({ description: 'Alias of the PAN.', validate: panAliasSchema }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: async (_root, args, context) => {
+      const token = await context.loaders.networkToken.load({
+        vaultId: vaultOf(context, args.vaultId),
+        panAlias: args.panAlias,
+      });
+      if (!token) throw new NetworkTokenNotFoundError();
+      return token;
+    },
+  }),
+);
+
+builder.mutationField('provisionNetworkToken', (t) =>
+  t.field({
+    type: NetworkTokenRef,
+    description:
+      'Provisions a network token (POST /network-tokens). Asynchronous: the answer is `PENDING`; the final state arrives on `networkTokenEvents` or by reading the token.',
+    authScopes: { scope: 'network-tokens:write' },
+    errors: {
+      types: [
+        ...NETWORK_TOKEN_ERRORS,
+        NetworkTokenDeclinedError,
+        NetworkTokenRejectedError,
+        CardBrandNotSupportedError,
+      ],
+    },
+    args: {
+      input: t.arg({ type: ProvisionNetworkTokenInput, description: 'The card to tokenize.' }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: async (_root, { input, vaultId }, context) => {
+      const vault = vaultOf(context, vaultId);
+      const holder = input.holderInfo;
+      const token = await mapUpstreamErrors(
+        context.upstream.networkTokens.provision(vault, {
+          panAlias: input.panAlias,
+          expMonth: input.expMonth,
+          expYear: input.expYear,
+          ...(holder
+            ? {
+                holderInfo: {
+                  ...(holder.name ? { name: holder.name } : {}),
+                  ...(holder.email ? { email: holder.email } : {}),
+                  ...(holder.phoneNumber ? { phoneNumber: holder.phoneNumber } : {}),
+                },
+              }
+            : {}),
+        }),
+      ).catch(networkTokenErrors);
+      return { ...token, vaultId: vault };
+    },
+  }),
+);
+
+builder.mutationField('deleteNetworkToken', (t) =>
+  t.field({
+    type: NetworkTokenRef,
+    description:
+      'Deletes the network token of a PAN alias (DELETE /network-tokens/{pan_alias}); answers it with state `DELETED`.',
+    authScopes: { scope: 'network-tokens:write' },
+    errors: { types: [...NETWORK_TOKEN_ERRORS] },
+    args: {
+      panAlias: t.arg.string({ description: 'Alias of the PAN.', validate: panAliasSchema }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: async (_root, args, context) => {
+      const vault = vaultOf(context, args.vaultId);
+      const token = await mapUpstreamErrors(
+        context.upstream.networkTokens.delete(vault, args.panAlias),
+      ).catch(networkTokenErrors);
+      return { ...token, vaultId: vault };
+    },
+  }),
+);
+
+builder.objectField(AccountUpdaterCardRef, 'networkToken', (t) =>
+  t.field({
+    type: NetworkTokenRef,
+    nullable: true,
+    description:
+      "The network token of this card's PAN alias, or null when none was provisioned (needs `network-tokens:read`).",
+    authScopes: { scope: 'network-tokens:read' },
+    resolve: (card, _args, context) =>
+      context.loaders.networkToken.load({ vaultId: card.vaultId, panAlias: card.numberAlias }),
+  }),
+);

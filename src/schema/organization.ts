@@ -1,0 +1,212 @@
+import { resolveOffsetConnection } from '@pothos/plugin-relay';
+import { z } from 'zod';
+import type { GraphQLContext } from '../context.ts';
+import { GatewayError, UpstreamServiceError } from '../errors.ts';
+import type { OrganizationPageKey, VaultSummary } from '../loaders/index.ts';
+import type { MemberVault, OrganizationInvite, OrganizationMember, Page } from '../upstream/index.ts';
+import { builder } from './builder.ts';
+import { gatewayErrorType, INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
+import { vaultIdArg, vaultOf } from './vault.ts';
+
+/**
+ * Organization members and pending invitations (spec "Organization member (user)",
+ * GET /organizations/{organizationId}/members and /invites), as Relay connections over the
+ * upstream's JSON:API pages.
+ */
+
+/** The organization does not exist or the caller's vault credentials cannot see it (`not-found`). */
+export class OrganizationNotFoundError extends GatewayError {
+  override name = 'OrganizationNotFoundError';
+  constructor() {
+    super('The organization was not found', 'not-found');
+  }
+}
+gatewayErrorType(
+  OrganizationNotFoundError,
+  'OrganizationNotFoundError',
+  'The organization was not found (`not-found`).',
+);
+
+/** Upstream page size used for every read, so members pages are shared by all connections of a request. */
+const UPSTREAM_PAGE_SIZE = 100;
+
+interface OrganizationParent {
+  id: string;
+  vaultId: string;
+}
+
+const VaultType = builder.objectRef<VaultSummary>('Vault').implement({
+  description: 'A vault (tenant) of the organization.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Vault id.' }),
+    name: t.exposeString('name', { description: 'Vault name.' }),
+    environment: t.exposeString('envIdentifier', { description: 'Environment identifier, e.g. `LIVE`.' }),
+  }),
+});
+
+const VaultMembershipType = builder.objectRef<MemberVault>('VaultMembership').implement({
+  description: "A member's access to one vault.",
+  fields: (t) => ({
+    role: t.exposeString('role', { description: 'Role in the vault.' }),
+    vault: t.field({
+      type: VaultType,
+      description: 'The vault (one object per vault id per request).',
+      resolve: (membership, _args, context) => context.loaders.vault.load(membership.id),
+    }),
+  }),
+});
+
+/** Primes the per-request vault loader from memberships read with a page, so `vault` costs nothing. */
+function primeVaults(context: GraphQLContext, memberships: readonly MemberVault[]): void {
+  for (const membership of memberships) {
+    context.loaders.vault.prime(membership.id, {
+      id: membership.id,
+      name: membership.name,
+      envIdentifier: membership.envIdentifier,
+    });
+  }
+}
+
+const MemberType = builder.objectRef<OrganizationMember>('OrganizationMember').implement({
+  description: 'A user linked to the organization (spec "Organization member (user)").',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'User id.' }),
+    name: t.exposeString('name', { description: 'Full name.' }),
+    emailAddress: t.exposeString('emailAddress', { description: 'Email address.' }),
+    role: t.exposeString('role', { description: 'Organization role.' }),
+    permissions: t.exposeStringList('permissions', {
+      description: 'Permissions, e.g. `read`, `write`, `admin`.',
+    }),
+    ssoId: t.exposeString('ssoId', { nullable: true, description: 'Single sign-on identity.' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When the user joined, ISO 8601 with milliseconds.',
+    }),
+    vaults: t.field({
+      type: [VaultMembershipType],
+      description: 'Vaults the user can access, with the role in each.',
+      resolve: (member) => member.vaults,
+    }),
+  }),
+});
+
+const InviteType = builder.objectRef<OrganizationInvite>('OrganizationInvite').implement({
+  description: 'A pending invitation to the organization.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Invitation id.' }),
+    emailAddress: t.exposeString('emailAddress', { description: 'Invited email address.' }),
+    role: t.exposeString('role', { description: 'Role offered.' }),
+    state: t.exposeString('state', { description: 'Invitation state, e.g. `pending`.' }),
+    invitedBy: t.exposeString('invitedBy', { description: 'Who sent the invitation.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was sent, ISO 8601.' }),
+    vaults: t.field({
+      type: [VaultMembershipType],
+      description: 'Vaults offered, with the role in each.',
+      resolve: (invite) => invite.vaults,
+    }),
+  }),
+});
+
+/**
+ * Items `offset` to `offset + limit` of a paged upstream list, reading the pages that cover them
+ * through a per-request loader.
+ */
+async function slice<T>(
+  load: (key: OrganizationPageKey) => Promise<Page<T>>,
+  parent: OrganizationParent,
+  offset: number,
+  limit: number,
+): Promise<T[]> {
+  const first = Math.floor(offset / UPSTREAM_PAGE_SIZE) + 1;
+  const last = Math.floor((offset + limit - 1) / UPSTREAM_PAGE_SIZE) + 1;
+  const pages = await Promise.all(
+    Array.from({ length: last - first + 1 }, (_, i) =>
+      load({
+        vaultId: parent.vaultId,
+        organizationId: parent.id,
+        pageNumber: first + i,
+        pageSize: UPSTREAM_PAGE_SIZE,
+      }),
+    ),
+  );
+  const items = pages.flatMap((page) => page.items);
+  const start = offset - (first - 1) * UPSTREAM_PAGE_SIZE;
+  return items.slice(start, start + limit);
+}
+
+const OrganizationType = builder.objectRef<OrganizationParent>('Organization').implement({
+  description: 'An organization of the provider: its members and pending invitations.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'Organization id (24 characters).' }),
+    members: t.connection({
+      type: MemberType,
+      description: 'Users of the organization, pending invitations excluded.',
+      resolve: (organization, args, context) =>
+        resolveOffsetConnection({ args }, async ({ offset, limit }) => {
+          const members = await slice(
+            (key) => context.loaders.organizationMembers.load(key),
+            organization,
+            offset,
+            limit,
+          );
+          primeVaults(
+            context,
+            members.flatMap((m) => m.vaults),
+          );
+          return members;
+        }),
+    }),
+    invites: t.connection({
+      type: InviteType,
+      description: 'Pending invitations.',
+      resolve: (organization, args, context) =>
+        resolveOffsetConnection({ args }, async ({ offset, limit }) => {
+          const invites = await slice(
+            (key) => context.loaders.organizationInvites.load(key),
+            organization,
+            offset,
+            limit,
+          );
+          primeVaults(
+            context,
+            invites.flatMap((i) => i.vaults),
+          );
+          return invites;
+        }),
+    }),
+  }),
+});
+
+builder.queryField('organization', (t) =>
+  t.field({
+    type: OrganizationType,
+    description:
+      "An organization by id, read with the caller's vault credentials (needs `organization-users:read`).",
+    authScopes: { scope: 'organization-users:read' },
+    errors: { types: [...UPSTREAM_ERRORS, ...INPUT_ERRORS, OrganizationNotFoundError] },
+    args: {
+      id: t.arg.string({
+        description: 'Organization id.',
+        validate: z.string().regex(/^[A-Za-z0-9]{1,64}$/, 'must be an organization id'),
+      }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    resolve: async (_root, args, context) => {
+      const organization = { id: args.id, vaultId: vaultOf(context, args.vaultId) };
+      try {
+        // Reads the first page the members connection will need anyway: it proves the organization exists.
+        await context.loaders.organizationMembers.load({
+          ...organization,
+          organizationId: args.id,
+          pageNumber: 1,
+          pageSize: UPSTREAM_PAGE_SIZE,
+        });
+      } catch (error) {
+        if (error instanceof UpstreamServiceError && error.status === 404)
+          throw new OrganizationNotFoundError();
+        throw error;
+      }
+      return organization;
+    },
+  }),
+);
