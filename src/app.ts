@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InputValidationError } from '@pothos/plugin-validation';
@@ -15,13 +16,13 @@ import { type ContextServices, createContext, type GraphQLContext } from './cont
 import { GatewayError } from './errors.ts';
 import { type CardEventStream, createCardEventStream } from './events/card-event-stream.ts';
 import type { CardEventLog } from './events/event-log.ts';
+import { createNetworkTokenEventHub, type NetworkTokenEventHub } from './events/network-token-event-hub.ts';
 import { createRedisEventLog } from './events/redis-event-log.ts';
 import { createSqliteEventLog } from './events/sqlite-event-log.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
-import { GRAPHIQL_EXAMPLE_OPERATIONS } from './graphiql-examples.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
-import { EventCardCache } from './loaders/index.ts';
+import { EventCardCache, EventNetworkTokenCache } from './loaders/index.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
 import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { schema } from './schema/index.ts';
@@ -33,6 +34,8 @@ export interface AppOptions {
   logDestination?: DestinationStream;
   /** Sandbox webhook retry schedule in ms (contract §4 by default); tests compress it. */
   sandboxRetryScheduleMs?: number[];
+  /** Validate every embedded-sandbox answer against its OpenAPI document (tests). */
+  sandboxValidateResponses?: boolean;
 }
 
 /** Addresses of a started app. */
@@ -53,6 +56,11 @@ export interface App {
   readonly sandbox: Sandbox | undefined;
   /** The card event stream, once started (live subscriber counts for health checks and tests). */
   readonly events: CardEventStream | undefined;
+  /**
+   * The in-process hub of network token notifications, once started (live subscriber counts for
+   * health checks and tests). Not durable, not shared between replicas.
+   */
+  readonly networkTokenEvents: NetworkTokenEventHub | undefined;
 }
 
 /**
@@ -68,6 +76,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
   });
   let sandbox: Sandbox | undefined;
   let events: CardEventStream | undefined;
+  let networkTokenEvents: NetworkTokenEventHub | undefined;
   let upstream: Upstream | undefined;
   let server: Server | undefined;
   let wsServer: WebSocketServer | undefined;
@@ -87,6 +96,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         }),
         webhookDelayMs: config.sandbox.webhookDelayMs,
         ...(options.sandboxRetryScheduleMs ? { retryScheduleMs: options.sandboxRetryScheduleMs } : {}),
+        ...(options.sandboxValidateResponses ? { validateResponses: true } : {}),
       });
       sandboxUrl = (await sandbox.start()).url;
       upstreamConfig = {
@@ -100,10 +110,13 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     }
     upstream = createUpstream(upstreamConfig, logger);
     events = await createCardEventStream({ log: await openEventLog(config, logger), logger });
+    networkTokenEvents = createNetworkTokenEventHub();
     const services: ContextServices = {
       upstream,
       events,
       eventCards: new EventCardCache(upstream),
+      networkTokenEvents,
+      eventNetworkTokens: new EventNetworkTokenCache(upstream),
       binAttributes: new BinAttributesCache({ ttlMs: 24 * 3_600_000, maxEntries: 10_000 }),
       logger,
     };
@@ -119,7 +132,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       logging: yogaLogger(logger),
       graphiql: {
         title: 'cardgraph',
-        defaultQuery: GRAPHIQL_EXAMPLE_OPERATIONS,
+        defaultQuery: readFileSync(new URL('./client/operations.graphql', import.meta.url), 'utf8'),
         ...(graphiqlHeaders ? { headers: graphiqlHeaders } : {}),
         subscriptionsProtocol: 'WS',
       },
@@ -170,6 +183,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       toleranceS: config.webhooks.toleranceS,
       logger,
       bus: events,
+      networkTokens: networkTokenEvents,
     });
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
       const path = (req.url ?? '/').split('?')[0];
@@ -225,6 +239,9 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       }
       // 3. Finish webhook appends in flight, then close the event log.
       await events?.close();
+      networkTokenEvents?.close();
+      // Connections whose streams just ended (SSE) are idle now.
+      server?.closeIdleConnections();
       const force = setTimeout(() => server?.closeAllConnections(), 5_000);
       await closed;
       clearTimeout(force);
@@ -243,6 +260,9 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     },
     get events() {
       return events;
+    },
+    get networkTokenEvents() {
+      return networkTokenEvents;
     },
   };
 }
@@ -277,10 +297,16 @@ function useGraphqlWs(
         if (!viewer) return false;
         ctx.extra.viewer = viewer;
         ctx.extra.operations = new Set();
-        ctx.extra.expiry = setTimeout(
-          () => ctx.extra.socket.close(4403, 'Forbidden: token expired'),
-          Math.max(0, viewer.expiresAt - Date.now()),
-        );
+        const closeAtExpiry = () => {
+          const remainingMs = viewer.expiresAt - Date.now();
+          if (remainingMs <= 0) {
+            ctx.extra.socket.close(4403, 'Forbidden: token expired');
+            return;
+          }
+          // Node clamps longer timer delays to 1 ms; wait in steps until the token really expires.
+          ctx.extra.expiry = setTimeout(closeAtExpiry, Math.min(remainingMs, MAX_TIMER_DELAY_MS));
+        };
+        closeAtExpiry();
         return true;
       },
       onClose: (ctx) => clearTimeout(ctx.extra.expiry),
@@ -322,6 +348,15 @@ function useGraphqlWs(
     },
     wsServer,
   );
+  // graphql-ws prints socket errors (e.g. a client exceeding maxPayload, which ws answers with 1009)
+  // to the console; log them as one line instead and close the socket as graphql-ws would.
+  wsServer.on('connection', (socket) => {
+    socket.removeAllListeners('error');
+    socket.on('error', (error) => {
+      logger.warn({ err: error.message }, 'graphql-ws socket error');
+      if (socket.readyState === socket.OPEN) socket.close(1011, 'Internal Error');
+    });
+  });
 }
 
 /** Opens the configured durable event log (`EVENTS_BACKEND`). */
@@ -332,6 +367,9 @@ async function openEventLog(config: Config, logger: Logger): Promise<CardEventLo
   }
   return createSqliteEventLog({ dataDir: config.events.dataDir, retention });
 }
+
+/** Longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`. */
 type EnvelopedRoot = {

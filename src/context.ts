@@ -1,8 +1,14 @@
 import type { Viewer } from './auth/viewer.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
+import type { NetworkTokenEventHub } from './events/network-token-event-hub.ts';
 import type { Logger } from './lib/logger.ts';
 import type { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
-import { createLoaders, type EventCardCache, type Loaders } from './loaders/index.ts';
+import {
+  createLoaders,
+  type EventCardCache,
+  type EventNetworkTokenCache,
+  type Loaders,
+} from './loaders/index.ts';
 import type { Upstream } from './upstream/index.ts';
 
 /**
@@ -11,6 +17,9 @@ import type { Upstream } from './upstream/index.ts';
  * - `loaders`: per-request DataLoaders (src/loaders); never shared across requests.
  * - `eventCards`: app-wide, per-event memo so `CardEvent.card` is fetched once per event for all
  *   subscribers of its vault.
+ * - `networkTokenEvents`: live network token notifications of the webhook receiver (in process only).
+ * - `eventNetworkTokens`: app-wide, per-event memo so `NetworkTokenEvent.token` is fetched once per
+ *   event for all subscribers of its vault.
  */
 export interface GraphQLContext {
   viewer: Viewer | null;
@@ -19,6 +28,8 @@ export interface GraphQLContext {
   loaders: Loaders;
   events: CardEventStream;
   eventCards: EventCardCache;
+  networkTokenEvents: NetworkTokenEventHub;
+  eventNetworkTokens: EventNetworkTokenCache;
   logger: Logger;
 }
 
@@ -28,6 +39,8 @@ export interface ContextServices {
   binAttributes: BinAttributesCache;
   events: CardEventStream;
   eventCards: EventCardCache;
+  networkTokenEvents: NetworkTokenEventHub;
+  eventNetworkTokens: EventNetworkTokenCache;
   logger: Logger;
 }
 

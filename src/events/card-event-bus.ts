@@ -49,13 +49,16 @@ export class SlowSubscriberError extends Error {
   }
 }
 
-/** Options of {@link createInMemoryCardEventBus}; counts are numbers of events or ids. */
-export interface InMemoryCardEventBusOptions {
+/** Limits of an in-process bus; counts are numbers of events or ids. */
+export interface InMemoryBusLimits {
   /** Events buffered per subscriber before it is ended with SlowSubscriberError; default 1,000. */
   maxBufferedEvents?: number;
   /** Notification ids remembered for duplicate detection (least recently seen dropped); default 10,000. */
   dedupeCapacity?: number;
 }
+
+/** Options of {@link createInMemoryCardEventBus}: the limits of {@link InMemoryBusLimits}. */
+export type InMemoryCardEventBusOptions = InMemoryBusLimits;
 
 /** The in-process bus, with a count of live subscribers for health checks and tests. */
 export interface InMemoryCardEventBus extends CardEventBus {
@@ -65,45 +68,90 @@ export interface InMemoryCardEventBus extends CardEventBus {
   close(): void;
 }
 
-type Pending = { resolve: (result: IteratorResult<CardEvent>) => void; reject: (error: unknown) => void };
+/** What every event an {@link InMemoryBus} carries has: notification id, tenant (vault id), kind. */
+export interface BusEvent {
+  readonly id: string;
+  readonly tenant: string;
+  readonly type: string;
+}
 
-class Subscriber {
+/**
+ * Which events a subscriber of an {@link InMemoryBus} receives.
+ * - `tenants`: vault ids (at least one); an event is delivered only to subscribers naming its tenant.
+ * - `subject`: only events whose subject (the bus's `subjectOf`, e.g. a card id) equals it, when set.
+ * - `types`: only these event kinds when set; an empty list matches nothing.
+ */
+export interface BusFilter {
+  tenants: readonly string[];
+  subject?: string;
+  types?: readonly string[];
+}
+
+/** Options of {@link createInMemoryBus}. */
+export interface InMemoryBusOptions<E extends BusEvent> extends InMemoryBusLimits {
+  /** The subject `BusFilter.subject` is compared with (e.g. the card id of a card event). */
+  subjectOf: (event: E) => string;
+}
+
+/**
+ * An in-process fan-out of events of type `E` by tenant; {@link createInMemoryBus}.
+ * - `publish`: delivers to every matching subscriber unless the id was seen recently; `duplicate`
+ *   then, else `published`.
+ * - `subscribe`: live events from now on (no replay); ends when `signal` aborts or the iterator's
+ *   `return()` is called, both of which unsubscribe at once. @throws TypeError when `filter.tenants`
+ *   is empty. `next()` rejects with {@link SlowSubscriberError} when the subscriber fell too far
+ *   behind.
+ * - `subscriberCount`: live subscribers, of `tenant` only when given.
+ * - `close`: ends every subscription (their iterators finish) and refuses new ones.
+ */
+export interface InMemoryBus<E extends BusEvent> {
+  publish(event: E): Promise<PublishOutcome>;
+  subscribe(filter: BusFilter, signal?: AbortSignal): AsyncIterableIterator<E>;
+  subscriberCount(tenant?: string): number;
+  close(): void;
+}
+
+type Pending<E> = { resolve: (result: IteratorResult<E>) => void; reject: (error: unknown) => void };
+
+class Subscriber<E extends BusEvent> {
   readonly filter: {
     tenants: readonly string[];
-    cardId: string | undefined;
+    subject: string | undefined;
     types: ReadonlySet<string> | undefined;
   };
-  readonly buffer: CardEvent[] = [];
+  readonly buffer: E[] = [];
   /** next() calls waiting for an event, oldest first (consumers may call next() before awaiting). */
-  readonly pending: Pending[] = [];
+  readonly pending: Pending<E>[] = [];
   failure: Error | undefined;
   done = false;
 
-  constructor(filter: CardEventFilter) {
+  constructor(filter: BusFilter) {
     this.filter = {
       tenants: [...new Set(filter.tenants)],
-      cardId: filter.cardId,
+      subject: filter.subject,
       types: filter.types ? new Set(filter.types) : undefined,
     };
   }
 
-  matches(event: CardEvent): boolean {
-    if (this.filter.cardId !== undefined && event.cardId !== this.filter.cardId) return false;
+  matches(event: E, subjectOf: (event: E) => string): boolean {
+    if (this.filter.subject !== undefined && subjectOf(event) !== this.filter.subject) return false;
     if (this.filter.types !== undefined && !this.filter.types.has(event.type)) return false;
     return true;
   }
 }
 
 /**
- * In-process {@link CardEventBus}.
+ * In-process {@link InMemoryBus} of any event kind with an id, a tenant and a type.
  * - Subscribers are indexed by tenant, so a publish touches only the subscribers of the event's tenant.
  * - Every subscriber receives the same (frozen) event instance.
  * - Each subscriber buffers at most `maxBufferedEvents`; one more ends it with SlowSubscriberError
  *   (its buffer is dropped) instead of growing without bound.
  * - The last `dedupeCapacity` notification ids are kept in an LRU; a repeat is not delivered.
  * Events are lost on restart and are not shared between processes.
+ * @throws RangeError when a limit is not a positive integer.
  */
-export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions = {}): InMemoryCardEventBus {
+export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOptions<E>): InMemoryBus<E> {
+  const { subjectOf } = options;
   const maxBuffered = options.maxBufferedEvents ?? 1_000;
   const dedupeCapacity = options.dedupeCapacity ?? 10_000;
   if (!Number.isInteger(maxBuffered) || maxBuffered < 1)
@@ -111,7 +159,7 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
   if (!Number.isInteger(dedupeCapacity) || dedupeCapacity < 1)
     throw new RangeError('dedupeCapacity must be ≥ 1');
 
-  const byTenant = new Map<string, Set<Subscriber>>();
+  const byTenant = new Map<string, Set<Subscriber<E>>>();
   let closed = false;
   // Map iteration follows insertion order; re-inserting on a hit makes the first key the least recent.
   const recentIds = new Map<string, true>();
@@ -130,7 +178,7 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
     return true;
   }
 
-  function detach(subscriber: Subscriber): void {
+  function detach(subscriber: Subscriber<E>): void {
     for (const tenant of subscriber.filter.tenants) {
       const set = byTenant.get(tenant);
       if (!set) continue;
@@ -139,7 +187,7 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
     }
   }
 
-  function end(subscriber: Subscriber): void {
+  function end(subscriber: Subscriber<E>): void {
     if (subscriber.done) return;
     subscriber.done = true;
     subscriber.buffer.length = 0;
@@ -147,7 +195,7 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
     for (const pending of subscriber.pending.splice(0)) pending.resolve({ value: undefined, done: true });
   }
 
-  function fail(subscriber: Subscriber, error: Error): void {
+  function fail(subscriber: Subscriber<E>, error: Error): void {
     if (subscriber.done) return;
     subscriber.done = true;
     subscriber.buffer.length = 0;
@@ -158,7 +206,7 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
     for (const pending of rest) pending.resolve({ value: undefined, done: true });
   }
 
-  function deliver(subscriber: Subscriber, event: CardEvent): void {
+  function deliver(subscriber: Subscriber<E>, event: E): void {
     const pending = subscriber.pending.shift();
     if (pending) {
       pending.resolve({ value: event, done: false });
@@ -178,14 +226,14 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
       if (!subscribers) return 'published';
       // A copy: fail() may remove a subscriber from the set during delivery.
       for (const subscriber of [...subscribers]) {
-        if (subscriber.matches(event)) deliver(subscriber, event);
+        if (subscriber.matches(event, subjectOf)) deliver(subscriber, event);
       }
       return 'published';
     },
 
     subscribe(filter, signal) {
       if (filter.tenants.length === 0) throw new TypeError('filter.tenants must name at least one tenant');
-      const subscriber = new Subscriber(filter);
+      const subscriber = new Subscriber<E>(filter);
       const onAbort = () => end(subscriber);
 
       if (signal?.aborted || closed) {
@@ -202,13 +250,13 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
         signal?.addEventListener('abort', onAbort, { once: true });
       }
 
-      const finish = (): Promise<IteratorResult<CardEvent>> => {
+      const finish = (): Promise<IteratorResult<E>> => {
         signal?.removeEventListener('abort', onAbort);
         end(subscriber);
         return Promise.resolve({ value: undefined, done: true });
       };
 
-      const iterator: AsyncIterableIterator<CardEvent> = {
+      const iterator: AsyncIterableIterator<E> = {
         next() {
           const buffered = subscriber.buffer.shift();
           if (buffered) return Promise.resolve({ value: buffered, done: false });
@@ -238,16 +286,41 @@ export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions 
 
     close() {
       closed = true;
-      const all = new Set<Subscriber>();
+      const all = new Set<Subscriber<E>>();
       for (const set of byTenant.values()) for (const subscriber of set) all.add(subscriber);
       for (const subscriber of all) end(subscriber);
     },
 
     subscriberCount(tenant) {
       if (tenant !== undefined) return byTenant.get(tenant)?.size ?? 0;
-      const all = new Set<Subscriber>();
+      const all = new Set<Subscriber<E>>();
       for (const set of byTenant.values()) for (const subscriber of set) all.add(subscriber);
       return all.size;
     },
+  };
+}
+
+/**
+ * In-process {@link CardEventBus}: {@link createInMemoryBus} over card events, `CardEventFilter.cardId`
+ * compared with `details.card_id`. Same guarantees and limits (per-tenant index, one frozen instance
+ * for all subscribers, bounded buffers, duplicate ids dropped). Events are lost on restart and are not
+ * shared between processes.
+ * @throws RangeError when a limit is not a positive integer.
+ */
+export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions = {}): InMemoryCardEventBus {
+  const bus = createInMemoryBus<CardEvent>({ ...options, subjectOf: (event) => event.cardId });
+  return {
+    publish: (event) => bus.publish(event),
+    subscribe: (filter, signal) =>
+      bus.subscribe(
+        {
+          tenants: filter.tenants,
+          ...(filter.cardId !== undefined ? { subject: filter.cardId } : {}),
+          ...(filter.types !== undefined ? { types: filter.types } : {}),
+        },
+        signal,
+      ),
+    subscriberCount: (tenant) => bus.subscriberCount(tenant),
+    close: () => bus.close(),
   };
 }

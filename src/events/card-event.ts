@@ -95,28 +95,18 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 const MASK_CHARACTERS = '*Xx';
 
 /**
- * What each member must look like, by dotted path. Issue messages are built only from these texts and
- * the path, so no message can echo a submitted value (zod's own messages are never used).
+ * What each envelope member shared by every notification kind must look like (contract §4, the
+ * specification's "Notification body fields" table), by dotted path; `event` and the `details.*`
+ * members are each kind's own. Issue messages are built only from such texts and the path, so no
+ * message can echo a submitted value (zod's own messages are never used).
  */
-const EXPECTATIONS: Record<string, string> = {
+export const ENVELOPE_EXPECTATIONS: Readonly<Record<string, string>> = {
   '': 'a JSON object',
   id: 'a UUID of 36 characters',
-  event: `one of ${CARD_EVENT_TYPES.join(', ')}`,
   timestamp: 'an ISO 8601 timestamp of 24 to 26 characters',
   description: 'a string of exactly 31 characters',
   summary: 'a string',
   details: 'a JSON-encoded object string',
-  'details.card_id': 'a card id of 25 characters starting with CRD',
-  'details.occurred_at': 'an ISO 8601 timestamp of 24 to 26 characters',
-  'details.new_account_number':
-    'a masked account number of 16 characters showing at most the first six and last four digits',
-  'details.old_account_number':
-    'a masked account number of 16 characters showing at most the first six and last four digits',
-  'details.new_expiration_date': 'an MMYY expiry date of 4 digits with a month from 01 to 12',
-  'details.old_expiration_date': 'an MMYY expiry date of 4 digits with a month from 01 to 12',
-  'details.exp_month': 'a month from 1 to 12 (1 or 2 digits)',
-  'details.exp_year': 'a year of 2 or 4 digits',
-  'details.created_at': 'a UTC timestamp of 20 characters (YYYY-MM-DDTHH:mm:ssZ)',
   fingerprint: 'a SHA-256 hash of 64 lowercase hexadecimal characters',
   grouping: `one of ${CARD_EVENT_GROUPINGS.join(', ')}`,
   integration_id: 'a Base62 string of 24 characters',
@@ -129,15 +119,38 @@ const EXPECTATIONS: Record<string, string> = {
   tenant: 'a vault id of 11 letters or digits',
 };
 
-const isoTimestamp = z
+const CARD_EXPECTATIONS: Readonly<Record<string, string>> = {
+  ...ENVELOPE_EXPECTATIONS,
+  event: `one of ${CARD_EVENT_TYPES.join(', ')}`,
+  'details.card_id': 'a card id of 25 characters starting with CRD',
+  'details.occurred_at': 'an ISO 8601 timestamp of 24 to 26 characters',
+  'details.new_account_number':
+    'a masked account number of 16 characters showing at most the first six and last four digits',
+  'details.old_account_number':
+    'a masked account number of 16 characters showing at most the first six and last four digits',
+  'details.new_expiration_date': 'an MMYY expiry date of 4 digits with a month from 01 to 12',
+  'details.old_expiration_date': 'an MMYY expiry date of 4 digits with a month from 01 to 12',
+  'details.exp_month': 'a month from 1 to 12 (1 or 2 digits)',
+  'details.exp_year': 'a year of 2 or 4 digits',
+  'details.created_at': 'a UTC timestamp of 20 characters (YYYY-MM-DDTHH:mm:ssZ)',
+};
+
+/** An ISO 8601 timestamp of 24 to 26 characters (`timestamp`, `details.occurred_at`), kept as sent. */
+export const isoTimestamp = z
   .string()
   .min(24)
   .max(26)
   .regex(ISO_TIMESTAMP)
   .refine((value) => !Number.isNaN(Date.parse(value)));
 
-/** Absent and JSON `null` both mean "not sent" for optional members. */
-const optional = <T extends z.ZodType>(schema: T) =>
+/** `details.created_at`: `YYYY-MM-DDTHH:mm:ssZ` (20 characters), kept as sent. */
+export const createdAtTimestamp = z
+  .string()
+  .regex(CREATED_AT)
+  .refine((value) => !Number.isNaN(Date.parse(value)));
+
+/** An optional member: absent and JSON `null` both mean "not sent" and come out as `undefined`. */
+export const optionalMember = <T extends z.ZodType>(schema: T) =>
   schema
     .nullish()
     .transform((value): z.output<T> | undefined =>
@@ -191,55 +204,71 @@ const expYear = z
     return year <= 99 ? 2000 + year : year;
   });
 
-const detailsObject = z.object({
+const cardDetailsObject = z.object({
   card_id: z.string().length(25).startsWith('CRD'),
-  occurred_at: optional(isoTimestamp),
+  occurred_at: optionalMember(isoTimestamp),
   new_account_number: maskedAccountNumber,
   old_account_number: maskedAccountNumber,
   new_expiration_date: expirationDate,
   old_expiration_date: expirationDate,
   exp_month: expMonth,
   exp_year: expYear,
-  created_at: z
+  created_at: createdAtTimestamp,
+});
+
+/**
+ * The `details` member: a string holding JSON, decoded and then checked against `object`. Issues of
+ * the decoded members carry paths under `details` (e.g. `details.card_id`).
+ */
+export function jsonObjectString<T extends z.ZodType>(object: T) {
+  return z
     .string()
-    .regex(CREATED_AT)
-    .refine((value) => !Number.isNaN(Date.parse(value))),
-});
+    .transform((raw, ctx): unknown => {
+      try {
+        return JSON.parse(raw);
+      } catch {
+        // The SyntaxError's message quotes the input, so it is not passed on.
+        ctx.addIssue({ code: 'custom', message: 'not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(object);
+}
 
-const details = z
-  .string()
-  .transform((raw, ctx): unknown => {
-    try {
-      return JSON.parse(raw);
-    } catch {
-      // The SyntaxError's message quotes the input, so it is not passed on.
-      ctx.addIssue({ code: 'custom', message: 'not JSON' });
-      return z.NEVER;
-    }
-  })
-  .pipe(detailsObject);
+/**
+ * The notification envelope of contract §4 with this kind's `event` and `details` schemas. The member
+ * order fixes the order of issues: `id`, `event`, `timestamp`, `description`, `summary`, `details`,
+ * `fingerprint`, `grouping`, `integration_id`, `occurrence`, `org_id`, `producer`, `scope`, `tenant`.
+ * Unknown members are stripped; `description`, `summary` and `producer` are optional (absent or null).
+ */
+export function notificationEnvelopeSchema<E extends z.ZodType, D extends z.ZodType>(event: E, details: D) {
+  return z.object({
+    id: z.string().length(36).regex(UUID),
+    event,
+    timestamp: isoTimestamp,
+    description: optionalMember(z.string().length(31)),
+    summary: optionalMember(z.string()),
+    details,
+    fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
+    grouping: z.enum(CARD_EVENT_GROUPINGS),
+    integration_id: z.string().regex(/^[A-Za-z0-9]{24}$/),
+    occurrence: z.number().int().min(1).max(9),
+    org_id: z.string().length(24),
+    producer: optionalMember(
+      z.object({
+        application_name: optionalMember(z.string()),
+        application_protocol: optionalMember(z.string().min(4).max(5)),
+      }),
+    ),
+    scope: z.string().length(5),
+    tenant: z.string().regex(/^[A-Za-z0-9]{11}$/),
+  });
+}
 
-const notificationSchema = z.object({
-  id: z.string().length(36).regex(UUID),
-  event: z.enum(CARD_EVENT_TYPES),
-  timestamp: isoTimestamp,
-  description: optional(z.string().length(31)),
-  summary: optional(z.string()),
-  details,
-  fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
-  grouping: z.enum(CARD_EVENT_GROUPINGS),
-  integration_id: z.string().regex(/^[A-Za-z0-9]{24}$/),
-  occurrence: z.number().int().min(1).max(9),
-  org_id: z.string().length(24),
-  producer: optional(
-    z.object({
-      application_name: optional(z.string()),
-      application_protocol: optional(z.string().min(4).max(5)),
-    }),
-  ),
-  scope: z.string().length(5),
-  tenant: z.string().regex(/^[A-Za-z0-9]{11}$/),
-});
+const cardNotificationSchema = notificationEnvelopeSchema(
+  z.enum(CARD_EVENT_TYPES),
+  jsonObjectString(cardDetailsObject),
+);
 
 /** True when nothing (or `null`) was sent at `path`, reading the `details` string as its JSON. */
 function isAbsent(body: unknown, path: readonly PropertyKey[]): boolean {
@@ -258,16 +287,40 @@ function isAbsent(body: unknown, path: readonly PropertyKey[]): boolean {
   return node === undefined || node === null;
 }
 
-function toPointer(path: readonly PropertyKey[]): string {
+/** RFC 6901 JSON pointer of a path (`~` and `/` escaped); `""` for the whole body. */
+export function toPointer(path: readonly PropertyKey[]): string {
   return path.map((part) => `/${String(part).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }
 
-function toIssue(path: readonly PropertyKey[], missing: boolean): NotificationIssue {
-  const dotted = path.map(String).join('.');
-  const where = dotted === '' ? 'the notification' : dotted;
-  if (missing && path.length > 0) return { path: toPointer(path), message: `${where} is required` };
-  const expectation = EXPECTATIONS[dotted] ?? 'valid';
-  return { path: toPointer(path), message: `${where} must be ${expectation}` };
+/**
+ * Maps the issues of a failed parse of `body` to {@link NotificationIssue}s: at most one per path, in
+ * the order zod reports them, `"<path> is required"` for a member that is absent or `null`, else
+ * `"<path> must be <expectations[path]>"` (`valid` for a path without an entry). Only the path and
+ * the expectation texts are used, so no message can echo a submitted value.
+ * @param expectations what each member must look like, by dotted path (e.g. `details.card_id`).
+ */
+export function notificationIssues(
+  error: z.ZodError,
+  body: unknown,
+  expectations: Readonly<Record<string, string>>,
+): NotificationIssue[] {
+  const seen = new Set<string>();
+  const issues: NotificationIssue[] = [];
+  for (const issue of error.issues) {
+    const dotted = issue.path.map(String).join('.');
+    if (seen.has(dotted)) continue;
+    seen.add(dotted);
+    const where = dotted === '' ? 'the notification' : dotted;
+    if (issue.path.length > 0 && isAbsent(body, issue.path)) {
+      issues.push({ path: toPointer(issue.path), message: `${where} is required` });
+    } else {
+      issues.push({
+        path: toPointer(issue.path),
+        message: `${where} must be ${expectations[dotted] ?? 'valid'}`,
+      });
+    }
+  }
+  return issues;
 }
 
 /**
@@ -280,18 +333,8 @@ function toIssue(path: readonly PropertyKey[], missing: boolean): NotificationIs
  *   member (at most one per path), none carrying a submitted value.
  */
 export function parseCardNotification(body: unknown): ParseCardNotificationResult {
-  const parsed = notificationSchema.safeParse(body);
-  if (!parsed.success) {
-    const seen = new Set<string>();
-    const issues: NotificationIssue[] = [];
-    for (const issue of parsed.error.issues) {
-      const key = issue.path.map(String).join('.');
-      if (seen.has(key)) continue;
-      seen.add(key);
-      issues.push(toIssue(issue.path, isAbsent(body, issue.path)));
-    }
-    return { ok: false, issues };
-  }
+  const parsed = cardNotificationSchema.safeParse(body);
+  if (!parsed.success) return { ok: false, issues: notificationIssues(parsed.error, body, CARD_EXPECTATIONS) };
   const n = parsed.data;
   const d = n.details;
   const event: CardEvent = {

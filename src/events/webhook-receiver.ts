@@ -3,6 +3,11 @@ import type { Logger } from '../lib/logger.ts';
 import { SIGNATURE_HEADER, type SignatureFailure, verifyWebhookSignature } from '../lib/webhook-signature.ts';
 import { parseCardNotification } from './card-event.ts';
 import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
+import {
+  isNetworkTokenNotification,
+  type NetworkTokenEvent,
+  parseNetworkTokenNotification,
+} from './network-token-event.ts';
 
 /** Where the gateway mounts the receiver (specification "Events", setup step 1). */
 export const CARD_EVENTS_WEBHOOK_PATH = '/webhooks/card-events';
@@ -16,14 +21,26 @@ export const DEFAULT_MAX_WEBHOOK_BODY_BYTES = 64 * 1024;
  * - `toleranceS`: maximum distance in seconds between the signature's `t` and `now`, either way.
  * - `maxBodyBytes`: larger bodies answer 413; default 64 KiB.
  * - `now`: the clock in ms since the epoch; `Date.now` by default (tests move it).
+ * - `bus`: where card notifications (`au_card.*`) are published.
+ * - `networkTokens`: where network token notifications (`network_token.*`) are published; without
+ *   it they are parsed as card notifications and refused (400 `invalid-notification`).
  */
 export interface WebhookReceiverOptions {
   secrets: readonly string[];
   toleranceS: number;
   logger: Logger;
   bus: CardEventBus;
+  networkTokens?: NetworkTokenEventSink;
   maxBodyBytes?: number;
   now?: () => number;
+}
+
+/**
+ * Destination of validated network token notifications (e.g. the NetworkTokenEventHub).
+ * `publish` resolves `published`, or `duplicate` for an id already seen; a rejection answers 500.
+ */
+export interface NetworkTokenEventSink {
+  publish(event: NetworkTokenEvent): Promise<PublishOutcome>;
 }
 
 /** A node:http request handler; it always answers and never rejects. */
@@ -130,7 +147,8 @@ function isJsonContentType(header: string | undefined): boolean {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Receiver of card lifecycle notifications (specification "Events"; contract §4) for
+ * Receiver of card lifecycle and network token notifications (specification "Events"; contract §4;
+ * gap decisions "Network token notifications") for
  * `POST /webhooks/card-events`. Steps, first failure answers (JSON:API error bodies, contract §3):
  * 1. method other than POST: 405 `method-not-allowed` (header `Allow: POST`);
  * 2. body over `maxBodyBytes`: 413 `payload-too-large`;
@@ -138,15 +156,18 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  *    `malformed-signature`, `stale-timestamp` or `bad-signature`;
  * 4. content type other than `application/json` (charset utf-8 if given): 415 `unsupported-media-type`;
  * 5. body not UTF-8 JSON: 400 `malformed-json`;
- * 6. notification invalid: 400 `invalid-notification`, one error per issue with `source.pointer`;
- * 7. publish to `bus`: 200 `{"data":{"id","status":"accepted"}}`, or `"duplicate"` for an id the bus
- *    has already seen; a bus failure answers 500 `server-error` so the sender retries.
+ * 6. with `networkTokens` given, an `event` starting with `network_token.` is validated by
+ *    parseNetworkTokenNotification, anything else by parseCardNotification; invalid: 400
+ *    `invalid-notification`, one error per issue with `source.pointer`;
+ * 7. publish to `networkTokens` or `bus`: 200 `{"data":{"id","status":"accepted"}}`, or
+ *    `"duplicate"` for an id already seen there; a publishing failure answers 500 `server-error` so
+ *    the sender retries.
  * Nothing is published on any failure. Outcomes are logged (info when accepted or duplicate, warn when
  * refused) with id, tenant, type and reason when known; never the body or a header value.
  * @throws RangeError when no secret is given or a limit is not positive.
  */
 export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookHandler {
-  const { secrets, toleranceS, logger, bus } = options;
+  const { secrets, toleranceS, logger, bus, networkTokens } = options;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
   const now = options.now ?? Date.now;
   if (secrets.length === 0) throw new RangeError('at least one webhook secret is required');
@@ -240,7 +261,10 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
       return;
     }
 
-    const parsed = parseCardNotification(json);
+    const parsed =
+      networkTokens && isNetworkTokenNotification(json)
+        ? parseNetworkTokenNotification(json)
+        : parseCardNotification(json);
     if (!parsed.ok) {
       refuse(
         res,
@@ -261,14 +285,25 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
     }
 
     const event = parsed.event;
-    const logFields = { id: event.id, tenant: event.tenant, type: event.type, cardId: event.cardId };
+    const [subject, logFields, publish] =
+      'panAlias' in event
+        ? ([
+            'network token',
+            { id: event.id, tenant: event.tenant, type: event.type, panAlias: event.panAlias },
+            () => networkTokens!.publish(event),
+          ] as const)
+        : ([
+            'card event',
+            { id: event.id, tenant: event.tenant, type: event.type, cardId: event.cardId },
+            () => bus.publish(event),
+          ] as const);
     let outcome: PublishOutcome;
     try {
-      outcome = await bus.publish(event);
+      outcome = await publish();
     } catch (error) {
       logger.error(
         { ...logFields, reason: 'publish-failed', err: error },
-        'card event could not be published',
+        `${subject} could not be published`,
       );
       sendErrors(res, 500, [
         {
@@ -280,7 +315,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
       return;
     }
     const status = outcome === 'duplicate' ? 'duplicate' : 'accepted';
-    logger.info({ ...logFields, outcome: status }, `card event notification ${status}`);
+    logger.info({ ...logFields, outcome: status }, `${subject} notification ${status}`);
     send(res, 200, { data: { id: event.id, status } });
   }
 
@@ -308,6 +343,6 @@ function knownEnvelope(json: unknown): { id?: string; tenant?: string; type?: st
   return {
     ...(typeof id === 'string' && /^[0-9a-fA-F-]{36}$/.test(id) ? { id } : {}),
     ...(typeof tenant === 'string' && /^[A-Za-z0-9]{11}$/.test(tenant) ? { tenant } : {}),
-    ...(typeof event === 'string' && /^au_card\.[a-z_]{1,25}$/.test(event) ? { type: event } : {}),
+    ...(typeof event === 'string' && /^(?:au_card|network_token)\.[a-z_]{1,25}$/.test(event) ? { type: event } : {}),
   };
 }

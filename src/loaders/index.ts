@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import { toGatewayError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
+import type { NetworkTokenEvent } from '../events/network-token-event.ts';
 import type { AccountUpdaterCard } from '../upstream/account-updater/client.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import type {
@@ -171,5 +172,40 @@ export class EventCardCache {
       this.#cards.set(event, card);
     }
     return card;
+  }
+}
+
+/**
+ * App-wide memo of the network token behind each published network token event: the first
+ * subscriber resolving `NetworkTokenEvent.token` triggers one `GET /network-tokens/{pan_alias}` with
+ * the credentials of the event's tenant; every other subscriber of that event awaits the same
+ * promise. Keyed by the event object (the hub hands the same instance to all subscribers), so
+ * entries go away with the event.
+ */
+export class EventNetworkTokenCache {
+  readonly #tokens = new WeakMap<NetworkTokenEvent, Promise<InVault<NetworkToken>>>();
+  readonly #upstream: Upstream;
+
+  constructor(upstream: Upstream) {
+    this.#upstream = upstream;
+  }
+
+  /**
+   * The network token named by `details.pan_alias` of the notification, read in the event's tenant.
+   * @throws the typed gateway error of the read: UpstreamServiceError (code `not-found` when the
+   *   vault holds no token for the alias, or the upstream's code), or InvalidArgumentError.
+   */
+  tokenOf(event: NetworkTokenEvent): Promise<InVault<NetworkToken>> {
+    let token = this.#tokens.get(event);
+    if (!token) {
+      token = this.#upstream.networkTokens.get(event.tenant, event.panAlias).then(
+        (value) => ({ ...value, vaultId: event.tenant }),
+        (error: unknown) => {
+          throw toGatewayError(error);
+        },
+      );
+      this.#tokens.set(event, token);
+    }
+    return token;
   }
 }

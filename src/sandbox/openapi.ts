@@ -639,13 +639,17 @@ const schemas: Record<string, JsonSchema> = {
   },
 
   // Card attributes
-  CardAttributesRequest: object({
-    number: string({
-      pattern: '^(\\d(?:[ -]?\\d){5,18}|tok_.+)$',
-      description:
-        '6 digits: a BIN; more: a PAN (Luhn-valid above 11 digits); `tok_…`: an alias of the vault.',
-    }),
-  }),
+  CardAttributesRequest: object(
+    {
+      number: string({
+        pattern: '^(\\d(?:[ -]?\\d){5,18}|tok_.+)$',
+        description:
+          '6 digits: a BIN; more: a PAN (Luhn-valid above 11 digits); `tok_…`: an alias of the vault. ' +
+          'Optional in the spec; the sandbox answers 400 without it (nothing to look up).',
+      }),
+    },
+    ['number'],
+  ),
   CardAttributes: object(
     {
       bin: {

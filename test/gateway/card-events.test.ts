@@ -228,6 +228,21 @@ describe('cardEvents subscription', () => {
     expect(payload.data.cardEvents).toMatchObject({ type: 'UNKNOWN', tenant: 'tntsandbox2', cardId });
   });
 
+  it('keeps a connection whose token is valid for longer than the longest timer delay (30 days)', async () => {
+    const token = await stack.token({ vaults: ['tntsandbox1'], expiresInS: 30 * 86_400 });
+    const client = stack.wsClient(token);
+    let closedWith: number | undefined;
+    client.on('closed', (event) => {
+      closedWith = (event as { code: number }).code;
+    });
+    const events = collect(client, CardEvents, {}, 1, 3_000);
+    await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+    await sleep(200);
+    expect(closedWith).toBeUndefined();
+    const cardId = await enrol(stack, token, '4000210000092004');
+    expect((await events)[0]?.data?.cardEvents).toMatchObject({ type: 'CLOSED', cardId });
+  });
+
   it('closes graphql-ws connections without a valid token with 4403 at connection_init', async () => {
     for (const token of ['not-a-jwt', null]) {
       const closed = new Promise<number>((resolve) => {

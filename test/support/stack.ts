@@ -11,6 +11,7 @@ import { type App, buildApp } from '../../src/app.ts';
 import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
+import { luhnCheckDigit } from '../../src/lib/pan.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { assertNoResponseViolations } from '../sandbox/helpers.ts';
 
@@ -35,7 +36,36 @@ export const EXTRA_TEST_PANS = [
   '4111111111111112',
   // Luhn-valid but of no card family (test/gateway/input-validation.test.ts).
   '9999999999999995',
+  // On the 8-digit BIN table rows 45560012, 45560034, 55243390 and 54737215, and on 455600 outside
+  // its 8-digit rows (test/gateway/card-attributes.test.ts, test/gateway/joins.test.ts).
+  '4556001200000105',
+  '4556003400000208',
+  '4556007000000302',
+  '5524339000000404',
+  '5473721500000508',
 ] as const;
+
+/** BINs of the sandbox BIN table (src/sandbox/bin-table.json) the bulk cards are spread over, with their PAN length. */
+const BULK_BINS: readonly (readonly [bin: string, length: number])[] = [
+  ['400021', 16],
+  ['510026', 16],
+  ['378282', 15],
+  ['601100', 16],
+  ['411111', 16],
+];
+
+/**
+ * 25 Luhn-valid normal cards, five on each of {@link BULK_BINS} (BIN, `7`, zeros, a three-digit index,
+ * the check digit), for the N+1 test of test/gateway/joins.test.ts. Their last four (`00nX`) name no
+ * scenario of contract §5, so the sandbox enrols them as normal cards and their network tokens end
+ * `ACTIVE`.
+ */
+export const BULK_TEST_PANS: readonly string[] = BULK_BINS.flatMap(([bin, length]) =>
+  Array.from({ length: 5 }, (_, index) => {
+    const prefix = `${bin}${'7'.padEnd(length - 10, '0')}${String(index).padStart(3, '0')}`;
+    return `${prefix}${luhnCheckDigit(prefix)}`;
+  }),
+);
 
 /** A running gateway on the embedded sandbox, on free ports, logging to its own file. */
 export interface Stack {
@@ -87,7 +117,11 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     DATA_DIR: join(dir, 'data'),
     ...env,
   });
-  const app = buildApp(config, { logDestination: destination, sandboxRetryScheduleMs: [0, 100, 300] });
+  const app = buildApp(config, {
+    logDestination: destination,
+    sandboxRetryScheduleMs: [0, 100, 300],
+    sandboxValidateResponses: true,
+  });
   const { url, sandboxUrl } = await app.start();
   const clients: Client[] = [];
 
@@ -140,8 +174,15 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   };
 }
 
-/** Every PAN the suite uses: the sandbox test cards of contract §5 and {@link EXTRA_TEST_PANS}. */
-export const ALL_TEST_PANS: readonly string[] = [...SANDBOX_TEST_CARDS.map((c) => c.pan), ...EXTRA_TEST_PANS];
+/**
+ * Every PAN the suite uses: the sandbox test cards of contract §5, {@link EXTRA_TEST_PANS} and
+ * {@link BULK_TEST_PANS}.
+ */
+export const ALL_TEST_PANS: readonly string[] = [
+  ...SANDBOX_TEST_CARDS.map((c) => c.pan),
+  ...EXTRA_TEST_PANS,
+  ...BULK_TEST_PANS,
+];
 
 /** @throws when `text` holds any test PAN (logs, responses, close reasons). */
 export function assertNoTestPanIn(text: string): void {

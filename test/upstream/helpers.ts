@@ -5,6 +5,7 @@ import { AccountUpdaterClient } from '../../src/upstream/account-updater/client.
 import { CardInterfaceClient } from '../../src/upstream/card-interface/client.ts';
 import { createUpstreamHttp, type UpstreamHttp } from '../../src/upstream/http.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
+import { assertNoResponseViolations } from '../sandbox/helpers.ts';
 
 /** Sandbox vault credentials of contract §2. */
 export const CREDENTIALS = {
@@ -56,6 +57,7 @@ export async function startFixture(
     logger: createLogger({ level: 'silent', name: 'sandbox' }),
     webhookDelayMs: 50,
     hangMs: options.hangMs ?? 2000,
+    validateResponses: true,
   });
   const { url } = await sandbox.start();
   const { logger, lines } = captureLogger();
@@ -74,6 +76,7 @@ export async function startFixture(
     async close() {
       await sandbox.stop();
       await http.close();
+      assertNoResponseViolations(sandbox);
     },
   };
 }
