@@ -5,45 +5,24 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
  * - src/client/generated/: the example operations of src/client/operations.graphql, for frontends;
  * - test/generated/: every `graphql(\`…\`)` operation written in test/.
  */
+const clientPreset = {
+  preset: 'client',
+  presetConfig: { fragmentMasking: false },
+  config: {
+    useTypeImports: true,
+    enumsAsTypes: true,
+    importExtension: '.ts',
+    scalars: { JSON: 'unknown', ID: 'string', DateTime: 'string', YearMonth: 'string', MaskedPan: 'string' },
+  },
+} as const;
+
 const config: CodegenConfig = {
   schema: 'schema.graphql',
-  documents: ['test/**/*.ts', '!test/generated/**'],
   ignoreNoDocuments: true,
   generates: {
     // The example operations (GraphiQL's default document) as a typed module a frontend can import.
-    'src/client/generated/': {
-      documents: ['src/client/operations.graphql'],
-      preset: 'client',
-      presetConfig: { fragmentMasking: false },
-      config: {
-        useTypeImports: true,
-        enumsAsTypes: true,
-        importExtension: '.ts',
-        scalars: {
-          JSON: 'unknown',
-          ID: 'string',
-          DateTime: 'string',
-          YearMonth: 'string',
-          MaskedPan: 'string',
-        },
-      },
-    },
-    'test/generated/': {
-      preset: 'client',
-      presetConfig: { fragmentMasking: false },
-      config: {
-        useTypeImports: true,
-        enumsAsTypes: true,
-        importExtension: '.ts',
-        scalars: {
-          JSON: 'unknown',
-          ID: 'string',
-          DateTime: 'string',
-          YearMonth: 'string',
-          MaskedPan: 'string',
-        },
-      },
-    },
+    'src/client/generated/': { ...clientPreset, documents: ['src/client/operations.graphql'] },
+    'test/generated/': { ...clientPreset, documents: ['test/**/*.ts', '!test/generated/**'] },
   },
 };
 

@@ -85,3 +85,7 @@ export const builder = new SchemaBuilder<{
 builder.queryType({ description: 'Entry points for reading cards, events and the caller.' });
 builder.mutationType({ description: 'Card enrolment, update subscriptions and on-demand checks.' });
 builder.subscriptionType({ description: 'Live card lifecycle events, per tenant.' });
+
+/** The builder's schema types, for helpers that take Pothos field or argument builders. */
+export type BuilderTypes =
+  typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;

@@ -1,10 +1,11 @@
+import type { ArgBuilder } from '@pothos/core';
 import { InputValidationError } from '@pothos/plugin-validation';
 import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
 import { decodeCursor, encodeCursor, type LoggedCardEvent } from '../events/event-log.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
-import { builder } from './builder.ts';
+import { type BuilderTypes, builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
 import { UPSTREAM_ERRORS } from './errors.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
@@ -87,13 +88,7 @@ builder.subscriptionField('cardEvents', (t) =>
       "Live card lifecycle events of the caller's vaults (or of `vaultId`), optionally of one card and of some kinds only. With `after` (a `CardEvent.cursor`), every retained event after it is replayed first, then live events follow with no gap and no duplicate.",
     authScopes: { scope: 'cards:read' },
     args: {
-      cardId: t.arg.string({ required: false, description: 'Only events of this card.' }),
-      types: t.arg({
-        type: [CardEventTypeEnum],
-        required: false,
-        description: 'Only events of these kinds.',
-      }),
-      vaultId: t.arg.string(vaultIdArg),
+      ...eventFilterArgs(t),
       after: t.arg.string({ required: false, description: 'Resume after this cursor (replay, then live).' }),
     },
     subscribe: (_root, args, context) => {
@@ -112,13 +107,7 @@ builder.queryField('cardEvents', (t) =>
     authScopes: { scope: 'cards:read' },
     errors: { types: [...UPSTREAM_ERRORS, InputValidationError] },
     args: {
-      cardId: t.arg.string({ required: false, description: 'Only events of this card.' }),
-      types: t.arg({
-        type: [CardEventTypeEnum],
-        required: false,
-        description: 'Only events of these kinds.',
-      }),
-      vaultId: t.arg.string(vaultIdArg),
+      ...eventFilterArgs(t),
     },
     resolve: async (_root, args, context) => {
       if (args.last != null || args.before != null) {
@@ -142,6 +131,15 @@ builder.queryField('cardEvents', (t) =>
     },
   }),
 );
+
+/** Arguments that select events: vault, card and kinds (subscription and history alike). */
+function eventFilterArgs(t: { arg: ArgBuilder<BuilderTypes> }) {
+  return {
+    cardId: t.arg.string({ required: false, description: 'Only events of this card.' }),
+    types: t.arg({ type: [CardEventTypeEnum], required: false, description: 'Only events of these kinds.' }),
+    vaultId: t.arg.string(vaultIdArg),
+  };
+}
 
 /** The event filter of the caller: its vaults (or `vaultId`), card and kinds. */
 function eventFilter(
