@@ -334,7 +334,8 @@ export function notificationIssues(
  */
 export function parseCardNotification(body: unknown): ParseCardNotificationResult {
   const parsed = cardNotificationSchema.safeParse(body);
-  if (!parsed.success) return { ok: false, issues: notificationIssues(parsed.error, body, CARD_EXPECTATIONS) };
+  if (!parsed.success)
+    return { ok: false, issues: notificationIssues(parsed.error, body, CARD_EXPECTATIONS) };
   const n = parsed.data;
   const d = n.details;
   const event: CardEvent = {

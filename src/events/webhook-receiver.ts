@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../lib/logger.ts';
 import { SIGNATURE_HEADER, type SignatureFailure, verifyWebhookSignature } from '../lib/webhook-signature.ts';
-import { parseCardNotification } from './card-event.ts';
+import { type NotificationIssue, parseCardNotification } from './card-event.ts';
 import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
 import {
   isNetworkTokenNotification,
@@ -261,42 +261,65 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
       return;
     }
 
-    const parsed =
-      networkTokens && isNetworkTokenNotification(json)
-        ? parseNetworkTokenNotification(json)
-        : parseCardNotification(json);
-    if (!parsed.ok) {
-      refuse(
+    if (networkTokens && isNetworkTokenNotification(json)) {
+      const parsed = parseNetworkTokenNotification(json);
+      if (!parsed.ok) {
+        refuseInvalid(res, json, parsed.issues);
+        return;
+      }
+      const event = parsed.event;
+      await publishAndAnswer(
         res,
-        400,
-        parsed.issues.map((issue) => ({
-          status: '400',
-          code: 'invalid-notification',
-          detail: issue.message,
-          source: { pointer: issue.path },
-        })),
-        {
-          reason: 'invalid-notification',
-          ...knownEnvelope(json),
-          paths: parsed.issues.map((issue) => issue.path),
-        },
+        'network token',
+        { id: event.id, tenant: event.tenant, type: event.type, panAlias: event.panAlias },
+        () => networkTokens.publish(event),
       );
       return;
     }
 
+    const parsed = parseCardNotification(json);
+    if (!parsed.ok) {
+      refuseInvalid(res, json, parsed.issues);
+      return;
+    }
     const event = parsed.event;
-    const [subject, logFields, publish] =
-      'panAlias' in event
-        ? ([
-            'network token',
-            { id: event.id, tenant: event.tenant, type: event.type, panAlias: event.panAlias },
-            () => networkTokens!.publish(event),
-          ] as const)
-        : ([
-            'card event',
-            { id: event.id, tenant: event.tenant, type: event.type, cardId: event.cardId },
-            () => bus.publish(event),
-          ] as const);
+    await publishAndAnswer(
+      res,
+      'card event',
+      { id: event.id, tenant: event.tenant, type: event.type, cardId: event.cardId },
+      () => bus.publish(event),
+    );
+  }
+
+  /** 400 `invalid-notification`, one error per issue; logs the safe envelope members and the pointers. */
+  function refuseInvalid(res: ServerResponse, json: unknown, issues: readonly NotificationIssue[]): void {
+    refuse(
+      res,
+      400,
+      issues.map((issue) => ({
+        status: '400',
+        code: 'invalid-notification',
+        detail: issue.message,
+        source: { pointer: issue.path },
+      })),
+      {
+        reason: 'invalid-notification',
+        ...knownEnvelope(json),
+        paths: issues.map((issue) => issue.path),
+      },
+    );
+  }
+
+  /**
+   * Publishes a validated notification and answers 200 `accepted`/`duplicate`, or 500 `server-error`
+   * when `publish` rejects (so the sender retries). `subject` names the kind in log messages.
+   */
+  async function publishAndAnswer(
+    res: ServerResponse,
+    subject: 'card event' | 'network token',
+    logFields: { id: string; tenant: string; type: string } & Record<string, string>,
+    publish: () => Promise<PublishOutcome>,
+  ): Promise<void> {
     let outcome: PublishOutcome;
     try {
       outcome = await publish();
@@ -316,7 +339,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
     }
     const status = outcome === 'duplicate' ? 'duplicate' : 'accepted';
     logger.info({ ...logFields, outcome: status }, `${subject} notification ${status}`);
-    send(res, 200, { data: { id: event.id, status } });
+    send(res, 200, { data: { id: logFields.id, status } });
   }
 
   return async function handleCardEventWebhook(req, res) {
@@ -343,6 +366,8 @@ function knownEnvelope(json: unknown): { id?: string; tenant?: string; type?: st
   return {
     ...(typeof id === 'string' && /^[0-9a-fA-F-]{36}$/.test(id) ? { id } : {}),
     ...(typeof tenant === 'string' && /^[A-Za-z0-9]{11}$/.test(tenant) ? { tenant } : {}),
-    ...(typeof event === 'string' && /^(?:au_card|network_token)\.[a-z_]{1,25}$/.test(event) ? { type: event } : {}),
+    ...(typeof event === 'string' && /^(?:au_card|network_token)\.[a-z_]{1,25}$/.test(event)
+      ? { type: event }
+      : {}),
   };
 }

@@ -55,15 +55,33 @@ const [CardTypeEnum, cardType] = observedEnum(
 const [CardCategoryEnum, cardCategory] = observedEnum(
   'CardCategory',
   'Product category of the card.',
-  ['PREPAID', 'CLASSIC', 'GOLD', 'PLATINUM', 'BUSINESS', 'CORPORATE', 'STANDARD'],
+  [
+    'PREPAID',
+    'STANDARD',
+    'CLASSIC',
+    'GOLD',
+    'PLATINUM',
+    'SIGNATURE',
+    'INFINITE',
+    'WORLD',
+    'WORLD_ELITE',
+    'BUSINESS',
+    'CORPORATE',
+    'PURCHASING',
+  ],
   {
     PREPAID: 'Prepaid card (observed by the specification).',
+    STANDARD: 'Standard product.',
     CLASSIC: 'Classic product.',
     GOLD: 'Gold product.',
     PLATINUM: 'Platinum product.',
+    SIGNATURE: 'Signature product.',
+    INFINITE: 'Infinite product.',
+    WORLD: 'World product.',
+    WORLD_ELITE: 'World Elite product.',
     BUSINESS: 'Business product.',
     CORPORATE: 'Corporate product.',
-    STANDARD: 'Standard product.',
+    PURCHASING: 'Purchasing (procurement) product.',
   },
 );
 const [CommercialTypeEnum, commercialType] = observedEnum(
@@ -157,10 +175,12 @@ export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttribut
  */
 const attributesNumberSchema = z
   .string()
-  .refine(
-    (v) => /^tok_[A-Za-z0-9_]{1,120}$/.test(v) || /^\d(?:[ -]?\d){5,18}$/.test(v),
-    'must be a BIN, a card number of up to 19 digits (single spaces or hyphens allowed), or a tok_ alias',
-  )
+  .refine((v) => /^tok_[A-Za-z0-9_]{1,120}$/.test(v) || /^\d(?:[ -]?\d){5,18}$/.test(v), {
+    message:
+      'must be a BIN, a card number of up to 19 digits (single spaces or hyphens allowed), or a tok_ alias',
+    // A malformed value has no Luhn check to fail: report only the shape.
+    abort: true,
+  })
   .refine(
     (v) => v.startsWith('tok_') || digitsOnly(v).length <= 11 || isLuhnValid(digitsOnly(v)),
     'must pass the Luhn check',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CardBrandNotSupportedError, GatewayError, mapUpstreamErrors } from '../errors.ts';
+import type { NetworkTokenEvent } from '../events/network-token-event.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts';
 import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
@@ -11,7 +12,8 @@ import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
  * Network tokens (spec "Network token", its endpoints, states and errors; sandbox contract §5.5).
- * A token is identified by the PAN alias it was provisioned for.
+ * A token is identified by the PAN alias it was provisioned for. Network token notifications (gap
+ * decisions "Network token notifications") stream live on `Subscription.networkTokenEvents`.
  */
 
 /** Spec "Errors": POST /network-tokens 404 `declined`. */
@@ -306,5 +308,92 @@ builder.objectField(AccountUpdaterCardRef, 'networkToken', (t) =>
     authScopes: { scope: 'network-tokens:read' },
     resolve: (card, _args, context) =>
       context.loaders.networkToken.load({ vaultId: card.vaultId, panAlias: card.numberAlias }),
+  }),
+);
+
+const NetworkTokenEventTypeEnum = builder.enumType('NetworkTokenEventType', {
+  description:
+    'Kind of a network token notification (gap decisions "Network token notifications"); the wire value is `network_token.<kind in lower case>`.',
+  values: {
+    ACTIVE: {
+      value: 'network_token.active',
+      description: 'Provisioning completed and the token is `ACTIVE` (usable).',
+    },
+    SUSPENDED: {
+      value: 'network_token.suspended',
+      description: 'Provisioning completed and the network suspended the token (not usable).',
+    },
+  } as const,
+});
+
+const NetworkTokenEventRef = builder.objectRef<NetworkTokenEvent>('NetworkTokenEvent').implement({
+  description:
+    'One accepted network token notification: provisioning of a network token reached its final state. Live only: not kept in the card event log, never replayed.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Notification id (UUID); the same on every redelivery.' }),
+    type: t.field({ type: NetworkTokenEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
+    tenant: t.exposeString('tenant', { description: 'Vault (tenant) the event belongs to.' }),
+    panAlias: t.exposeString('panAlias', {
+      description: 'Alias of the PAN the token was provisioned with (`details.pan_alias`).',
+    }),
+    state: t.field({
+      type: NetworkTokenStateEnum,
+      description: 'State the token reached (`details.state`): `ACTIVE` or `SUSPENDED`.',
+      resolve: (e) => e.state,
+    }),
+    networkTokenLast4: t.exposeString('networkTokenLast4', {
+      description: 'Last four digits of the network token (not of the card).',
+    }),
+    expiresAt: t.expose('expiresAt', { type: 'YearMonth', description: 'Token expiry, `YYYY-MM`.' }),
+    timestamp: t.expose('timestamp', {
+      type: 'DateTime',
+      description: 'When the provider produced the notification (ISO 8601).',
+    }),
+    occurredAt: t.expose('occurredAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the token reached its state (ISO 8601; the token `updatedAt`).',
+    }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      description: 'When provisioning was requested (ISO 8601, whole seconds).',
+    }),
+    token: t.field({
+      type: NetworkTokenRef,
+      description:
+        "The network token, read once per event for all subscribers (GET /network-tokens/{pan_alias} in the event's vault); `NetworkTokenNotFoundError` when the vault no longer holds it.",
+      authScopes: { scope: 'network-tokens:read' },
+      errors: { types: [...UPSTREAM_ERRORS, NetworkTokenNotFoundError] },
+      resolve: (event, _args, context) =>
+        context.eventNetworkTokens.tokenOf(event).catch((error: unknown) => {
+          if (error instanceof GatewayError && error.code === 'not-found')
+            throw new NetworkTokenNotFoundError();
+          throw error;
+        }),
+    }),
+  }),
+});
+
+builder.subscriptionField('networkTokenEvents', (t) =>
+  t.field({
+    type: NetworkTokenEventRef,
+    description:
+      "Live network token notifications of the caller's vaults (or of `vaultId`), optionally of one PAN alias: the final state of each provisioning. Live only (no replay, no history); with several gateway replicas, only the subscribers of the replica that received the webhook get it.",
+    authScopes: { scope: 'network-tokens:read' },
+    args: {
+      panAlias: t.arg.string({
+        required: false,
+        description:
+          'Only events naming this PAN alias, exactly as provisioning was requested with it (`tok_` or format-preserving).',
+        validate: panAliasSchema,
+      }),
+      vaultId: t.arg.string(vaultIdArg),
+    },
+    subscribe: (_root, args, context) =>
+      context.networkTokenEvents.subscribe({
+        tenants: args.vaultId ? [vaultOf(context, args.vaultId)] : [...(context.viewer?.vaults ?? [])],
+        ...(args.panAlias ? { panAlias: args.panAlias } : {}),
+      }),
+    resolve: (event) => event,
   }),
 );

@@ -1,4 +1,5 @@
-import { resolveOffsetConnection } from '@pothos/plugin-relay';
+import { cursorToOffset, resolveOffsetConnection } from '@pothos/plugin-relay';
+import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import type { GraphQLContext } from '../context.ts';
 import { GatewayError, UpstreamServiceError } from '../errors.ts';
@@ -134,6 +135,42 @@ async function slice<T>(
   return items.slice(start, start + limit);
 }
 
+/** Relay paging arguments of the organization connections. */
+interface PagingArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+}
+
+/** Whether `cursor` is an offset cursor these connections hand out (a non-negative position). */
+function isOffsetCursor(cursor: string): boolean {
+  try {
+    const offset = cursorToOffset(cursor);
+    return Number.isSafeInteger(offset) && offset >= 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks the paging arguments before any upstream read, like `cardEvents`: forward pagination only,
+ * `first` not negative, `after` a cursor of these connections.
+ * @throws InputValidationError (`invalid-input`) naming every bad argument; Pothos would otherwise
+ *   fail with an untyped error such as "Invalid base64 string".
+ */
+function assertForwardPaging(args: PagingArgs): void {
+  const issues: { message: string; path: string[] }[] = [];
+  for (const name of ['last', 'before'] as const) {
+    if (args[name] != null)
+      issues.push({ message: 'only forward pagination (first, after) is supported', path: [name] });
+  }
+  if (args.first != null && args.first < 0) issues.push({ message: 'must not be negative', path: ['first'] });
+  if (args.after != null && !isOffsetCursor(args.after))
+    issues.push({ message: 'is not a cursor of this connection', path: ['after'] });
+  if (issues.length > 0) throw new InputValidationError({ issues });
+}
+
 const OrganizationType = builder.objectRef<OrganizationParent>('Organization').implement({
   description: 'An organization of the provider: its members and pending invitations.',
   fields: (t) => ({
@@ -141,8 +178,9 @@ const OrganizationType = builder.objectRef<OrganizationParent>('Organization').i
     members: t.connection({
       type: MemberType,
       description: 'Users of the organization, pending invitations excluded.',
-      resolve: (organization, args, context) =>
-        resolveOffsetConnection({ args }, async ({ offset, limit }) => {
+      resolve: (organization, args, context) => {
+        assertForwardPaging(args);
+        return resolveOffsetConnection({ args }, async ({ offset, limit }) => {
           const members = await slice(
             (key) => context.loaders.organizationMembers.load(key),
             organization,
@@ -154,13 +192,15 @@ const OrganizationType = builder.objectRef<OrganizationParent>('Organization').i
             members.flatMap((m) => m.vaults),
           );
           return members;
-        }),
+        });
+      },
     }),
     invites: t.connection({
       type: InviteType,
       description: 'Pending invitations.',
-      resolve: (organization, args, context) =>
-        resolveOffsetConnection({ args }, async ({ offset, limit }) => {
+      resolve: (organization, args, context) => {
+        assertForwardPaging(args);
+        return resolveOffsetConnection({ args }, async ({ offset, limit }) => {
           const invites = await slice(
             (key) => context.loaders.organizationInvites.load(key),
             organization,
@@ -172,7 +212,8 @@ const OrganizationType = builder.objectRef<OrganizationParent>('Organization').i
             invites.flatMap((i) => i.vaults),
           );
           return invites;
-        }),
+        });
+      },
     }),
   }),
 });

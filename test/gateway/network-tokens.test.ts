@@ -98,8 +98,18 @@ const FINAL_STATE_CARDS: readonly [string, 'ACTIVE' | 'SUSPENDED'][] = [
 
 /** Contract §5.5, cards whose provisioning is refused: PAN, GraphQL error type, code, message. */
 const REFUSED_CARDS: readonly [string, string, string, string][] = [
-  ['5100260000095404', 'NetworkTokenDeclinedError', 'declined', 'The card network declined the network token'],
-  ['4000210000995404', 'NetworkTokenDeclinedError', 'declined', 'The card network declined the network token'],
+  [
+    '5100260000095404',
+    'NetworkTokenDeclinedError',
+    'declined',
+    'The card network declined the network token',
+  ],
+  [
+    '4000210000995404',
+    'NetworkTokenDeclinedError',
+    'declined',
+    'The card network declined the network token',
+  ],
   [
     '5100260000495422',
     'NetworkTokenRejectedError',
@@ -159,16 +169,21 @@ describe('network tokens through GraphQL', () => {
     return member(result.data?.createCard, 'MutationCreateCardSuccess').data.panAlias;
   }
 
-  const provision = (input: ProvisionNetworkTokenInput, token = vault1Token) =>
+  const provision = (input: ProvisionNetworkTokenInput, token: string | null = vault1Token) =>
     stack.execute(Provision, { input }, token);
-  const read = (panAlias: string, token = vault1Token) => stack.execute(Read, { panAlias }, token);
-  const remove = (panAlias: string, token = vault1Token) => stack.execute(Delete, { panAlias }, token);
+  const read = (panAlias: string, token: string | null = vault1Token) =>
+    stack.execute(Read, { panAlias }, token);
+  const remove = (panAlias: string, token: string | null = vault1Token) =>
+    stack.execute(Delete, { panAlias }, token);
 
   /** Reads the token until provisioning reported its final state (the sandbox takes 100 ms). */
   async function waitForFinalState(panAlias: string, token = vault1Token, timeoutMs = 3_000) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const token_ = member((await read(panAlias, token)).data?.networkToken, 'QueryNetworkTokenSuccess').data;
+      const token_ = member(
+        (await read(panAlias, token)).data?.networkToken,
+        'QueryNetworkTokenSuccess',
+      ).data;
       if (token_.state !== 'PENDING') return token_;
       if (Date.now() > deadline) throw new Error(`token still PENDING after ${timeoutMs} ms`);
       await sleep(20);
@@ -343,12 +358,14 @@ describe('network tokens through GraphQL', () => {
         'not-found',
       );
       expect(
-        member((await provision({ panAlias, expMonth: 11, expYear: 29 })).data?.provisionNetworkToken, 'NetworkTokenNotFoundError')
-          .code,
+        member(
+          (await provision({ panAlias, expMonth: 11, expYear: 29 })).data?.provisionNetworkToken,
+          'NetworkTokenNotFoundError',
+        ).code,
       ).toBe('not-found');
-      expect(member((await remove(panAlias)).data?.deleteNetworkToken, 'NetworkTokenNotFoundError').code).toBe(
-        'not-found',
-      );
+      expect(
+        member((await remove(panAlias)).data?.deleteNetworkToken, 'NetworkTokenNotFoundError').code,
+      ).toBe('not-found');
       // Untouched in its own vault.
       const own = await read(panAlias, vault2Token);
       expect(member(own.data?.networkToken, 'QueryNetworkTokenSuccess').data).toMatchObject({
@@ -381,8 +398,10 @@ describe('network tokens through GraphQL', () => {
         active,
       );
 
-      const deleted = member((await remove(panAlias)).data?.deleteNetworkToken, 'MutationDeleteNetworkTokenSuccess')
-        .data;
+      const deleted = member(
+        (await remove(panAlias)).data?.deleteNetworkToken,
+        'MutationDeleteNetworkTokenSuccess',
+      ).data;
       // The delete answer carries the card's last4, bin and expiry only (spec "Network token").
       expect(deleted).toEqual({
         panAlias,
@@ -404,15 +423,20 @@ describe('network tokens through GraphQL', () => {
       expect(readDeleted).toEqual({ ...deleted, holderInfo: { ...HOLDER, billingAddress: null } });
 
       const deletedAgain = await remove(panAlias);
-      expect(
-        member(deletedAgain.data?.deleteNetworkToken, 'MutationDeleteNetworkTokenSuccess').data,
-      ).toEqual(deleted);
+      expect(member(deletedAgain.data?.deleteNetworkToken, 'MutationDeleteNetworkTokenSuccess').data).toEqual(
+        deleted,
+      );
 
       const anew = member(
         (await provision({ panAlias, expMonth: 11, expYear: 29 })).data?.provisionNetworkToken,
         'MutationProvisionNetworkTokenSuccess',
       ).data;
-      expect(anew).toMatchObject({ state: 'PENDING', usable: false, networkTokenLast4: null, holderInfo: null });
+      expect(anew).toMatchObject({
+        state: 'PENDING',
+        usable: false,
+        networkTokenLast4: null,
+        holderInfo: null,
+      });
       expect(anew.createdAt! >= deleted.updatedAt!).toBe(true);
       expect(await waitForFinalState(panAlias)).toMatchObject({ state: 'ACTIVE', usable: true });
     });
@@ -420,8 +444,10 @@ describe('network tokens through GraphQL', () => {
     it('abandons a pending provisioning on deletion: the token stays DELETED', async () => {
       const panAlias = await panAliasOf(MASTERCARD);
       await provision({ panAlias, expMonth: 11, expYear: 29 });
-      const deleted = member((await remove(panAlias)).data?.deleteNetworkToken, 'MutationDeleteNetworkTokenSuccess')
-        .data;
+      const deleted = member(
+        (await remove(panAlias)).data?.deleteNetworkToken,
+        'MutationDeleteNetworkTokenSuccess',
+      ).data;
       expect(deleted).toMatchObject({
         state: 'DELETED',
         usable: false,
@@ -440,11 +466,23 @@ describe('network tokens through GraphQL', () => {
     const valid: ProvisionNetworkTokenInput = { panAlias: UNKNOWN_TOK_ALIAS, expMonth: 11, expYear: 29 };
 
     it.each<[string, Partial<ProvisionNetworkTokenInput>, { path: string[]; message: string }[]]>([
-      ['a malformed alias', { panAlias: 'not-an-alias' }, [{ path: ['input', 'panAlias'], message: 'must be a PAN alias' }]],
-      ['a plain card number', { panAlias: VISA }, [{ path: ['input', 'panAlias'], message: 'must be a PAN alias' }]],
+      [
+        'a malformed alias',
+        { panAlias: 'not-an-alias' },
+        [{ path: ['input', 'panAlias'], message: 'must be a PAN alias' }],
+      ],
+      [
+        'a plain card number',
+        { panAlias: VISA },
+        [{ path: ['input', 'panAlias'], message: 'must be a PAN alias' }],
+      ],
       ['expMonth 13', { expMonth: 13 }, [{ path: ['input', 'expMonth'], message: 'must be 1 to 12' }]],
       ['expMonth 0', { expMonth: 0 }, [{ path: ['input', 'expMonth'], message: 'must be 1 to 12' }]],
-      ['a four-digit expYear', { expYear: 2029 }, [{ path: ['input', 'expYear'], message: 'must be a two-digit year' }]],
+      [
+        'a four-digit expYear',
+        { expYear: 2029 },
+        [{ path: ['input', 'expYear'], message: 'must be a two-digit year' }],
+      ],
       [
         'a bad email',
         { holderInfo: { email: 'not-an-email' } },
@@ -453,7 +491,12 @@ describe('network tokens through GraphQL', () => {
       [
         'a bad phone number',
         { holderInfo: { phoneNumber: '+1 (415) call-me' } },
-        [{ path: ['input', 'holderInfo', 'phoneNumber'], message: 'must be a phone number of up to 15 digits' }],
+        [
+          {
+            path: ['input', 'holderInfo', 'phoneNumber'],
+            message: 'must be a phone number of up to 15 digits',
+          },
+        ],
       ],
       [
         'every bad field at once',
@@ -509,9 +552,10 @@ describe('network tokens through GraphQL', () => {
       expect(member(result.provisioned.data?.provisionNetworkToken, 'ForbiddenError').code).toBe('forbidden');
       expect(member(result.deleted.data?.deleteNetworkToken, 'ForbiddenError').code).toBe('forbidden');
       // Allowed through: the upstream answers not-found.
-      expect(member((await read(UNKNOWN_TOK_ALIAS, readOnly)).data?.networkToken, 'NetworkTokenNotFoundError').code).toBe(
-        'not-found',
-      );
+      expect(
+        member((await read(UNKNOWN_TOK_ALIAS, readOnly)).data?.networkToken, 'NetworkTokenNotFoundError')
+          .code,
+      ).toBe('not-found');
     });
 
     it('lets network-tokens:write provision and delete but not read', async () => {
@@ -526,9 +570,12 @@ describe('network tokens through GraphQL', () => {
           'NetworkTokenNotFoundError',
         ).code,
       ).toBe('not-found');
-      expect(member((await remove(UNKNOWN_TOK_ALIAS, writeOnly)).data?.deleteNetworkToken, 'NetworkTokenNotFoundError').code).toBe(
-        'not-found',
-      );
+      expect(
+        member(
+          (await remove(UNKNOWN_TOK_ALIAS, writeOnly)).data?.deleteNetworkToken,
+          'NetworkTokenNotFoundError',
+        ).code,
+      ).toBe('not-found');
     });
 
     it('answers UnauthenticatedError without a token, and cards scopes do not suffice', async () => {
@@ -538,10 +585,10 @@ describe('network tokens through GraphQL', () => {
         [cardsOnly, 'ForbiddenError', 'forbidden'],
       ] as const) {
         const { result, requests } = await withRequests(async () => [
-          (await read(UNKNOWN_TOK_ALIAS, token as string)).data?.networkToken,
-          (await provision({ panAlias: UNKNOWN_TOK_ALIAS, expMonth: 11, expYear: 29 }, token as string)).data
+          (await read(UNKNOWN_TOK_ALIAS, token)).data?.networkToken,
+          (await provision({ panAlias: UNKNOWN_TOK_ALIAS, expMonth: 11, expYear: 29 }, token)).data
             ?.provisionNetworkToken,
-          (await remove(UNKNOWN_TOK_ALIAS, token as string)).data?.deleteNetworkToken,
+          (await remove(UNKNOWN_TOK_ALIAS, token)).data?.deleteNetworkToken,
         ]);
         expect(requests).toEqual([]);
         for (const value of result) expect(value).toMatchObject({ __typename: typename, code });

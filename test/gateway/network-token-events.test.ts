@@ -1,0 +1,232 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.ts';
+import { graphql } from '../generated/index.ts';
+import { collect, type Stack, sleep, startStack } from '../support/stack.ts';
+
+/**
+ * Network token notifications end to end (docs/gap-decisions.md "Network token notifications",
+ * "Gateway"): the embedded sandbox completes a provisioning, signs and posts its notification to
+ * `POST /webhooks/card-events`, and the gateway streams it over graphql-ws on
+ * `Subscription.networkTokenEvents` to the subscribers of the event's vault, reading the token once
+ * per event for all of them.
+ */
+
+const NetworkTokenEvents = graphql(`
+  subscription NTE_Events($panAlias: String, $vaultId: String) {
+    networkTokenEvents(panAlias: $panAlias, vaultId: $vaultId) {
+      id
+      type
+      tenant
+      panAlias
+      state
+      networkTokenLast4
+      expiresAt
+      timestamp
+      occurredAt
+      createdAt
+      token {
+        __typename
+        ... on NetworkTokenEventTokenSuccess { data { panAlias vaultId state usable networkTokenLast4 cardLast4 } }
+        ... on Error { code }
+      }
+    }
+  }
+`);
+
+const CreateCard = graphql(`
+  mutation NTE_CreateCard($input: CreateCardInput!, $vaultId: String) {
+    createCard(input: $input, vaultId: $vaultId) {
+      __typename
+      ... on MutationCreateCardSuccess { data { panAlias } }
+      ... on Error { code message }
+    }
+  }
+`);
+
+const Provision = graphql(`
+  mutation NTE_Provision($input: ProvisionNetworkTokenInput!, $vaultId: String) {
+    provisionNetworkToken(input: $input, vaultId: $vaultId) {
+      __typename
+      ... on MutationProvisionNetworkTokenSuccess { data { state } }
+      ... on Error { code message }
+    }
+  }
+`);
+
+const VAULT1 = 'tntsandbox1';
+const VAULT2 = 'tntsandbox2';
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** Waits until `count` live `networkTokenEvents` subscriptions of `tenant` are registered on the hub. */
+async function waitForTokenSubscribers(app: App, tenant: string, count: number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while ((app.networkTokenEvents?.subscriberCount(tenant) ?? 0) !== count) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} subscribers of ${tenant}`);
+    await sleep(10);
+  }
+}
+
+describe('networkTokenEvents subscription', () => {
+  let stack: Stack;
+  let vault1Token: string;
+  let vault2Token: string;
+
+  /** Vaults `pan` in the card interface of vault 1 and answers its `tok_` alias. */
+  async function vaultCard(pan: string): Promise<string> {
+    const result = await stack.execute(
+      CreateCard,
+      { input: { pan, expMonth: 11, expYear: 29 } },
+      vault1Token,
+    );
+    const payload = result.data?.createCard;
+    if (payload?.__typename !== 'MutationCreateCardSuccess')
+      throw new Error(`card creation failed: ${JSON.stringify(payload)}`);
+    expect(payload.data.panAlias).toMatch(/^tok_sandbox_[0-9A-Za-z]{22}$/);
+    return payload.data.panAlias;
+  }
+
+  /** Requests a network token for `panAlias` in vault 1; the answer is PENDING, the outcome a webhook. */
+  async function provision(panAlias: string): Promise<void> {
+    const result = await stack.execute(
+      Provision,
+      { input: { panAlias, expMonth: 11, expYear: 29 } },
+      vault1Token,
+    );
+    expect(result.data?.provisionNetworkToken).toEqual({
+      __typename: 'MutationProvisionNetworkTokenSuccess',
+      data: { state: 'PENDING' },
+    });
+  }
+
+  const tokenReads = (panAlias: string) =>
+    stack.app
+      .sandbox!.requests()
+      .filter((r) => r.method === 'GET' && r.path.endsWith(`/account-updater/network-tokens/${panAlias}`));
+
+  /** Network token notifications of vault 1 the gateway answered 200. */
+  const acceptedTokenNotifications = () =>
+    stack.app
+      .sandbox!.deliveries()
+      .filter((d) => d.vault === VAULT1 && d.event.startsWith('network_token.') && d.status === 200).length;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    vault1Token = await stack.token({ vaults: [VAULT1] });
+    vault2Token = await stack.token({ vaults: [VAULT2] });
+  });
+  afterAll(() => stack.stop());
+  afterEach(async () => {
+    await waitForTokenSubscribers(stack.app, VAULT1, 0);
+    await waitForTokenSubscribers(stack.app, VAULT2, 0);
+  });
+
+  it('streams ACTIVE for a 5001 card with its token, to its vault only', async () => {
+    const vault1 = collect(stack.wsClient(vault1Token), NetworkTokenEvents, {}, 1);
+    const vault2 = collect(stack.wsClient(vault2Token), NetworkTokenEvents, {}, 1, 1_500);
+    await waitForTokenSubscribers(stack.app, VAULT1, 1);
+    await waitForTokenSubscribers(stack.app, VAULT2, 1);
+
+    const panAlias = await vaultCard('5100260000895001');
+    await provision(panAlias);
+    const [event] = await vault1;
+    expect(event?.errors).toBeUndefined();
+    const data = event?.data?.networkTokenEvents;
+    expect(data).toMatchObject({
+      type: 'ACTIVE',
+      tenant: VAULT1,
+      panAlias,
+      state: 'ACTIVE',
+      expiresAt: '2029-11',
+      token: {
+        __typename: 'NetworkTokenEventTokenSuccess',
+        data: { panAlias, vaultId: VAULT1, state: 'ACTIVE', usable: true, cardLast4: '5001' },
+      },
+    });
+    expect(data?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(data?.networkTokenLast4).toMatch(/^\d{4}$/);
+    expect(data?.networkTokenLast4).not.toBe('5001');
+    expect(data?.token).toMatchObject({ data: { networkTokenLast4: data?.networkTokenLast4 } });
+    expect(data?.timestamp).toMatch(ISO_UTC);
+    expect(data?.occurredAt).toBe(data?.timestamp);
+    expect(data?.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(await vault2).toEqual([]);
+  });
+
+  it('streams SUSPENDED for a 5002 card', async () => {
+    const received = collect(stack.wsClient(vault1Token), NetworkTokenEvents, {}, 1);
+    await waitForTokenSubscribers(stack.app, VAULT1, 1);
+    const panAlias = await vaultCard('5100260000395002');
+    await provision(panAlias);
+    const [event] = await received;
+    expect(event?.errors).toBeUndefined();
+    expect(event?.data?.networkTokenEvents).toMatchObject({
+      type: 'SUSPENDED',
+      tenant: VAULT1,
+      panAlias,
+      state: 'SUSPENDED',
+      token: {
+        __typename: 'NetworkTokenEventTokenSuccess',
+        data: { panAlias, state: 'SUSPENDED', usable: false, cardLast4: '5002' },
+      },
+    });
+  });
+
+  it('delivers only the events of the panAlias asked for', async () => {
+    const [otherAlias, wantedAlias] = [
+      await vaultCard('4111111111111111'),
+      await vaultCard('5555555555554444'),
+    ];
+    const received = collect(
+      stack.wsClient(vault1Token),
+      NetworkTokenEvents,
+      { panAlias: wantedAlias },
+      2,
+      1_500,
+    );
+    await waitForTokenSubscribers(stack.app, VAULT1, 1);
+    const acceptedBefore = acceptedTokenNotifications();
+    await provision(otherAlias);
+    await provision(wantedAlias);
+    const events = await received;
+    // Both notifications reached the gateway and were accepted; the filter let one through.
+    expect(acceptedTokenNotifications()).toBe(acceptedBefore + 2);
+    expect(events.map((e) => e.data?.networkTokenEvents.panAlias)).toEqual([wantedAlias]);
+    expect(events[0]?.data?.networkTokenEvents).toMatchObject({ type: 'ACTIVE', state: 'ACTIVE' });
+  });
+
+  it('reads the token once per event for all subscribers', async () => {
+    const clients = [stack.wsClient(vault1Token), stack.wsClient(vault1Token), stack.wsClient(vault1Token)];
+    const results = clients.map((client) => collect(client, NetworkTokenEvents, {}, 1));
+    await waitForTokenSubscribers(stack.app, VAULT1, 3);
+
+    const panAlias = await vaultCard('4000210000395001');
+    await provision(panAlias);
+    const events = await Promise.all(results);
+    const ids = new Set<string>();
+    for (const [event] of events) {
+      expect(event?.errors).toBeUndefined();
+      expect(event?.data?.networkTokenEvents).toMatchObject({
+        type: 'ACTIVE',
+        panAlias,
+        token: { __typename: 'NetworkTokenEventTokenSuccess', data: { panAlias, state: 'ACTIVE' } },
+      });
+      ids.add(event!.data!.networkTokenEvents.id);
+    }
+    expect(ids.size).toBe(1);
+    expect(tokenReads(panAlias)).toHaveLength(1);
+  });
+
+  it('refuses a client token without network-tokens:read', async () => {
+    const token = await stack.token({ vaults: [VAULT1], scopes: ['cards:read'] });
+    const [result] = await collect(stack.wsClient(token), NetworkTokenEvents, {}, 1);
+    expect(result?.data ?? null).toBeNull();
+    expect(result?.errors?.map((e) => e.extensions?.code)).toEqual(['forbidden']);
+    expect(stack.app.networkTokenEvents?.subscriberCount(VAULT1)).toBe(0);
+  });
+
+  it('refuses a vaultId the client token does not name', async () => {
+    const [result] = await collect(stack.wsClient(vault2Token), NetworkTokenEvents, { vaultId: VAULT1 }, 1);
+    expect(result?.errors?.map((e) => e.extensions?.code)).toEqual(['vault-not-allowed']);
+    expect(stack.app.networkTokenEvents?.subscriberCount(VAULT1)).toBe(0);
+  });
+});
