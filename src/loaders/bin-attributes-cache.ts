@@ -10,10 +10,12 @@ export interface BinAttributesCacheOptions {
 /**
  * App-wide cache of card attributes per 6-digit BIN (spec "Card attributes": static per data set
  * `version`). Bounded (least recently used entries go first) and time-limited; concurrent misses
- * for one BIN share one upstream lookup. Keys are BINs only: a PAN never becomes a cache key.
+ * for one BIN share one upstream lookup. `null` (the data set knows no attributes for the BIN) is
+ * kept like any answer, being as static; only failures are not. Keys are BINs only: a PAN never
+ * becomes a cache key.
  */
 export class BinAttributesCache {
-  readonly #entries = new Map<string, { value: Promise<CardAttributes>; expiresAt: number }>();
+  readonly #entries = new Map<string, { value: Promise<CardAttributes | null>; expiresAt: number }>();
   readonly #options: BinAttributesCacheOptions;
 
   constructor(options: BinAttributesCacheOptions) {
@@ -21,11 +23,13 @@ export class BinAttributesCache {
   }
 
   /**
-   * The attributes of `bin`, from the cache or from `lookup` (whose failure is not cached).
+   * The attributes of `bin`, from the cache or from `lookup` (whose answer, `null` included, is
+   * cached; its failure is not).
    * @param bin exactly 6 digits.
+   * @param lookup resolves the attributes, or `null` when the data set knows none for the BIN.
    * @throws whatever `lookup` throws.
    */
-  get(bin: string, lookup: () => Promise<CardAttributes>): Promise<CardAttributes> {
+  get(bin: string, lookup: () => Promise<CardAttributes | null>): Promise<CardAttributes | null> {
     if (!/^\d{6}$/.test(bin)) return Promise.reject(new RangeError('a BIN cache key is 6 digits'));
     const now = (this.#options.now ?? Date.now)();
     const hit = this.#entries.get(bin);

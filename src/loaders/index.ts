@@ -70,8 +70,9 @@ const isNotFound = (error: unknown) => error instanceof UpstreamError && error.s
  * - `cardInterfaceCard`: card interface `GET /cards/{card_id}` (gap decisions: added retrieval).
  * - `accountUpdaterCard`: account updater v1 `GET /cards/{card_id}`.
  * - `networkToken`: `GET /network-tokens/{pan_alias}`; null when the alias has no token.
- * - `binAttributes`: card attributes of a 6-digit BIN, through the app-wide {@link BinAttributesCache}
- *   (attributes are static per data set version, so they are shared across requests; never per PAN).
+ * - `binAttributes`: card attributes of a 6-digit BIN (null when the data set knows none), through the
+ *   app-wide {@link BinAttributesCache} (attributes, and their absence, are static per data set
+ *   version, so they are shared across requests; never per PAN).
  * - `organizationMembers`, `organizationInvites`: one upstream page each (JSON:API `page[number]`,
  *   `page[size]`).
  * - `vault`: vault summaries, primed from the memberships already read (no upstream call).
@@ -97,8 +98,14 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache) 
         Promise.all(
           keys.map((key) =>
             binCache
-              .get(key.bin, () => upstream.cardAttributes.lookup(key.vaultId, key.bin))
-              .catch((error: unknown) => (isNotFound(error) ? null : toGatewayError(error))),
+              .get(key.bin, () =>
+                // No attributes for the BIN (404) is an answer, cached like the others.
+                upstream.cardAttributes.lookup(key.vaultId, key.bin).catch((error: unknown) => {
+                  if (isNotFound(error)) return null;
+                  throw error;
+                }),
+              )
+              .catch((error: unknown) => toGatewayError(error)),
           ),
         ),
       { cacheKeyFn: (key) => key.bin },

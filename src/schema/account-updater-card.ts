@@ -15,7 +15,7 @@ import type {
   Merchant,
 } from '../upstream/account-updater/client.ts';
 import { builder } from './builder.ts';
-import { cvcSchema, digitsOnly, expMonthSchema, splitVaultId, stripNulls } from './card.ts';
+import { cvcSchema, digitsOnly, expMonthSchema, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
 import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
 import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
@@ -77,16 +77,7 @@ builder.node(AccountUpdaterCardRef, {
   description: 'A card enrolled in the account updater (version 1). `number` is an alias, never the PAN.',
   id: { resolve: (card) => `${card.vaultId}:${card.id}` },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'capabilities' in value,
-  loadOne: async (globalId, context) => {
-    const [vaultId, cardId] = splitVaultId(globalId);
-    if (!context.viewer?.vaults.includes(vaultId) || !context.viewer.scopes.has('cards:read')) return null;
-    try {
-      return await context.loaders.accountUpdaterCard.load({ vaultId, cardId });
-    } catch (error) {
-      if (error instanceof CardNotFoundError) return null;
-      throw error;
-    }
-  },
+  loadOne: (globalId, context) => loadCardNode(globalId, context, context.loaders.accountUpdaterCard),
   fields: (t) => ({
     cardId: t.exposeString('id', { description: 'Card id in the service (`CRD…`, 25 characters).' }),
     vaultId: t.exposeString('vaultId', { description: 'Vault (tenant) holding the card.' }),

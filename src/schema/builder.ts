@@ -48,7 +48,8 @@ export const builder = new SchemaBuilder<{
       args: { id: { description: 'Relay global ID.' } },
     },
     nodesQueryOptions: {
-      nullable: true,
+      // Items nullable: an id that cannot be read is a null entry, not an error nulling the list.
+      nullable: { list: true, items: true },
       description:
         'Objects by their Relay global IDs, in the same order; null for each one that cannot be read.',
       args: { ids: { description: 'Relay global IDs.' } },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError, mapUpstreamErrors } from '../errors.ts';
 import { isPlainPan } from '../lib/pan.ts';
 import type { InVault } from '../loaders/index.ts';
@@ -75,16 +76,7 @@ builder.node(CardRef, {
     'A card kept on file in the card interface. Never carries the PAN or CVC, only aliases and BIN/last four.',
   id: { resolve: (card) => `${card.vaultId}:${card.id}` },
   isTypeOf: (value) => typeof value === 'object' && value !== null && 'panAlias' in value,
-  loadOne: async (globalId, context) => {
-    const [vaultId, cardId] = splitVaultId(globalId);
-    if (!context.viewer?.vaults.includes(vaultId) || !context.viewer.scopes.has('cards:read')) return null;
-    try {
-      return await context.loaders.cardInterfaceCard.load({ vaultId, cardId });
-    } catch (error) {
-      if (error instanceof CardNotFoundError) return null;
-      throw error;
-    }
-  },
+  loadOne: (globalId, context) => loadCardNode(globalId, context, context.loaders.cardInterfaceCard),
   fields: (t) => ({
     cardId: t.exposeString('id', { description: 'Card id in the service (`CRD…`).' }),
     vaultId: t.exposeString('vaultId', { description: 'Vault (tenant) holding the card.' }),
@@ -142,6 +134,25 @@ builder.node(CardRef, {
     }),
   }),
 });
+
+/**
+ * `node(id)` of a card: null unless the caller's token names the card's vault and grants
+ * `cards:read`, and null for a card that does not exist (the Relay contract), never an error.
+ */
+export async function loadCardNode<T>(
+  globalId: string,
+  context: GraphQLContext,
+  loader: { load(key: { vaultId: string; cardId: string }): Promise<T> },
+): Promise<T | null> {
+  const [vaultId, cardId] = splitVaultId(globalId);
+  if (!context.viewer?.vaults.includes(vaultId) || !context.viewer.scopes.has('cards:read')) return null;
+  try {
+    return await loader.load({ vaultId, cardId });
+  } catch (error) {
+    if (error instanceof CardNotFoundError) return null;
+    throw error;
+  }
+}
 
 /** Splits `<vaultId>:<cardId>` of a Card or AccountUpdaterCard global ID. */
 export function splitVaultId(id: string): [string, string] {

@@ -170,6 +170,9 @@ const panAliasSchema = z
 
 /** Maps the network token errors of the spec's Errors table to their typed errors. */
 function networkTokenErrors(error: unknown): never {
+  if (error instanceof CardBrandNotSupportedError) {
+    throw new CardBrandNotSupportedError('The card brand is not supported for network tokens');
+  }
   if (error instanceof GatewayError) {
     if (error.code === 'declined') throw new NetworkTokenDeclinedError();
     if (error.code === 'card-not-allowed' || error.code === 'rejected')

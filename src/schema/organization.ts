@@ -177,6 +177,7 @@ const OrganizationType = builder.objectRef<OrganizationParent>('Organization').i
     id: t.exposeString('id', { description: 'Organization id (24 characters).' }),
     members: t.connection({
       type: MemberType,
+      nullable: true,
       description: 'Users of the organization, pending invitations excluded.',
       resolve: (organization, args, context) => {
         assertForwardPaging(args);
@@ -197,6 +198,7 @@ const OrganizationType = builder.objectRef<OrganizationParent>('Organization').i
     }),
     invites: t.connection({
       type: InviteType,
+      nullable: true,
       description: 'Pending invitations.',
       resolve: (organization, args, context) => {
         assertForwardPaging(args);

@@ -161,6 +161,15 @@ describe('card attributes through GraphQL', () => {
       expect(second.result).toEqual(first.result);
       expect(otherVault.result).toEqual(attributesOfRow('492940'));
     });
+
+    it('keeps the absence of a BIN too: an unknown BIN is looked up once across requests', async () => {
+      const first = await withRequests(() => lookup('999998'));
+      expect(first.result.data?.cardAttributes).toBeNull();
+      expect(first.requests).toEqual([{ ...ATTRIBUTES_REQUEST, status: 404, vault: VAULT1 }]);
+      const second = await withRequests(() => lookup('999998'));
+      expect(second.result.data?.cardAttributes).toBeNull();
+      expect(second.requests).toEqual([]);
+    });
   });
 
   describe('raw 6-digit BINs', () => {

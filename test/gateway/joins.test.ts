@@ -411,6 +411,21 @@ describe('joins through GraphQL', () => {
       });
     });
 
+    it('answers null attributes for a BIN the data set does not know, looked up once across requests', async () => {
+      const enrolled = await enrol('4000007000000106');
+      const read = () => stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, vault1Token);
+      const first = await withRequests(read);
+      expect(
+        member(first.result.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data.attributes,
+      ).toBeNull();
+      expect(first.requests.filter((r) => r.path === ATTRIBUTES_PATH)).toEqual([
+        { method: 'POST', path: ATTRIBUTES_PATH, status: 404, vault: VAULT1 },
+      ]);
+      const second = await withRequests(read);
+      expect(second.result).toEqual(first.result);
+      expect(second.requests.filter((r) => r.path === ATTRIBUTES_PATH)).toEqual([]);
+    });
+
     it('reports a SUSPENDED token through the join as not usable', async () => {
       const enrolled = await enrol('4000210000795002');
       expect((await provisionAndWait(enrolled.number)).state).toBe('SUSPENDED');

@@ -180,11 +180,11 @@ describe('network tokens through GraphQL', () => {
   async function waitForFinalState(panAlias: string, token = vault1Token, timeoutMs = 3_000) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const token_ = member(
+      const current = member(
         (await read(panAlias, token)).data?.networkToken,
         'QueryNetworkTokenSuccess',
       ).data;
-      if (token_.state !== 'PENDING') return token_;
+      if (current.state !== 'PENDING') return current;
       if (Date.now() > deadline) throw new Error(`token still PENDING after ${timeoutMs} ms`);
       await sleep(20);
     }
@@ -522,13 +522,12 @@ describe('network tokens through GraphQL', () => {
     it.each(['', 'not-an-alias', VISA, 'tok_', 'tok_has-hyphen', '411111Zz9Yx8W11'])(
       'networkToken and deleteNetworkToken reject panAlias %j',
       async (panAlias) => {
-        const { result, requests } = await withRequests(async () => [
-          await read(panAlias),
-          await remove(panAlias),
-        ]);
+        const { result, requests } = await withRequests(async () => ({
+          got: await read(panAlias),
+          deleted: await remove(panAlias),
+        }));
         expect(requests).toEqual([]);
-        const [got, deleted] = result;
-        for (const value of [got!.data?.networkToken, deleted!.data?.deleteNetworkToken]) {
+        for (const value of [result.got.data?.networkToken, result.deleted.data?.deleteNetworkToken]) {
           expect(value).toEqual({
             __typename: 'InputValidationError',
             code: 'invalid-input',
