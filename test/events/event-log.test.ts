@@ -45,6 +45,26 @@ function event(overrides: Partial<CardEvent> = {}): CardEvent {
 }
 
 const retention = { maxAgeMs: 3_600_000, maxCount: 1_000 };
+
+/** A log with a small count limit (100) and a controllable clock, for retention. */
+async function openWithClock(backend: string, now: () => number): Promise<CardEventLog> {
+  const small = { maxAgeMs: 3_600_000, maxCount: 100 };
+  if (backend === 'sqlite') {
+    return createSqliteEventLog({
+      dataDir: mkdtempSync(join(tmpdir(), 'cardgraph-log-')),
+      retention: small,
+      now,
+    });
+  }
+  return createRedisEventLog({
+    url: redis.url,
+    retention: small,
+    logger: pino({ level: 'silent' }),
+    prefix: `test:{${randomUUID()}}`,
+    blockMs: 200,
+    now,
+  });
+}
 const backends: [string, () => Promise<CardEventLog>][] = [
   [
     'sqlite',
@@ -142,6 +162,35 @@ describe.each(backends)('%s event log', (_name, open) => {
     expect(seen.map((e) => e.id)).toEqual(ids.map((e) => e.id));
     expect(seen[0]!.position < seen[1]!.position && seen[1]!.position < seen[2]!.position).toBe(true);
     stop();
+    await log.close();
+  });
+});
+
+describe.each(backends)('%s event log retention', (name) => {
+  it('keeps about the newest maxCount entries', async () => {
+    const log = await openWithClock(name, Date.now);
+    for (let i = 0; i < 150; i++) await log.append(event());
+    await log.trim();
+    const kept = await log.readAfter({ tenants: ['tntsandbox1'] }, null, 1_000);
+    // Redis trims with `~` (whole stream nodes), so it may keep a little more than the limit.
+    expect(kept.length).toBeGreaterThanOrEqual(100);
+    expect(kept.length).toBeLessThan(150);
+    await log.close();
+  });
+});
+
+describe('sqlite event log retention by age', () => {
+  it('drops entries received longer ago than maxAgeMs', async () => {
+    let now = Date.parse('2026-11-21T05:00:00.000Z');
+    const log = await openWithClock('sqlite', () => now);
+    for (let i = 0; i < 5; i++) await log.append(event());
+    now += 3_600_001;
+    const fresh = event();
+    await log.append(fresh);
+    expect(await log.trim()).toBe(5);
+    expect((await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).map((e) => e.id)).toEqual([
+      fresh.id,
+    ]);
     await log.close();
   });
 });
