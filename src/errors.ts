@@ -1,3 +1,4 @@
+import { InputValidationError } from '@pothos/plugin-validation';
 import { redactPans } from './lib/pan.ts';
 import { InvalidArgumentError, UpstreamError } from './upstream/http.ts';
 
@@ -88,9 +89,23 @@ export class ForbiddenError extends GatewayError {
  * failure becomes an UpstreamError carrying `retryable` and the HTTP status. Anything that is not an
  * upstream failure is returned unchanged (and surfaces as a masked GraphQL error).
  * @param context.cardId the card the call was about, for CardNotFoundError.
+ * @param context.inputArgument the argument holding the client's input object: an upstream 400
+ *   naming a member (`source.pointer`) becomes an InputValidationError on that input field.
  */
-export function toGatewayError(error: unknown, context: { cardId?: string } = {}): Error {
+export function toGatewayError(error: unknown, context: UpstreamCallContext = {}): Error {
   if (error instanceof UpstreamError) {
+    if (error.status === 400 && error.pointer && context.inputArgument) {
+      // The upstream refused a member of the client's input the gateway cannot check itself
+      // (e.g. a merchant the vault requires): report it on the input field, like our own checks.
+      return new InputValidationError({
+        issues: [
+          {
+            message: error.detail ?? 'is invalid',
+            path: [context.inputArgument, ...inputPathOf(error.pointer)],
+          },
+        ],
+      });
+    }
     switch (error.code) {
       case 'card-not-found':
         return new CardNotFoundError(context.cardId ?? 'requested');
@@ -115,6 +130,19 @@ export function toGatewayError(error: unknown, context: { cardId?: string } = {}
   return error instanceof Error ? error : new Error(String(error));
 }
 
+/** Which call an upstream failure came from, see {@link toGatewayError}. */
+export interface UpstreamCallContext {
+  cardId?: string;
+  inputArgument?: string;
+}
+
+/** `/data/attributes/exp_month` or `/merchant/service_merchant_id` → `['expMonth']`, `['merchant', 'serviceMerchantId']`. */
+function inputPathOf(pointer: string): string[] {
+  const segments = pointer.split('/').slice(1);
+  const members = segments[0] === 'data' && segments[1] === 'attributes' ? segments.slice(2) : segments;
+  return members.map((segment) => segment.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
+}
+
 function upstreamMessage(error: UpstreamError): string {
   const where = `${error.area} answered ${error.status === undefined ? 'nothing' : error.status}`;
   return error.detail ? `${where}: ${error.detail}` : `${where} (${error.code})`;
@@ -124,7 +152,7 @@ function upstreamMessage(error: UpstreamError): string {
  * Awaits an upstream call and rethrows its failure as the typed gateway error (see
  * {@link toGatewayError}), so resolvers can return upstream results directly.
  */
-export async function mapUpstreamErrors<T>(work: Promise<T>, context: { cardId?: string } = {}): Promise<T> {
+export async function mapUpstreamErrors<T>(work: Promise<T>, context: UpstreamCallContext = {}): Promise<T> {
   try {
     return await work;
   } catch (error) {

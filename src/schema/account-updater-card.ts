@@ -315,6 +315,7 @@ builder.mutationField('enrollAccountUpdaterCard', (t) =>
           ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
           ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
         }),
+        { inputArgument: 'input' },
       );
       return { ...card, vaultId: vault };
     },
@@ -342,6 +343,7 @@ builder.mutationField('checkAccountUpdaterCard', (t) =>
           ...(input.cvv ? { cvv: input.cvv } : {}),
           ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
         }),
+        { inputArgument: 'input' },
       ),
   }),
 );

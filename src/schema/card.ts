@@ -301,6 +301,7 @@ builder.mutationField('createCard', (t) =>
           ...(input.walletType ? { walletType: input.walletType } : {}),
           ...(input.metadata ? { meta: input.metadata as Record<string, unknown> } : {}),
         }),
+        { inputArgument: 'input' },
       );
       return { ...card, vaultId: vault };
     },

@@ -275,6 +275,7 @@ builder.mutationField('provisionNetworkToken', (t) =>
               }
             : {}),
         }),
+        { inputArgument: 'input' },
       ).catch(networkTokenErrors);
       return { ...token, vaultId: vault };
     },

@@ -454,10 +454,11 @@ describe('account updater v1 through GraphQL', () => {
   });
 
   describe('merchants (spec "Enroll request rules"; tntsandbox2 has two merchants)', () => {
-    it('surfaces the upstream 400 for a missing serviceMerchantId as UpstreamError bad-request', async () => {
+    it('reports the upstream 400 for a missing merchant or serviceMerchantId on the input field', async () => {
       const withoutMerchant = await enrol(NORMAL_VISA, vault2Token);
-      const error = member(withoutMerchant.data?.enrollAccountUpdaterCard, 'UpstreamError');
-      expect(error).toMatchObject({ code: 'bad-request', status: 400, retryable: false });
+      const missing = member(withoutMerchant.data?.enrollAccountUpdaterCard, 'InputValidationError');
+      expect(missing.code).toBe('invalid-input');
+      expect(missing.issues.map((issue) => issue.path)).toEqual([['input', 'merchant', 'serviceMerchantId']]);
 
       const withoutId = await stack.execute(
         Enrol,
@@ -472,11 +473,11 @@ describe('account updater v1 through GraphQL', () => {
         },
         vault2Token,
       );
-      expect(member(withoutId.data?.enrollAccountUpdaterCard, 'UpstreamError')).toMatchObject({
-        code: 'bad-request',
-        status: 400,
-        retryable: false,
-      });
+      const missingId = member(withoutId.data?.enrollAccountUpdaterCard, 'InputValidationError');
+      expect(missingId.issues.map((issue) => issue.path)).toEqual([
+        ['input', 'merchant', 'serviceMerchantId'],
+      ]);
+      expect(missingId.issues[0]?.message).toContain('several merchants');
       expect(JSON.stringify([withoutMerchant, withoutId])).not.toContain(NORMAL_VISA);
     });
 
