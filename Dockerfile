@@ -5,8 +5,10 @@ WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY src ./src
+RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 4000
-ENV PORT=4000 HOST=0.0.0.0
+ENV PORT=4000 HOST=0.0.0.0 DATA_DIR=/app/data
+VOLUME /app/data
 STOPSIGNAL SIGTERM
 CMD ["node", "src/main.ts"]

@@ -240,10 +240,12 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       // 3. Finish webhook appends in flight, then close the event log.
       await events?.close();
       networkTokenEvents?.close();
-      // Connections whose streams just ended (SSE) are idle now.
-      server?.closeIdleConnections();
+      // SSE responses end a moment after their streams do; close each connection as it goes idle,
+      // and any still open after 5 s.
+      const sweep = setInterval(() => server?.closeIdleConnections(), 50);
       const force = setTimeout(() => server?.closeAllConnections(), 5_000);
       await closed;
+      clearInterval(sweep);
       clearTimeout(force);
       await upstream?.close();
       await sandbox?.stop();
