@@ -48,7 +48,8 @@ interface MerchantOut {
   sub_merchant_mid: number;
 }
 
-const billingAddressSchema = z.object({
+/** Members of the v1 `billing_address` (spec "Card (account updater, version 1)"); also `holder_info.billing_address`. */
+export const billingAddressSchema = z.object({
   name: z.string().optional(),
   company: z.string().optional(),
   address1: z.string().optional(),

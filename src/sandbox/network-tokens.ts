@@ -2,7 +2,7 @@ import { createHash, randomInt, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger } from '../lib/logger.ts';
 import { cardBrandOf } from '../lib/pan.ts';
-import { ACCOUNT_UPDATER_PREFIX } from './account-updater.ts';
+import { ACCOUNT_UPDATER_PREFIX, billingAddressSchema } from './account-updater.ts';
 import {
   type ErrorObject,
   HttpError,
@@ -101,19 +101,6 @@ export function buildNetworkTokenNotification(input: NetworkTokenNotificationInp
   };
   return { envelope, body: JSON.stringify(envelope) };
 }
-
-/** Members of the v1 `billing_address` (spec "Network token": `holder_info.billing_address`). */
-const billingAddressSchema = z.object({
-  name: z.string().optional(),
-  company: z.string().optional(),
-  address1: z.string().optional(),
-  address2: z.string().optional(),
-  city: z.string().optional(),
-  region: z.string().optional(),
-  country: z.string().optional(),
-  postal_code: z.string().optional(),
-  phone: z.string().optional(),
-});
 
 const holderInfoSchema = z.object({
   name: z.string().optional(),
