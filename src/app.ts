@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { InputValidationError } from '@pothos/plugin-validation';
 import { GraphQLError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
@@ -21,6 +22,7 @@ import { createRedisEventLog } from './events/redis-event-log.ts';
 import { createSqliteEventLog } from './events/sqlite-event-log.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
+import { redactPans } from './lib/pan.ts';
 import { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from './loaders/index.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
@@ -136,7 +138,18 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         ...(graphiqlHeaders ? { headers: graphiqlHeaders } : {}),
         subscriptionsProtocol: 'WS',
       },
-      plugins: [useCardDataRedaction()],
+      plugins: [
+        useCardDataRedaction(),
+        // Bounds what one operation may ask of the gateway (and so of the upstream).
+        EnvelopArmorPlugin({
+          maxDepth: { n: 12 },
+          maxAliases: { n: 15 },
+          maxDirectives: { n: 20 },
+          maxTokens: { n: 3_000 },
+          costLimit: { maxCost: 10_000 },
+          blockFieldSuggestion: { enabled: config.upstream.mode === 'remote' },
+        }),
+      ],
       maskedErrors: {
         // Typed gateway errors that escape a result union (e.g. a refused subscription) keep their
         // message and code; anything else is masked as Yoga does by default.
@@ -381,11 +394,13 @@ type EnvelopedRoot = {
 
 /** Adapts pino to Yoga's logger interface. */
 function yogaLogger(logger: Logger) {
+  // Yoga passes errors and request details; log them as masked strings, never as raw objects.
+  const details = (args: unknown[]) => ({ yoga: args.slice(1).map((arg) => redactPans(String(arg))) });
   return {
-    debug: (...args: unknown[]) => logger.debug({ yoga: args.slice(1) }, String(args[0])),
-    info: (...args: unknown[]) => logger.info({ yoga: args.slice(1) }, String(args[0])),
-    warn: (...args: unknown[]) => logger.warn({ yoga: args.slice(1) }, String(args[0])),
-    error: (...args: unknown[]) => logger.error({ yoga: args.slice(1).map(String) }, String(args[0])),
+    debug: (...args: unknown[]) => logger.debug(details(args), String(args[0])),
+    info: (...args: unknown[]) => logger.info(details(args), String(args[0])),
+    warn: (...args: unknown[]) => logger.warn(details(args), String(args[0])),
+    error: (...args: unknown[]) => logger.error(details(args), String(args[0])),
   };
 }
 

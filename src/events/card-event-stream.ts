@@ -121,7 +121,11 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
         inFlight.delete(append);
       }
     },
-    subscribe: (filter) => resume(filter, null),
+    subscribe(filter, signal) {
+      const iterator = resume(filter, null);
+      signal?.addEventListener('abort', () => void iterator.return?.(), { once: true });
+      return iterator;
+    },
     resume,
     history: (filter, after, limit) => log.history(filter, after, limit),
     subscriberCount: (tenant) => bus.subscriberCount(tenant),

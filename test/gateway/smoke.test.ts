@@ -1,3 +1,4 @@
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -29,5 +30,41 @@ describe('gateway smoke', () => {
     const result = await stack.execute(Viewer, {}, 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl');
     expect(result.status).toBe(401);
     expect(result.errors?.[0]?.extensions?.code).toBe('invalid-token');
+  });
+});
+
+describe('operation limits (graphql-armor)', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.stop());
+
+  async function post(query: string) {
+    const token = await stack.token();
+    const response = await request(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query }),
+    });
+    return {
+      status: response.statusCode,
+      body: (await response.body.json()) as { errors?: { message: string }[] },
+    };
+  }
+
+  it('refuses more than 15 aliases and nesting deeper than 12 before any upstream call', async () => {
+    const before = stack.app.sandbox!.requests().length;
+    const aliases = await post(
+      `{ ${Array.from({ length: 16 }, (_, i) => `v${i}: viewer { subject }`).join(' ')} }`,
+    );
+    expect(aliases.body.errors?.[0]?.message).toContain('Aliases limit of 15 exceeded');
+    const nested = (depth: number): string =>
+      depth === 0
+        ? 'id'
+        : `... on Organization { members { edges { node { vaults { vault { ${nested(depth - 1)} } } } } } }`;
+    const deep = await post(`{ node(id: "x") { ${nested(2)} } }`);
+    expect(deep.body.errors?.[0]?.message).toContain('Query depth limit of 12 exceeded');
+    expect(stack.app.sandbox!.requests().length).toBe(before);
   });
 });
