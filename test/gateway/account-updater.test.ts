@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { graphql } from '../generated/index.ts';
+import { member } from '../support/results.ts';
 import { type Stack, sleep, startStack } from '../support/stack.ts';
 
 /**
@@ -82,15 +83,6 @@ const Check = graphql(`
     }
   }
 `);
-
-/** Narrows a union result to the member named `typename`, failing the test otherwise. */
-function member<T extends { __typename?: string }, N extends NonNullable<T['__typename']>>(
-  value: T | null | undefined,
-  typename: N,
-): Extract<T, { __typename?: N }> {
-  expect(value?.__typename, JSON.stringify(value)).toBe(typename);
-  return value as Extract<T, { __typename?: N }>;
-}
 
 /**
  * The format-preserving alias the sandbox issues for `pan` (docs/gap-decisions.md, "Identifiers and

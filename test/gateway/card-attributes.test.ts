@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { It4_Ca_AttributesFieldsFragment } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
+import { member } from '../support/results.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 /**
@@ -51,15 +52,6 @@ const CreateCard = graphql(`
     }
   }
 `);
-
-/** Narrows a union result to the member named `typename`, failing the test otherwise. */
-function member<T extends { __typename?: string }, N extends NonNullable<T['__typename']>>(
-  value: T | null | undefined,
-  typename: N,
-): Extract<T, { __typename?: N }> {
-  expect(value?.__typename, JSON.stringify(value)).toBe(typename);
-  return value as Extract<T, { __typename?: N }>;
-}
 
 /** One row of src/sandbox/bin-table.json, in its wire names. */
 interface BinRow {

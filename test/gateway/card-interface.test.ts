@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { graphql } from '../generated/index.ts';
+import { member } from '../support/results.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 /**
@@ -97,15 +98,6 @@ const CheckUpdates = graphql(`
     }
   }
 `);
-
-/** Narrows a union result to the member named `typename`, failing the test otherwise. */
-function member<T extends { __typename?: string }, N extends NonNullable<T['__typename']>>(
-  value: T | null | undefined,
-  typename: N,
-): Extract<T, { __typename?: N }> {
-  expect(value?.__typename, JSON.stringify(value)).toBe(typename);
-  return value as Extract<T, { __typename?: N }>;
-}
 
 /** A PAN masked as the gateway shows it: BIN, `*` padding to 16 characters, last four. */
 function masked(pan: string): string {

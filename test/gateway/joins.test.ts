@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { graphql } from '../generated/index.ts';
+import { member } from '../support/results.ts';
 import { BULK_TEST_PANS, type Stack, sleep, startStack } from '../support/stack.ts';
 
 /**
@@ -160,15 +161,6 @@ const NodeOfCard = graphql(`
     node(id: $id) { __typename id ... on Card { cardId vaultId bin } }
   }
 `);
-
-/** Narrows a union result to the member named `typename`, failing the test otherwise. */
-function member<T extends { __typename?: string }, N extends NonNullable<T['__typename']>>(
-  value: T | null | undefined,
-  typename: N,
-): Extract<T, { __typename?: N }> {
-  expect(value?.__typename, JSON.stringify(value)).toBe(typename);
-  return value as Extract<T, { __typename?: N }>;
-}
 
 /** How many times each value occurs. */
 function counts(values: readonly string[]): Map<string, number> {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import type { ProvisionNetworkTokenInput } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
+import { member } from '../support/results.ts';
 import { type Stack, sleep, startStack } from '../support/stack.ts';
 
 /**
@@ -73,15 +74,6 @@ const Delete = graphql(`
     }
   }
 `);
-
-/** Narrows a union result to the member named `typename`, failing the test otherwise. */
-function member<T extends { __typename?: string }, N extends NonNullable<T['__typename']>>(
-  value: T | null | undefined,
-  typename: N,
-): Extract<T, { __typename?: N }> {
-  expect(value?.__typename, JSON.stringify(value)).toBe(typename);
-  return value as Extract<T, { __typename?: N }>;
-}
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const FOUR_DIGITS = /^\d{4}$/;

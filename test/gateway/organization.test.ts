@@ -8,6 +8,7 @@ import {
 } from '../../src/sandbox/organization-members.ts';
 import type { It4_Org_InviteFieldsFragment, It4_Org_MemberFieldsFragment } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
+import { member } from '../support/results.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 /**
@@ -111,15 +112,6 @@ const Backwards = graphql(`
     }
   }
 `);
-
-/** Narrows a union result to the member named `typename`, failing the test otherwise. */
-function member<T extends { __typename?: string }, N extends NonNullable<T['__typename']>>(
-  value: T | null | undefined,
-  typename: N,
-): Extract<T, { __typename?: N }> {
-  expect(value?.__typename, JSON.stringify(value)).toBe(typename);
-  return value as Extract<T, { __typename?: N }>;
-}
 
 const ORGANIZATION_ID = 'ACsandbox000000000000001';
 const MEMBERS_PATH = `/accounts/organizations/${ORGANIZATION_ID}/members`;

@@ -1,0 +1,10 @@
+import { expect } from 'vitest';
+
+/** Narrows a union result to the member named `typename`, failing the test otherwise. */
+export function member<T extends { __typename?: string }, N extends NonNullable<T['__typename']>>(
+  value: T | null | undefined,
+  typename: N,
+): Extract<T, { __typename?: N }> {
+  expect(value?.__typename, JSON.stringify(value)).toBe(typename);
+  return value as Extract<T, { __typename?: N }>;
+}
