@@ -26,6 +26,12 @@ import type { CardNotificationInput } from './webhooks.ts';
 /** Path prefix of the area in the sandbox (contract §1). */
 export const ACCOUNT_UPDATER_PREFIX = '/account-updater';
 
+/**
+ * `event` of a card whose enrolment has not completed: spec "Enroll request rules" 5, the synchronous
+ * answer reports the state and the latest event type (docs/gap-decisions.md "Account updater v1").
+ */
+export const ENROLLING_EVENT = 'au_card.enrolling';
+
 /** A merchant registered for account updater in a vault (gap decisions, "Merchants"). */
 export interface RegisteredMerchant {
   serviceMerchantId: string;
@@ -98,7 +104,7 @@ interface V1Card {
   billingAddress?: z.infer<typeof billingAddressSchema>;
   merchant?: MerchantOut;
   state: 'enrolling' | 'enrolled';
-  event?: string;
+  event: string;
   createdAtMs: number;
   updatedAtMs: number;
 }
@@ -239,7 +245,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
       created_at: isoUtc(card.createdAtMs),
       updated_at: isoUtc(card.updatedAtMs),
       state: card.state,
-      ...(card.event ? { event: card.event } : {}),
+      event: card.event,
     },
   });
 
@@ -271,6 +277,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
       ...(body.billing_address ? { billingAddress: body.billing_address } : {}),
       ...(merchant ? { merchant } : {}),
       state: 'enrolling',
+      event: ENROLLING_EVENT,
       createdAtMs,
       updatedAtMs: createdAtMs,
     };

@@ -85,7 +85,9 @@ const addressSchema = z
 
 const createCardSchema = z.object({
   data: z.object({
-    type: z.literal('cards'),
+    // The specification's create document has `data.attributes` and `data.meta` only; a `type`, when
+    // sent (JSON:API clients do), must name the resource.
+    type: z.literal('cards').optional(),
     attributes: z.object({
       pan: z
         .string()
@@ -212,30 +214,32 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
         `/data/meta/${ACCOUNT_UPDATER_META}`,
       );
     }
-    if ((attributes.pan === undefined) === (attributes.pan_alias === undefined)) {
-      throw badRequest('exactly one of pan and pan_alias is required', `${ATTRIBUTES}/pan`);
-    }
-    if (attributes.cvc !== undefined && attributes.cvc_alias !== undefined) {
-      throw badRequest('send at most one of cvc and cvc_alias', `${ATTRIBUTES}/cvc_alias`);
-    }
-    let pan: string;
-    if (attributes.pan !== undefined) {
-      if (!isLuhnValid(attributes.pan)) throw badRequest('pan: fails the Luhn check', `${ATTRIBUTES}/pan`);
-      pan = attributes.pan;
-    } else {
-      const resolved = aliases.resolvePan(auth.vault, attributes.pan_alias!);
+    // The specification's "complete card with cvc, aliases and cardholder" sends a value with its
+    // alias: accepted when the alias is this vault's alias of that very value.
+    let pan = attributes.pan;
+    if (pan !== undefined && !isLuhnValid(pan))
+      throw badRequest('pan: fails the Luhn check', `${ATTRIBUTES}/pan`);
+    if (attributes.pan_alias !== undefined) {
+      const resolved = aliases.resolvePan(auth.vault, attributes.pan_alias);
       if (!resolved) throw badRequest('pan_alias: unknown alias', `${ATTRIBUTES}/pan_alias`);
+      if (pan !== undefined && resolved !== pan) {
+        throw badRequest('pan_alias: is not the alias of pan', `${ATTRIBUTES}/pan_alias`);
+      }
       pan = resolved;
     }
+    if (pan === undefined) throw badRequest('one of pan and pan_alias is required', `${ATTRIBUTES}/pan`);
     const brand = cardBrandOf(pan);
     if (!brand) throw badRequest('pan: not a card number of a supported card family', `${ATTRIBUTES}/pan`);
     let cvcAlias: string | undefined;
-    if (attributes.cvc !== undefined) cvcAlias = aliases.cvcAlias(auth.vault, attributes.cvc);
-    else if (attributes.cvc_alias !== undefined) {
-      if (aliases.resolveCvc(auth.vault, attributes.cvc_alias) === undefined) {
-        throw badRequest('cvc_alias: unknown alias', `${ATTRIBUTES}/cvc_alias`);
+    if (attributes.cvc_alias !== undefined) {
+      const resolved = aliases.resolveCvc(auth.vault, attributes.cvc_alias);
+      if (resolved === undefined) throw badRequest('cvc_alias: unknown alias', `${ATTRIBUTES}/cvc_alias`);
+      if (attributes.cvc !== undefined && resolved !== attributes.cvc) {
+        throw badRequest('cvc_alias: is not the alias of cvc', `${ATTRIBUTES}/cvc_alias`);
       }
       cvcAlias = attributes.cvc_alias;
+    } else if (attributes.cvc !== undefined) {
+      cvcAlias = aliases.cvcAlias(auth.vault, attributes.cvc);
     }
 
     const scenario = cardInterfaceScenario(pan);

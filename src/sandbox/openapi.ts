@@ -1,4 +1,4 @@
-import { ACCOUNT_UPDATER_PREFIX } from './account-updater.ts';
+import { ACCOUNT_UPDATER_PREFIX, ENROLLING_EVENT } from './account-updater.ts';
 import { BRAND_NAMES, CARD_ATTRIBUTES_PREFIX, CARD_CATEGORIES, CARD_TYPES } from './card-attributes.ts';
 import { CARD_INTERFACE_PREFIX } from './card-interface.ts';
 import { JSON_API_MEDIA_TYPE, JSON_MEDIA_TYPE, type Router, SCOPES, type Scope, sendJson } from './http.ts';
@@ -354,8 +354,7 @@ const schemas: Record<string, JsonSchema> = {
               },
               ['exp_month', 'exp_year'],
             ),
-            oneOf: [{ required: ['pan'] }, { required: ['pan_alias'] }],
-            not: { required: ['cvc', 'cvc_alias'] },
+            anyOf: [{ required: ['pan'] }, { required: ['pan_alias'] }],
           },
           meta: {
             type: 'object',
@@ -363,7 +362,7 @@ const schemas: Record<string, JsonSchema> = {
             properties: { account_updater: false },
           },
         },
-        ['type', 'attributes'],
+        ['attributes'],
       ),
     },
     ['data'],
@@ -529,7 +528,10 @@ const schemas: Record<string, JsonSchema> = {
           created_at: ISO_UTC_MS,
           updated_at: ISO_UTC_MS,
           state: { enum: ['enrolling', 'enrolled'] },
-          event: { enum: AU_CARD_EVENTS },
+          event: {
+            enum: [...AU_CARD_EVENTS, ENROLLING_EVENT],
+            description: `Latest event type; \`${ENROLLING_EVENT}\` while the state is \`enrolling\`.`,
+          },
         },
         [
           'id',
@@ -541,6 +543,7 @@ const schemas: Record<string, JsonSchema> = {
           'created_at',
           'updated_at',
           'state',
+          'event',
         ],
       ),
     },

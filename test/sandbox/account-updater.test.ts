@@ -60,6 +60,8 @@ describe('POST /account-updater/cards: normal cards', () => {
       billing_address,
       capabilities: [],
       state: 'enrolling',
+      // Spec "Enroll request rules" 5: the synchronous answer reports the latest event type.
+      event: 'au_card.enrolling',
     });
     expect(response.text).not.toContain('4111111111111111');
 
@@ -165,7 +167,7 @@ describe('POST /account-updater/cards: test cards of §5.1 and §5.2', () => {
       expect(response.status).toBe(201);
       expect(response.body.data.state).toBe('enrolling');
       expect(response.body.data.capabilities).toEqual([]);
-      expect(response.body.data.event).toBeUndefined();
+      expect(response.body.data.event).toBe('au_card.enrolling');
       expect((await getCard(response.body.data.id)).status).toBe(404);
       await sleep(DELAY_MS + 50);
       expect((await getCard(response.body.data.id)).status).toBe(404);

@@ -137,6 +137,98 @@ describe('POST /card-interface/cards', () => {
     expect(fromAliases.body.data.attributes.last4).toBe('5556');
   });
 
+  it('accepts the create document as the specification writes it: data.attributes and data.meta, no data.type', async () => {
+    const response = await t.call('POST', '/card-interface/cards', {
+      token: token1,
+      contentType: JSON_API,
+      body: {
+        data: {
+          attributes: { pan: '4111111111111111', exp_month: 4, exp_year: 31 },
+          meta: { customer_id: 42 },
+        },
+      },
+    });
+    expect(response.status).toBe(201);
+    expect(response.body.data.type).toBe('cards');
+    expect(response.body.data.meta).toEqual({ customer_id: 42 });
+    expect(response.body.data.attributes).toMatchObject({ bin: '411111', last4: '1111', exp_month: 4 });
+
+    const withoutMeta = await t.call('POST', '/card-interface/cards', {
+      token: token1,
+      contentType: JSON_API,
+      body: { data: { attributes: { pan: '4111111111111111', exp_month: 4, exp_year: 31 } } },
+    });
+    expect(withoutMeta.status).toBe(201);
+    expect(withoutMeta.body.data.meta).toEqual({});
+  });
+
+  it('accepts the complete card: pan, pan_alias, cvc, cvc_alias, cvc_status and cardholder together', async () => {
+    const first = await createCard({ pan: '5555555555554444', cvc: '737', exp_month: 5, exp_year: 32 });
+    expect(first.status).toBe(201);
+    const { pan_alias, cvc_alias } = first.body.data.attributes;
+    const cardholder = {
+      name: 'Grace Hopper',
+      company: 'Navy',
+      address: { address1: '1 Navy Way', city: 'Arlington' },
+    };
+    const complete = await createCard({
+      pan: '5555555555554444',
+      pan_alias,
+      cvc: '737',
+      cvc_alias,
+      cvc_status: 'active',
+      exp_month: 5,
+      exp_year: 32,
+      cardholder,
+    });
+    expect(complete.status).toBe(201);
+    const { created_at, updated_at, ...attributes } = complete.body.data.attributes;
+    expect(attributes).toEqual({
+      pan_alias,
+      cvc_alias,
+      bin: '555555',
+      last4: '4444',
+      brand: 'mastercard',
+      exp_month: 5,
+      exp_year: 32,
+      cvc_status: 'active',
+      cardholder,
+    });
+    expect(complete.text).not.toMatch(/5555555555554444|"737"/);
+  });
+
+  it('refuses a complete card whose aliases stand for other values', async () => {
+    const first = await createCard({ pan: '5555555555554444', cvc: '737', exp_month: 5, exp_year: 32 });
+    const { pan_alias, cvc_alias } = first.body.data.attributes;
+    const otherPan = await createCard({ pan: '4111111111111111', pan_alias, exp_month: 5, exp_year: 32 });
+    expect(otherPan.status).toBe(400);
+    expect(otherPan.body.errors).toEqual([
+      {
+        status: '400',
+        code: 'bad-request',
+        detail: 'pan_alias: is not the alias of pan',
+        source: { pointer: '/data/attributes/pan_alias' },
+      },
+    ]);
+    const otherCvc = await createCard({
+      pan: '5555555555554444',
+      cvc: '738',
+      cvc_alias,
+      exp_month: 5,
+      exp_year: 32,
+    });
+    expect(otherCvc.status).toBe(400);
+    expect(otherCvc.body.errors).toEqual([
+      {
+        status: '400',
+        code: 'bad-request',
+        detail: 'cvc_alias: is not the alias of cvc',
+        source: { pointer: '/data/attributes/cvc_alias' },
+      },
+    ]);
+    expect(`${otherPan.text}${otherCvc.text}`).not.toMatch(/4111111111111111|5555555555554444|737|738/);
+  });
+
   it.each([
     ['missing exp_month', { pan: '4111111111111111', exp_year: 30 }, '/data/attributes/exp_month'],
     ['exp_month 13', { pan: '4111111111111111', exp_month: 13, exp_year: 30 }, '/data/attributes/exp_month'],
@@ -148,9 +240,9 @@ describe('POST /card-interface/cards', () => {
     ['exp_year 100', { pan: '4111111111111111', exp_month: 1, exp_year: 100 }, '/data/attributes/exp_year'],
     ['neither pan nor pan_alias', { exp_month: 1, exp_year: 30 }, '/data/attributes/pan'],
     [
-      'both pan and pan_alias',
+      'pan with an unknown pan_alias',
       { pan: '4111111111111111', pan_alias: 'tok_x', exp_month: 1, exp_year: 30 },
-      '/data/attributes/pan',
+      '/data/attributes/pan_alias',
     ],
     ['pan failing Luhn', { pan: '4111111111111112', exp_month: 1, exp_year: 30 }, '/data/attributes/pan'],
     ['pan with letters', { pan: '41111111111a1111', exp_month: 1, exp_year: 30 }, '/data/attributes/pan'],

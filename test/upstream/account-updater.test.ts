@@ -66,6 +66,7 @@ describe('AccountUpdaterClient', () => {
       },
       capabilities: [],
       state: 'enrolling',
+      event: 'au_card.enrolling',
       createdAt: expect.stringMatching(ISO_UTC),
       updatedAt: expect.stringMatching(ISO_UTC),
     });

@@ -58,7 +58,7 @@ export interface EnrollCardInput {
  * - `numberAlias`: the upstream `number`, an alias (a plain card number would be masked to BIN and
  *   last four).
  * - `state`: `enrolling` or `enrolled` (lower-cased; other values passed through).
- * - `event`: latest network event, e.g. `au_card.enrolled`, `au_card.updated`; absent while enrolling.
+ * - `event`: latest network event, e.g. `au_card.enrolled`, `au_card.updated`; `au_card.enrolling` while enrolling (docs/gap-decisions.md); absent from an upstream that omits it.
  * - `capabilities`: `["ACCOUNT_UPDATER"]` once enrolled, `[]` while enrolling.
  * - `createdAt`, `updatedAt`: ISO 8601 UTC with milliseconds.
  */
