@@ -1,27 +1,60 @@
-import { InputValidationError } from '@pothos/plugin-validation';
 import { redactPans } from './lib/pan.ts';
-import { InvalidArgumentError, UpstreamError } from './upstream/http.ts';
 
 /**
- * Errors the gateway returns as data (GraphQL `interface Error { message: String! code: String! }`).
- * Each class becomes one GraphQL object type in src/schema/errors.ts. Messages are written for the
- * client and never carry a PAN or CVC; `code` is stable and machine-readable (the upstream code of
+ * The errors that reach GraphQL, in undici's style (lib/core/errors.js): one root class,
+ * {@link GatewayError}, and one subclass per failure with a constant `code`. Each class is one GraphQL
+ * object type implementing `interface Error { message: String! code: String! }` (registered in
+ * src/schema/errors.ts) and is returned as data by the fields that list it. Messages are written for
+ * the client and never carry a PAN or CVC; `code` is stable and machine-readable (the upstream code of
  * the specification's Errors table where one exists).
+ *
+ * Upstream failures become these classes in one place: the per-area tables of src/upstream/*
+ * /error-table.ts, applied at the client boundary (src/upstream/gateway-errors.ts).
  */
-export class GatewayError extends Error {
-  readonly code: string;
-  constructor(message: string, code: string) {
-    super(redactPans(message));
-    this.code = code;
+export abstract class GatewayError extends Error {
+  /** Stable, machine-readable code; constant per class. */
+  abstract readonly code: string;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(redactPans(message), options);
   }
+}
+
+/** No valid client token was presented (HTTP `Authorization` or graphql-ws `connectionParams`). */
+export class UnauthenticatedError extends GatewayError {
+  override name = 'UnauthenticatedError';
+  readonly code: string = 'unauthenticated';
+  constructor(message = 'Authentication required: send Authorization: Bearer <token>') {
+    super(message);
+  }
+}
+
+/** The token lacks the upstream scope a field needs (`forbidden`). */
+export class ForbiddenError extends GatewayError {
+  override name = 'ForbiddenError';
+  readonly code: string = 'forbidden';
+}
+
+/** The requested vault is not among the token's vaults (GraphQL type `ForbiddenError`). */
+export class VaultNotAllowedError extends ForbiddenError {
+  override name = 'VaultNotAllowedError';
+  override readonly code: string = 'vault-not-allowed';
+}
+
+/** The token names several vaults and the operation named none (GraphQL type `ForbiddenError`). */
+export class VaultRequiredError extends ForbiddenError {
+  override name = 'VaultRequiredError';
+  override readonly code: string = 'vault-required';
 }
 
 /** Spec "Errors": GET /cards/{card_id} 404 `card-not-found`; also a card of another vault. */
 export class CardNotFoundError extends GatewayError {
   override name = 'CardNotFoundError';
+  readonly code = 'card-not-found';
+  /** The id the caller asked for (`requested` when the call named none). */
   readonly cardId: string;
   constructor(cardId: string) {
-    super(`Card ${cardId} was not found in this vault`, 'card-not-found');
+    super(`Card ${cardId} was not found in this vault`);
     this.cardId = cardId;
   }
 }
@@ -29,133 +62,105 @@ export class CardNotFoundError extends GatewayError {
 /** Spec "Errors": 422 `card-brand-not-supported` (Diners Club, JCB for account updater; contract §7). */
 export class CardBrandNotSupportedError extends GatewayError {
   override name = 'CardBrandNotSupportedError';
+  readonly code = 'card-brand-not-supported';
   constructor(message = 'The card brand is not supported by the account updater') {
-    super(message, 'card-brand-not-supported');
+    super(message);
   }
 }
 
 /** Spec "Errors": 422 `account-updater-not-supported` (also Amex/Discover checks of unenrolled cards). */
 export class AccountUpdaterNotSupportedError extends GatewayError {
   override name = 'AccountUpdaterNotSupportedError';
+  readonly code = 'account-updater-not-supported';
   constructor(message = 'The account updater does not support this card') {
-    super(message, 'account-updater-not-supported');
+    super(message);
   }
 }
 
 /** Spec "Errors": POST /cards (v1) 404, merchant not found. */
 export class MerchantNotFoundError extends GatewayError {
   override name = 'MerchantNotFoundError';
+  readonly code = 'merchant-not-found';
   constructor(message = 'The merchant is not registered for the account updater in this vault') {
-    super(message, 'merchant-not-found');
+    super(message);
+  }
+}
+
+/** Spec "Errors": POST /network-tokens 404 `declined`. */
+export class NetworkTokenDeclinedError extends GatewayError {
+  override name = 'NetworkTokenDeclinedError';
+  readonly code = 'declined';
+  constructor() {
+    super('The card network declined the network token');
+  }
+}
+
+/** Spec "Errors": POST /network-tokens 422 `rejected`. */
+export class NetworkTokenRejectedError extends GatewayError {
+  override name = 'NetworkTokenRejectedError';
+  readonly code: string = 'rejected';
+  constructor(message = 'The network rejected the network token request') {
+    super(message);
+  }
+}
+
+/** Spec "Errors": POST /network-tokens 422 `card-not-allowed` (GraphQL type `NetworkTokenRejectedError`). */
+export class NetworkTokenCardNotAllowedError extends NetworkTokenRejectedError {
+  override name = 'NetworkTokenCardNotAllowedError';
+  override readonly code: string = 'card-not-allowed';
+  constructor() {
+    super('The card is not allowed a network token');
+  }
+}
+
+/** GET and DELETE /network-tokens/{pan_alias} 404: no token for the alias in this vault. */
+export class NetworkTokenNotFoundError extends GatewayError {
+  override name = 'NetworkTokenNotFoundError';
+  readonly code = 'not-found';
+  constructor() {
+    super('No network token exists for this PAN alias in this vault');
+  }
+}
+
+/** The organization does not exist or the caller's vault credentials cannot see it (`not-found`). */
+export class OrganizationNotFoundError extends GatewayError {
+  override name = 'OrganizationNotFoundError';
+  readonly code = 'not-found';
+  constructor() {
+    super('The organization was not found');
   }
 }
 
 /**
- * Any other upstream failure: a 4xx the gateway has no dedicated type for, a 5xx, a timeout, a
- * connection failure or an unparseable answer. `retryable` says whether the same request may succeed
- * later (timeouts, connection failures, 429, 500, 502, 503, 504).
+ * Card attributes lookup 404: the data set knows no card product for the number. Not a GraphQL type:
+ * the fields answer null for it (a BIN without attributes is an answer, not a failure).
+ */
+export class CardAttributesNotFoundError extends GatewayError {
+  override name = 'CardAttributesNotFoundError';
+  readonly code = 'not-found';
+  constructor() {
+    super('No card attributes are known for this number');
+  }
+}
+
+/**
+ * Any other upstream failure (GraphQL type `UpstreamError`): a 4xx the gateway has no dedicated class
+ * for, a 5xx, a timeout, a connection failure or an unparseable answer. The one class whose `code` is
+ * not fixed: it passes the upstream's own code through (`server-error`, `timeout`, `invalid-response`,
+ * …, see src/upstream/errors.ts), which clients already branch on.
+ * - `retryable`: whether the same request may succeed later (timeouts, connection failures, 429, 500,
+ *   502, 503, 504).
+ * - `status`: HTTP status of the upstream answer; null when none arrived.
  */
 export class UpstreamServiceError extends GatewayError {
-  override name = 'UpstreamError';
+  override name = 'UpstreamServiceError';
+  readonly code: string;
   readonly retryable: boolean;
-  /** HTTP status of the upstream answer; null when none arrived. */
   readonly status: number | null;
   constructor(message: string, code: string, retryable: boolean, status: number | null) {
-    super(message, code);
+    super(message);
+    this.code = code;
     this.retryable = retryable;
     this.status = status;
-  }
-}
-
-/** No valid client token was presented (HTTP `Authorization` or graphql-ws `connectionParams`). */
-export class UnauthenticatedError extends GatewayError {
-  override name = 'UnauthenticatedError';
-  constructor(message = 'Authentication required: send Authorization: Bearer <token>') {
-    super(message, 'unauthenticated');
-  }
-}
-
-/** The token lacks the upstream scope a field needs, or names no access to the requested vault. */
-export class ForbiddenError extends GatewayError {
-  override name = 'ForbiddenError';
-  constructor(message: string, code = 'forbidden') {
-    super(message, code);
-  }
-}
-
-/**
- * Maps a failure of an upstream client (src/upstream) to the typed error the schema returns as data.
- * Upstream codes of the specification's Errors table get their own type; every other upstream
- * failure becomes an UpstreamError carrying `retryable` and the HTTP status. Anything that is not an
- * upstream failure is returned unchanged (and surfaces as a masked GraphQL error).
- * @param context.cardId the card the call was about, for CardNotFoundError.
- * @param context.inputArgument the argument holding the client's input object: an upstream 400
- *   naming a member (`source.pointer`) becomes an InputValidationError on that input field.
- */
-export function toGatewayError(error: unknown, context: UpstreamCallContext = {}): Error {
-  if (error instanceof UpstreamError) {
-    if (error.status === 400 && error.pointer && context.inputArgument) {
-      // The upstream refused a member of the client's input the gateway cannot check itself
-      // (e.g. a merchant the vault requires): report it on the input field, like our own checks.
-      return new InputValidationError({
-        issues: [
-          {
-            message: error.detail ?? 'is invalid',
-            path: [context.inputArgument, ...inputPathOf(error.pointer)],
-          },
-        ],
-      });
-    }
-    switch (error.code) {
-      case 'card-not-found':
-        return new CardNotFoundError(context.cardId ?? 'requested');
-      case 'card-brand-not-supported':
-        return new CardBrandNotSupportedError();
-      case 'account-updater-not-supported':
-        return new AccountUpdaterNotSupportedError();
-      case 'merchant-not-found':
-        return new MerchantNotFoundError();
-      default:
-        return new UpstreamServiceError(
-          upstreamMessage(error),
-          error.code,
-          error.retryable,
-          error.status ?? null,
-        );
-    }
-  }
-  if (error instanceof InvalidArgumentError && context.cardId !== undefined) {
-    return new CardNotFoundError(context.cardId);
-  }
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-/** Which call an upstream failure came from, see {@link toGatewayError}. */
-export interface UpstreamCallContext {
-  cardId?: string;
-  inputArgument?: string;
-}
-
-/** `/data/attributes/exp_month` or `/merchant/service_merchant_id` → `['expMonth']`, `['merchant', 'serviceMerchantId']`. */
-function inputPathOf(pointer: string): string[] {
-  const segments = pointer.split('/').slice(1);
-  const members = segments[0] === 'data' && segments[1] === 'attributes' ? segments.slice(2) : segments;
-  return members.map((segment) => segment.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
-}
-
-function upstreamMessage(error: UpstreamError): string {
-  const where = `${error.area} answered ${error.status === undefined ? 'nothing' : error.status}`;
-  return error.detail ? `${where}: ${error.detail}` : `${where} (${error.code})`;
-}
-
-/**
- * Awaits an upstream call and rethrows its failure as the typed gateway error (see
- * {@link toGatewayError}), so resolvers can return upstream results directly.
- */
-export async function mapUpstreamErrors<T>(work: Promise<T>, context: UpstreamCallContext = {}): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    throw toGatewayError(error, context);
   }
 }

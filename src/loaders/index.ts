@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { toGatewayError } from '../errors.ts';
+import { CardAttributesNotFoundError, NetworkTokenNotFoundError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
 import type { NetworkTokenEvent } from '../events/network-token-event.ts';
 import type { AccountUpdaterCard } from '../upstream/account-updater/client.ts';
@@ -12,7 +12,6 @@ import type {
   Page,
   Upstream,
 } from '../upstream/index.ts';
-import { UpstreamError } from '../upstream/index.ts';
 import type { BinAttributesCache } from './bin-attributes-cache.ts';
 
 /** A value read from upstream with the vault (tenant) whose credentials read it. */
@@ -27,20 +26,20 @@ export interface VaultCardKey {
 const vaultCardKey = (key: VaultCardKey) => `${key.vaultId}\u0000${key.cardId}`;
 
 /**
- * Runs one upstream read per distinct key (the specification has no batch read endpoint) and maps
- * each failure to its typed gateway error, so DataLoader rejects only that key.
+ * Runs one upstream read per distinct key (the specification has no batch read endpoint); a failure
+ * (already a typed gateway error, src/upstream/gateway-errors.ts) rejects only that key.
  */
 function perKey<V>(read: (key: VaultCardKey) => Promise<V>) {
   return (keys: readonly VaultCardKey[]) =>
     Promise.all(
       keys.map((key) =>
-        read(key).then(
-          (value) => ({ ...value, vaultId: key.vaultId }) as InVault<V>,
-          (error: unknown) => toGatewayError(error, { cardId: key.cardId }),
-        ),
+        read(key).then((value) => ({ ...value, vaultId: key.vaultId }) as InVault<V>, asKeyError),
       ),
     );
 }
+
+/** A failure as DataLoader's per-key rejection (an Error instance in the result array). */
+const asKeyError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
 /** Key of a network token: the PAN alias it was provisioned for, in a vault. */
 export interface VaultAliasKey {
@@ -62,8 +61,6 @@ export interface VaultSummary {
   name: string;
   envIdentifier: string;
 }
-
-const isNotFound = (error: unknown) => error instanceof UpstreamError && error.status === 404;
 
 /**
  * Per-request DataLoaders. Each key is read once per request however many fields ask for it.
@@ -87,7 +84,7 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache) 
           keys.map((key) =>
             upstream.networkTokens.get(key.vaultId, key.panAlias).then(
               (token) => ({ ...token, vaultId: key.vaultId }),
-              (error: unknown) => (isNotFound(error) ? null : toGatewayError(error)),
+              (error: unknown) => (error instanceof NetworkTokenNotFoundError ? null : asKeyError(error)),
             ),
           ),
         ),
@@ -101,11 +98,11 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache) 
               .get(key.bin, () =>
                 // No attributes for the BIN (404) is an answer, cached like the others.
                 upstream.cardAttributes.lookup(key.vaultId, key.bin).catch((error: unknown) => {
-                  if (isNotFound(error)) return null;
+                  if (error instanceof CardAttributesNotFoundError) return null;
                   throw error;
                 }),
               )
-              .catch((error: unknown) => toGatewayError(error)),
+              .catch(asKeyError),
           ),
         ),
       { cacheKeyFn: (key) => key.bin },
@@ -116,7 +113,7 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache) 
           keys.map((key) =>
             upstream.accounts
               .listMembers(key.vaultId, key.organizationId, { number: key.pageNumber, size: key.pageSize })
-              .catch((error: unknown) => toGatewayError(error)),
+              .catch(asKeyError),
           ),
         ),
       { cacheKeyFn: pageKey },
@@ -127,7 +124,7 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache) 
           keys.map((key) =>
             upstream.accounts
               .listInvites(key.vaultId, key.organizationId, { number: key.pageNumber, size: key.pageSize })
-              .catch((error: unknown) => toGatewayError(error)),
+              .catch(asKeyError),
           ),
         ),
       { cacheKeyFn: pageKey },
@@ -170,12 +167,9 @@ export class EventCardCache {
   cardOf(event: CardEvent): Promise<InVault<AccountUpdaterCard>> {
     let card = this.#cards.get(event);
     if (!card) {
-      card = this.#upstream.accountUpdater.getCard(event.tenant, event.cardId).then(
-        (value) => ({ ...value, vaultId: event.tenant }),
-        (error: unknown) => {
-          throw toGatewayError(error, { cardId: event.cardId });
-        },
-      );
+      card = this.#upstream.accountUpdater
+        .getCard(event.tenant, event.cardId)
+        .then((value) => ({ ...value, vaultId: event.tenant }));
       this.#cards.set(event, card);
     }
     return card;
@@ -199,18 +193,15 @@ export class EventNetworkTokenCache {
 
   /**
    * The network token named by `details.pan_alias` of the notification, read in the event's tenant.
-   * @throws the typed gateway error of the read: UpstreamServiceError (code `not-found` when the
-   *   vault holds no token for the alias, or the upstream's code), or InvalidArgumentError.
+   * @throws the typed gateway error of the read: NetworkTokenNotFoundError when the vault holds no
+   *   token for the alias, UpstreamServiceError, or InvalidArgumentError.
    */
   tokenOf(event: NetworkTokenEvent): Promise<InVault<NetworkToken>> {
     let token = this.#tokens.get(event);
     if (!token) {
-      token = this.#upstream.networkTokens.get(event.tenant, event.panAlias).then(
-        (value) => ({ ...value, vaultId: event.tenant }),
-        (error: unknown) => {
-          throw toGatewayError(error);
-        },
-      );
+      token = this.#upstream.networkTokens
+        .get(event.tenant, event.panAlias)
+        .then((value) => ({ ...value, vaultId: event.tenant }));
       this.#tokens.set(event, token);
     }
     return token;

@@ -1,10 +1,10 @@
+import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import {
   AccountUpdaterNotSupportedError,
   CardBrandNotSupportedError,
   CardNotFoundError,
   MerchantNotFoundError,
-  mapUpstreamErrors,
 } from '../errors.ts';
 import { cardBrandOf, isPlainPan } from '../lib/pan.ts';
 import type { InVault } from '../loaders/index.ts';
@@ -17,7 +17,6 @@ import type {
 import { builder } from './builder.ts';
 import { cvcSchema, digitsOnly, expMonthSchema, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
-import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
 import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -267,20 +266,20 @@ const CardCheckResultType = builder.objectRef<CardCheckResult>('CardCheckResult'
   }),
 });
 
+/** Errors of enrolment and card check (spec "Errors"), besides the defaults of every field. */
 const V1_ERRORS = [
-  ...UPSTREAM_ERRORS,
-  ...INPUT_ERRORS,
+  InputValidationError,
   CardBrandNotSupportedError,
   AccountUpdaterNotSupportedError,
   MerchantNotFoundError,
-] as const;
+];
 
 builder.queryField('accountUpdaterCard', (t) =>
   t.field({
     type: AccountUpdaterCardRef,
     description: 'A v1 card by id with the most current data from issuers (v1 GET /cards/{card_id}).',
     authScopes: { scope: 'cards:read' },
-    errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError, ...INPUT_ERRORS] },
+    errors: { types: [CardNotFoundError, InputValidationError] },
     args: {
       cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),
       vaultId: t.arg.string(vaultIdArg),
@@ -306,17 +305,14 @@ builder.mutationField('enrollAccountUpdaterCard', (t) =>
     },
     resolve: async (_root, { input, vaultId }, context) => {
       const vault = vaultOf(context, vaultId);
-      const card = await mapUpstreamErrors(
-        context.upstream.accountUpdater.enrollCard(vault, {
-          name: input.name,
-          number: v1Number(input.number),
-          expMonth: input.expMonth,
-          expYear: input.expYear,
-          ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
-          ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
-        }),
-        { inputArgument: 'input' },
-      );
+      const card = await context.upstream.accountUpdater.enrollCard(vault, {
+        name: input.name,
+        number: v1Number(input.number),
+        expMonth: input.expMonth,
+        expYear: input.expYear,
+        ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
+        ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
+      });
       return { ...card, vaultId: vault };
     },
   }),
@@ -334,16 +330,13 @@ builder.mutationField('checkAccountUpdaterCard', (t) =>
       vaultId: t.arg.string(vaultIdArg),
     },
     resolve: (_root, { input, vaultId }, context) =>
-      mapUpstreamErrors(
-        context.upstream.accountUpdater.checkCard(vaultOf(context, vaultId), {
-          name: input.name,
-          number: v1Number(input.number),
-          expMonth: input.expMonth,
-          expYear: input.expYear,
-          ...(input.cvv ? { cvv: input.cvv } : {}),
-          ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
-        }),
-        { inputArgument: 'input' },
-      ),
+      context.upstream.accountUpdater.checkCard(vaultOf(context, vaultId), {
+        name: input.name,
+        number: v1Number(input.number),
+        expMonth: input.expMonth,
+        expYear: input.expYear,
+        ...(input.cvv ? { cvv: input.cvv } : {}),
+        ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
+      }),
   }),
 );

@@ -5,7 +5,7 @@ import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import type { UpstreamScope } from '../auth/viewer.ts';
 import type { GraphQLContext } from '../context.ts';
-import { ForbiddenError, UnauthenticatedError } from '../errors.ts';
+import { ForbiddenError, UnauthenticatedError, UpstreamServiceError } from '../errors.ts';
 
 /**
  * The one Pothos builder. Plugin order matters: errors wraps everything so that authorization
@@ -30,6 +30,9 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   defaultInputFieldRequiredness: true,
   errors: {
+    // Every field with `errors` can fail authentication, authorization and the upstream call; fields
+    // list only their own further types.
+    defaultTypes: [UnauthenticatedError, ForbiddenError, UpstreamServiceError],
     unsafelyHandleInputErrors: true,
     defaultResultOptions: { description: 'The field succeeded; its value is in `data`.' },
     defaultUnionOptions: {

@@ -1,11 +1,11 @@
+import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
-import { mapUpstreamErrors, UpstreamServiceError } from '../errors.ts';
+import { CardAttributesNotFoundError } from '../errors.ts';
 import { isLuhnValid } from '../lib/pan.ts';
 import type { CardAttributes } from '../upstream/index.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { builder } from './builder.ts';
 import { CardRef, digitsOnly } from './card.ts';
-import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -193,7 +193,7 @@ builder.queryField('cardAttributes', (t) =>
     description:
       'Attributes of a card product by BIN, PAN or `tok_` alias (POST /attributes/attributes); null for a BIN the data set does not know.',
     authScopes: { scope: 'card-attributes:basic' },
-    errors: { types: [...UPSTREAM_ERRORS, ...INPUT_ERRORS] },
+    errors: { types: [InputValidationError] },
     args: {
       number: t.arg.string({
         description: 'A 6-digit BIN, a PAN or a `tok_` alias.',
@@ -205,12 +205,10 @@ builder.queryField('cardAttributes', (t) =>
       const vaultId = vaultOf(context, args.vaultId);
       const number = args.number.startsWith('tok_') ? args.number : digitsOnly(args.number);
       if (number.length === 6) return context.loaders.binAttributes.load({ vaultId, bin: number });
-      try {
-        return await mapUpstreamErrors(context.upstream.cardAttributes.lookup(vaultId, number));
-      } catch (error) {
-        if (error instanceof UpstreamServiceError && error.status === 404) return null;
+      return context.upstream.cardAttributes.lookup(vaultId, number).catch((error: unknown) => {
+        if (error instanceof CardAttributesNotFoundError) return null;
         throw error;
-      }
+      });
     },
   }),
 );

@@ -7,7 +7,6 @@ import { decodeCursor, encodeCursor, type LoggedCardEvent } from '../events/even
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
-import { UPSTREAM_ERRORS } from './errors.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -75,7 +74,7 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
       description:
         'The card, read once per event for all subscribers (v1 GET /cards/{card_id}); `CardNotFoundError` for sandbox mock cards, which are never saved.',
       authScopes: { scope: 'cards:read' },
-      errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError] },
+      errors: { types: [CardNotFoundError] },
       resolve: (event, _args, context) => context.eventCards.cardOf(event),
     }),
   }),
@@ -105,7 +104,7 @@ builder.queryField('cardEvents', (t) =>
     description:
       "History of accepted card events of the caller's vaults (or of `vaultId`), oldest first by event `timestamp` (then acceptance order), within the retention period. Forward pagination only (`first`, `after`).",
     authScopes: { scope: 'cards:read' },
-    errors: { types: [...UPSTREAM_ERRORS, InputValidationError] },
+    errors: { types: [InputValidationError] },
     args: {
       ...eventFilterArgs(t),
     },

@@ -1,13 +1,8 @@
-import {
-  AccountUpdaterNotSupportedError,
-  CardBrandNotSupportedError,
-  CardNotFoundError,
-  mapUpstreamErrors,
-} from '../errors.ts';
+import { InputValidationError } from '@pothos/plugin-validation';
+import { AccountUpdaterNotSupportedError, CardBrandNotSupportedError, CardNotFoundError } from '../errors.ts';
 import type { CardUpdateSubscription, CardUpdates } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
 import { CardRef } from './card.ts';
-import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
 import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -82,13 +77,10 @@ builder.mutationField('subscribeCardUpdates', (t) =>
     description:
       'Subscribes a card to the account updater. Subscribing an already subscribed card is skipped and returns the existing subscription.',
     authScopes: { scope: 'cards:write' },
-    errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError, CardBrandNotSupportedError, ...INPUT_ERRORS] },
+    errors: { types: [CardNotFoundError, CardBrandNotSupportedError, InputValidationError] },
     args: cardArgs(t),
     resolve: (_root, args, context) =>
-      mapUpstreamErrors(
-        context.upstream.cardInterface.subscribe(vaultOf(context, args.vaultId), args.cardId),
-        args,
-      ),
+      context.upstream.cardInterface.subscribe(vaultOf(context, args.vaultId), args.cardId),
   }),
 );
 
@@ -98,11 +90,11 @@ builder.mutationField('unsubscribeCardUpdates', (t) =>
     description:
       'Unsubscribes a card from the account updater; returns the card, whose metadata no longer holds the account updater object.',
     authScopes: { scope: 'cards:write' },
-    errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError, ...INPUT_ERRORS] },
+    errors: { types: [CardNotFoundError, InputValidationError] },
     args: cardArgs(t),
     resolve: async (_root, args, context) => {
       const vaultId = vaultOf(context, args.vaultId);
-      await mapUpstreamErrors(context.upstream.cardInterface.unsubscribe(vaultId, args.cardId), args);
+      await context.upstream.cardInterface.unsubscribe(vaultId, args.cardId);
       return context.loaders.cardInterfaceCard.load({ vaultId, cardId: args.cardId });
     },
   }),
@@ -114,14 +106,9 @@ builder.mutationField('checkCardUpdates', (t) =>
     description:
       'On-demand check of the latest card data (card interface POST /cards/{card_id}/check): Visa and Mastercard without enrolment, American Express and Discover only when subscribed.',
     authScopes: { scope: 'cards:write' },
-    errors: {
-      types: [...UPSTREAM_ERRORS, CardNotFoundError, AccountUpdaterNotSupportedError, ...INPUT_ERRORS],
-    },
+    errors: { types: [CardNotFoundError, AccountUpdaterNotSupportedError, InputValidationError] },
     args: cardArgs(t),
     resolve: (_root, args, context) =>
-      mapUpstreamErrors(
-        context.upstream.cardInterface.check(vaultOf(context, args.vaultId), args.cardId),
-        args,
-      ),
+      context.upstream.cardInterface.check(vaultOf(context, args.vaultId), args.cardId),
   }),
 );

@@ -1,11 +1,11 @@
+import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import type { GraphQLContext } from '../context.ts';
-import { CardNotFoundError, mapUpstreamErrors } from '../errors.ts';
+import { CardNotFoundError } from '../errors.ts';
 import { isPlainPan } from '../lib/pan.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
-import { INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
 import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -260,7 +260,7 @@ builder.queryField('card', (t) =>
     type: CardRef,
     description: "A card of the card interface, by its id, in the caller's vault.",
     authScopes: { scope: 'cards:read' },
-    errors: { types: [...UPSTREAM_ERRORS, CardNotFoundError, ...INPUT_ERRORS] },
+    errors: { types: [CardNotFoundError, InputValidationError] },
     args: {
       cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),
       vaultId: t.arg.string(vaultIdArg),
@@ -279,30 +279,27 @@ builder.mutationField('createCard', (t) =>
     description:
       'Keeps a card on file (card interface POST /cards). The PAN and CVC go to the vault and come back as aliases.',
     authScopes: { scope: 'cards:write' },
-    errors: { types: [...UPSTREAM_ERRORS, ...INPUT_ERRORS] },
+    errors: { types: [InputValidationError] },
     args: {
       input: t.arg({ type: CreateCardInput, description: 'The card to keep on file.' }),
       vaultId: t.arg.string(vaultIdArg),
     },
     resolve: async (_root, { input, vaultId }, context) => {
       const vault = vaultOf(context, vaultId);
-      const card = await mapUpstreamErrors(
-        context.upstream.cardInterface.createCard(vault, {
-          ...(input.pan ? { pan: digitsOnly(input.pan) } : {}),
-          ...(input.panAlias ? { panAlias: input.panAlias } : {}),
-          ...(input.cvc ? { cvc: input.cvc } : {}),
-          ...(input.cvcAlias ? { cvcAlias: input.cvcAlias } : {}),
-          // validated above to be `active`, the only value the specification gives
-          ...(input.cvcStatus ? { cvcStatus: 'active' as const } : {}),
-          expMonth: input.expMonth,
-          expYear: input.expYear,
-          ...(input.cardholder ? { cardholder: stripNulls(input.cardholder) } : {}),
-          ...(input.tokenType ? { tokenType: input.tokenType } : {}),
-          ...(input.walletType ? { walletType: input.walletType } : {}),
-          ...(input.metadata ? { meta: input.metadata as Record<string, unknown> } : {}),
-        }),
-        { inputArgument: 'input' },
-      );
+      const card = await context.upstream.cardInterface.createCard(vault, {
+        ...(input.pan ? { pan: digitsOnly(input.pan) } : {}),
+        ...(input.panAlias ? { panAlias: input.panAlias } : {}),
+        ...(input.cvc ? { cvc: input.cvc } : {}),
+        ...(input.cvcAlias ? { cvcAlias: input.cvcAlias } : {}),
+        // validated above to be `active`, the only value the specification gives
+        ...(input.cvcStatus ? { cvcStatus: 'active' as const } : {}),
+        expMonth: input.expMonth,
+        expYear: input.expYear,
+        ...(input.cardholder ? { cardholder: stripNulls(input.cardholder) } : {}),
+        ...(input.tokenType ? { tokenType: input.tokenType } : {}),
+        ...(input.walletType ? { walletType: input.walletType } : {}),
+        ...(input.metadata ? { meta: input.metadata as Record<string, unknown> } : {}),
+      });
       return { ...card, vaultId: vault };
     },
   }),

@@ -6,14 +6,21 @@ import {
   ForbiddenError,
   type GatewayError,
   MerchantNotFoundError,
+  NetworkTokenDeclinedError,
+  NetworkTokenNotFoundError,
+  NetworkTokenRejectedError,
+  OrganizationNotFoundError,
   UnauthenticatedError,
   UpstreamServiceError,
 } from '../errors.ts';
 import { builder } from './builder.ts';
 
 /**
- * GraphQL error types (errors as data, @pothos/plugin-errors). Every error type implements
- * `interface Error { message: String! code: String! }`.
+ * GraphQL error types (errors as data, @pothos/plugin-errors): one object type per class of
+ * src/errors.ts (a subclass resolves to its parent's type, e.g. VaultNotAllowedError is a
+ * `ForbiddenError`). Every error type implements `interface Error { message: String! code: String! }`.
+ * Every field with `errors` returns UnauthenticatedError, ForbiddenError and UpstreamError
+ * (`errors.defaultTypes`, src/schema/builder.ts) plus the types it lists.
  */
 export const ErrorInterface = builder.interfaceRef<Error & { code?: string }>('Error').implement({
   description: 'A failure returned as data. `code` is stable and machine-readable.',
@@ -29,7 +36,7 @@ export const ErrorInterface = builder.interfaceRef<Error & { code?: string }>('E
 });
 
 /** Registers a GatewayError subclass as a GraphQL object type implementing `Error`. */
-export function gatewayErrorType(
+function gatewayErrorType(
   // biome-ignore lint/suspicious/noExplicitAny: Pothos infers the object shape from any constructor signature
   cls: new (...args: any[]) => GatewayError,
   name: string,
@@ -73,6 +80,26 @@ gatewayErrorType(
   'ForbiddenError',
   'The client token lacks the scope or the vault this field needs (`forbidden`, `vault-not-allowed`, `vault-required`).',
 );
+gatewayErrorType(
+  NetworkTokenDeclinedError,
+  'NetworkTokenDeclinedError',
+  'The card network declined the token (`declined`).',
+);
+gatewayErrorType(
+  NetworkTokenRejectedError,
+  'NetworkTokenRejectedError',
+  'The token request was refused (`card-not-allowed`, `rejected`).',
+);
+gatewayErrorType(
+  NetworkTokenNotFoundError,
+  'NetworkTokenNotFoundError',
+  'No token exists for the alias in this vault (`not-found`).',
+);
+gatewayErrorType(
+  OrganizationNotFoundError,
+  'OrganizationNotFoundError',
+  'The organization was not found (`not-found`).',
+);
 builder.objectType(UpstreamServiceError, {
   name: 'UpstreamError',
   description: 'The upstream service failed or did not answer in time.',
@@ -113,10 +140,3 @@ builder.objectType(InputValidationError, {
     }),
   }),
 });
-
-/** Errors every authorized field can return. */
-export const AUTH_ERRORS = [UnauthenticatedError, ForbiddenError] as const;
-/** Errors of any field that calls upstream. */
-export const UPSTREAM_ERRORS = [UnauthenticatedError, ForbiddenError, UpstreamServiceError] as const;
-/** Errors of a mutation with validated input. */
-export const INPUT_ERRORS = [InputValidationError] as const;

@@ -1,5 +1,11 @@
+import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
-import { CardBrandNotSupportedError, GatewayError, mapUpstreamErrors } from '../errors.ts';
+import {
+  CardBrandNotSupportedError,
+  NetworkTokenDeclinedError,
+  NetworkTokenNotFoundError,
+  NetworkTokenRejectedError,
+} from '../errors.ts';
 import type { NetworkTokenEvent } from '../events/network-token-event.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts';
@@ -7,7 +13,6 @@ import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-car
 import { builder } from './builder.ts';
 import { expMonthSchema } from './card.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
-import { gatewayErrorType, INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -15,51 +20,6 @@ import { vaultIdArg, vaultOf } from './vault.ts';
  * A token is identified by the PAN alias it was provisioned for. Network token notifications (gap
  * decisions "Network token notifications") stream live on `Subscription.networkTokenEvents`.
  */
-
-/** Spec "Errors": POST /network-tokens 404 `declined`. */
-export class NetworkTokenDeclinedError extends GatewayError {
-  override name = 'NetworkTokenDeclinedError';
-  constructor() {
-    super('The card network declined the network token', 'declined');
-  }
-}
-
-/** Spec "Errors": POST /network-tokens 422 `card-not-allowed` or `rejected`. */
-export class NetworkTokenRejectedError extends GatewayError {
-  override name = 'NetworkTokenRejectedError';
-  constructor(code: 'card-not-allowed' | 'rejected') {
-    super(
-      code === 'rejected'
-        ? 'The network rejected the network token request'
-        : 'The card is not allowed a network token',
-      code,
-    );
-  }
-}
-
-/** GET and DELETE /network-tokens/{pan_alias} 404: no token for the alias in this vault. */
-export class NetworkTokenNotFoundError extends GatewayError {
-  override name = 'NetworkTokenNotFoundError';
-  constructor() {
-    super('No network token exists for this PAN alias in this vault', 'not-found');
-  }
-}
-
-gatewayErrorType(
-  NetworkTokenDeclinedError,
-  'NetworkTokenDeclinedError',
-  'The card network declined the token (`declined`).',
-);
-gatewayErrorType(
-  NetworkTokenRejectedError,
-  'NetworkTokenRejectedError',
-  'The token request was refused (`card-not-allowed`, `rejected`).',
-);
-gatewayErrorType(
-  NetworkTokenNotFoundError,
-  'NetworkTokenNotFoundError',
-  'No token exists for the alias in this vault (`not-found`).',
-);
 
 const NetworkTokenStateEnum = builder.enumType('NetworkTokenState', {
   description:
@@ -168,20 +128,6 @@ const panAliasSchema = z
     'must be a PAN alias',
   );
 
-/** Maps the network token errors of the spec's Errors table to their typed errors. */
-function networkTokenErrors(error: unknown): never {
-  if (error instanceof CardBrandNotSupportedError) {
-    throw new CardBrandNotSupportedError('The card brand is not supported for network tokens');
-  }
-  if (error instanceof GatewayError) {
-    if (error.code === 'declined') throw new NetworkTokenDeclinedError();
-    if (error.code === 'card-not-allowed' || error.code === 'rejected')
-      throw new NetworkTokenRejectedError(error.code);
-    if (error.code === 'not-found') throw new NetworkTokenNotFoundError();
-  }
-  throw error;
-}
-
 const HolderInfoInput = builder.inputType('NetworkTokenHolderInfoInput', {
   description: 'Holder information sent with a provisioning request.',
   fields: (t) => ({
@@ -216,7 +162,8 @@ const ProvisionNetworkTokenInput = builder.inputType('ProvisionNetworkTokenInput
   }),
 });
 
-const NETWORK_TOKEN_ERRORS = [...UPSTREAM_ERRORS, ...INPUT_ERRORS, NetworkTokenNotFoundError] as const;
+/** Errors of the fields naming a token by its alias, besides the defaults of every field. */
+const NETWORK_TOKEN_ERRORS = [InputValidationError, NetworkTokenNotFoundError];
 
 builder.queryField('networkToken', (t) =>
   t.field({
@@ -260,23 +207,20 @@ builder.mutationField('provisionNetworkToken', (t) =>
     resolve: async (_root, { input, vaultId }, context) => {
       const vault = vaultOf(context, vaultId);
       const holder = input.holderInfo;
-      const token = await mapUpstreamErrors(
-        context.upstream.networkTokens.provision(vault, {
-          panAlias: input.panAlias,
-          expMonth: input.expMonth,
-          expYear: input.expYear,
-          ...(holder
-            ? {
-                holderInfo: {
-                  ...(holder.name ? { name: holder.name } : {}),
-                  ...(holder.email ? { email: holder.email } : {}),
-                  ...(holder.phoneNumber ? { phoneNumber: holder.phoneNumber } : {}),
-                },
-              }
-            : {}),
-        }),
-        { inputArgument: 'input' },
-      ).catch(networkTokenErrors);
+      const token = await context.upstream.networkTokens.provision(vault, {
+        panAlias: input.panAlias,
+        expMonth: input.expMonth,
+        expYear: input.expYear,
+        ...(holder
+          ? {
+              holderInfo: {
+                ...(holder.name ? { name: holder.name } : {}),
+                ...(holder.email ? { email: holder.email } : {}),
+                ...(holder.phoneNumber ? { phoneNumber: holder.phoneNumber } : {}),
+              },
+            }
+          : {}),
+      });
       return { ...token, vaultId: vault };
     },
   }),
@@ -295,9 +239,7 @@ builder.mutationField('deleteNetworkToken', (t) =>
     },
     resolve: async (_root, args, context) => {
       const vault = vaultOf(context, args.vaultId);
-      const token = await mapUpstreamErrors(
-        context.upstream.networkTokens.delete(vault, args.panAlias),
-      ).catch(networkTokenErrors);
+      const token = await context.upstream.networkTokens.delete(vault, args.panAlias);
       return { ...token, vaultId: vault };
     },
   }),
@@ -367,13 +309,8 @@ const NetworkTokenEventRef = builder.objectRef<NetworkTokenEvent>('NetworkTokenE
       description:
         "The network token, read once per event for all subscribers (GET /network-tokens/{pan_alias} in the event's vault); `NetworkTokenNotFoundError` when the vault no longer holds it.",
       authScopes: { scope: 'network-tokens:read' },
-      errors: { types: [...UPSTREAM_ERRORS, NetworkTokenNotFoundError] },
-      resolve: (event, _args, context) =>
-        context.eventNetworkTokens.tokenOf(event).catch((error: unknown) => {
-          if (error instanceof GatewayError && error.code === 'not-found')
-            throw new NetworkTokenNotFoundError();
-          throw error;
-        }),
+      errors: { types: [NetworkTokenNotFoundError] },
+      resolve: (event, _args, context) => context.eventNetworkTokens.tokenOf(event),
     }),
   }),
 });

@@ -2,11 +2,10 @@ import { cursorToOffset, resolveOffsetConnection } from '@pothos/plugin-relay';
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import type { GraphQLContext } from '../context.ts';
-import { GatewayError, UpstreamServiceError } from '../errors.ts';
+import { OrganizationNotFoundError } from '../errors.ts';
 import type { OrganizationPageKey, VaultSummary } from '../loaders/index.ts';
 import type { MemberVault, OrganizationInvite, OrganizationMember, Page } from '../upstream/index.ts';
 import { builder } from './builder.ts';
-import { gatewayErrorType, INPUT_ERRORS, UPSTREAM_ERRORS } from './errors.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -14,19 +13,6 @@ import { vaultIdArg, vaultOf } from './vault.ts';
  * GET /organizations/{organizationId}/members and /invites), as Relay connections over the
  * upstream's JSON:API pages.
  */
-
-/** The organization does not exist or the caller's vault credentials cannot see it (`not-found`). */
-export class OrganizationNotFoundError extends GatewayError {
-  override name = 'OrganizationNotFoundError';
-  constructor() {
-    super('The organization was not found', 'not-found');
-  }
-}
-gatewayErrorType(
-  OrganizationNotFoundError,
-  'OrganizationNotFoundError',
-  'The organization was not found (`not-found`).',
-);
 
 /** Upstream page size used for every read, so members pages are shared by all connections of a request. */
 const UPSTREAM_PAGE_SIZE = 100;
@@ -226,7 +212,7 @@ builder.queryField('organization', (t) =>
     description:
       "An organization by id, read with the caller's vault credentials (needs `organization-users:read`).",
     authScopes: { scope: 'organization-users:read' },
-    errors: { types: [...UPSTREAM_ERRORS, ...INPUT_ERRORS, OrganizationNotFoundError] },
+    errors: { types: [InputValidationError, OrganizationNotFoundError] },
     args: {
       id: t.arg.string({
         description: 'Organization id.',
@@ -236,19 +222,14 @@ builder.queryField('organization', (t) =>
     },
     resolve: async (_root, args, context) => {
       const organization = { id: args.id, vaultId: vaultOf(context, args.vaultId) };
-      try {
-        // Reads the first page the members connection will need anyway: it proves the organization exists.
-        await context.loaders.organizationMembers.load({
-          ...organization,
-          organizationId: args.id,
-          pageNumber: 1,
-          pageSize: UPSTREAM_PAGE_SIZE,
-        });
-      } catch (error) {
-        if (error instanceof UpstreamServiceError && error.status === 404)
-          throw new OrganizationNotFoundError();
-        throw error;
-      }
+      // Reads the first page the members connection will need anyway: it proves the organization
+      // exists (OrganizationNotFoundError otherwise, src/upstream/accounts/error-table.ts).
+      await context.loaders.organizationMembers.load({
+        ...organization,
+        organizationId: args.id,
+        pageNumber: 1,
+        pageSize: UPSTREAM_PAGE_SIZE,
+      });
       return organization;
     },
   }),

@@ -1,11 +1,17 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AccountUpdaterClient } from './account-updater/client.ts';
+import { ACCOUNT_UPDATER_ERRORS } from './account-updater/error-table.ts';
 import { AccountsClient } from './accounts/client.ts';
+import { ACCOUNTS_ERRORS } from './accounts/error-table.ts';
 import { CardAttributesClient } from './card-attributes/client.ts';
+import { CARD_ATTRIBUTES_ERRORS } from './card-attributes/error-table.ts';
 import { CardInterfaceClient } from './card-interface/client.ts';
+import { CARD_INTERFACE_ERRORS } from './card-interface/error-table.ts';
+import { withGatewayErrors } from './gateway-errors.ts';
 import { createUpstreamHttp, type UpstreamHttp } from './http.ts';
 import { NetworkTokensClient } from './network-tokens/client.ts';
+import { NETWORK_TOKEN_ERRORS } from './network-tokens/error-table.ts';
 import { AccessTokenProvider } from './oauth/access-token-provider.ts';
 
 export { AccountUpdaterClient } from './account-updater/client.ts';
@@ -43,7 +49,9 @@ export interface Upstream {
 /**
  * Builds the upstream clients from the gateway configuration (`Config['upstream']`: base addresses of
  * contract §1, token endpoint and per-vault credentials of contract §2, `timeoutMs` per request).
- * Pass the addresses of the started sandbox in embedded mode.
+ * Pass the addresses of the started sandbox in embedded mode. This is the client boundary of the
+ * gateway: each client rejects with the typed errors of src/errors.ts, mapped once through its area's
+ * table (`<area>/error-table.ts`, see {@link withGatewayErrors}).
  */
 export function createUpstream(config: Config['upstream'], logger: Logger): Upstream {
   const http = createUpstreamHttp({ timeoutMs: config.timeoutMs, logger });
@@ -55,11 +63,26 @@ export function createUpstream(config: Config['upstream'], logger: Logger): Upst
   return {
     http,
     tokens,
-    cardInterface: new CardInterfaceClient({ baseUrl: config.cardInterfaceUrl, tokens, http }),
-    accountUpdater: new AccountUpdaterClient({ baseUrl: config.accountUpdaterUrl, tokens, http }),
-    networkTokens: new NetworkTokensClient({ baseUrl: config.accountUpdaterUrl, tokens, http }),
-    cardAttributes: new CardAttributesClient({ baseUrl: config.cardAttributesUrl, tokens, http }),
-    accounts: new AccountsClient({ baseUrl: config.accountsUrl, tokens, http }),
+    cardInterface: withGatewayErrors(
+      new CardInterfaceClient({ baseUrl: config.cardInterfaceUrl, tokens, http }),
+      CARD_INTERFACE_ERRORS,
+    ),
+    accountUpdater: withGatewayErrors(
+      new AccountUpdaterClient({ baseUrl: config.accountUpdaterUrl, tokens, http }),
+      ACCOUNT_UPDATER_ERRORS,
+    ),
+    networkTokens: withGatewayErrors(
+      new NetworkTokensClient({ baseUrl: config.accountUpdaterUrl, tokens, http }),
+      NETWORK_TOKEN_ERRORS,
+    ),
+    cardAttributes: withGatewayErrors(
+      new CardAttributesClient({ baseUrl: config.cardAttributesUrl, tokens, http }),
+      CARD_ATTRIBUTES_ERRORS,
+    ),
+    accounts: withGatewayErrors(
+      new AccountsClient({ baseUrl: config.accountsUrl, tokens, http }),
+      ACCOUNTS_ERRORS,
+    ),
     close: () => http.close(),
   };
 }
