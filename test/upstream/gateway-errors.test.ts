@@ -30,7 +30,7 @@ describe('the client boundary (upstream failure → typed gateway error)', () =>
         noFacts,
       );
       expect(mapped).toBeInstanceOf(cls);
-      expect((mapped as { code: string }).code).toBe(expected);
+      expect(mapped).toMatchObject({ code: expected });
     }
     expect(new NetworkTokenCardNotAllowedError()).toBeInstanceOf(NetworkTokenRejectedError);
   });
