@@ -1,4 +1,7 @@
 # cardgraph gateway. Node 24 runs the TypeScript sources directly (type stripping).
+# Production by default: the gateway refuses to start without an explicit UPSTREAM, with the
+# development JWT secret or with the sandbox client credentials, and serves no GraphiQL, introspection
+# or field suggestions unless GRAPHIQL, INTROSPECTION or FIELD_SUGGESTIONS turn them on (.env.example).
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
@@ -11,4 +14,7 @@ EXPOSE 4000
 ENV PORT=4000 HOST=0.0.0.0 DATA_DIR=/app/data
 VOLUME /app/data
 STOPSIGNAL SIGTERM
+# Node's own fetch: the slim image has no curl or wget. GET /health answers 200 while the gateway serves.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/health', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "src/main.ts"]

@@ -9,9 +9,8 @@ import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
 import type { DestinationStream } from 'pino';
 import { WebSocketServer } from 'ws';
-import { issueDevToken } from './auth/issue-dev-token.ts';
 import { AuthenticationError, createTokenVerifier } from './auth/verify-token.ts';
-import { UPSTREAM_SCOPES, type Viewer } from './auth/viewer.ts';
+import type { Viewer } from './auth/viewer.ts';
 import type { Config } from './config.ts';
 import { type ContextServices, createContext, type GraphQLContext } from './context.ts';
 import { GatewayError } from './errors.ts';
@@ -26,6 +25,8 @@ import { redactPans } from './lib/pan.ts';
 import { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from './loaders/index.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
+import { developmentTokenIssuer, useLocalGraphiQL } from './plugins/graphiql.ts';
+import { useIntrospectionSwitch } from './plugins/introspection.ts';
 import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { schema } from './schema/index.ts';
 import { createUpstream, type Upstream } from './upstream/index.ts';
@@ -123,22 +124,28 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       logger,
     };
     const verifyToken = createTokenVerifier(config.auth);
-    const graphiqlHeaders =
-      config.upstream.mode === 'embedded' && config.auth.jwtSecret
-        ? await devHeaders(config.auth.jwtSecret)
-        : undefined;
+    const graphiql = config.graphql.graphiql
+      ? await useLocalGraphiQL({
+          endpoint: '/graphql',
+          defaultDocument: readFileSync(new URL('./client/operations.graphql', import.meta.url), 'utf8'),
+          authorizationFor: developmentTokenIssuer(config),
+          logger,
+        })
+      : undefined;
+    if (config.graphql.graphiql && !config.graphql.introspection) {
+      logger.warn('GRAPHIQL=on with INTROSPECTION=off: GraphiQL runs operations but shows no schema');
+    }
 
     const yoga = createYoga<{ viewer?: Viewer | null }, GraphQLContext>({
       schema,
       graphqlEndpoint: '/graphql',
       logging: yogaLogger(logger),
-      graphiql: {
-        title: 'cardgraph',
-        defaultQuery: readFileSync(new URL('./client/operations.graphql', import.meta.url), 'utf8'),
-        ...(graphiqlHeaders ? { headers: graphiqlHeaders } : {}),
-        subscriptionsProtocol: 'WS',
-      },
+      // Yoga's own GraphiQL loads its bundle from a CDN; src/plugins/graphiql.ts serves it locally.
+      graphiql: false,
+      landingPage: false,
       plugins: [
+        ...(graphiql ? [graphiql] : []),
+        useIntrospectionSwitch({ enabled: config.graphql.introspection }),
         useCardDataRedaction(),
         // Bounds what one operation may ask of the gateway (and so of the upstream).
         EnvelopArmorPlugin({
@@ -147,7 +154,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
           maxDirectives: { n: 20 },
           maxTokens: { n: 3_000 },
           costLimit: { maxCost: 10_000 },
-          blockFieldSuggestion: { enabled: config.upstream.mode === 'remote' },
+          blockFieldSuggestion: { enabled: !config.graphql.fieldSuggestions },
         }),
       ],
       maskedErrors: {
@@ -185,6 +192,9 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         return await verifyToken(header ?? undefined);
       } catch (error) {
         if (error instanceof AuthenticationError) {
+          // The refusal is the operator's first clue when a client "just spins"; the message never
+          // quotes the token.
+          logger.info({ code: error.code, reason: error.message }, 'request refused: bad client token');
           throw new GraphQLError(error.message, { extensions: { code: error.code, http: { status: 401 } } });
         }
         throw error;
@@ -306,10 +316,19 @@ function useGraphqlWs(
         try {
           viewer = await verifyToken(typeof authorization === 'string' ? authorization : undefined);
         } catch (error) {
-          if (error instanceof AuthenticationError) return false;
+          if (error instanceof AuthenticationError) {
+            logger.info(
+              { code: error.code, reason: error.message },
+              'graphql-ws connection refused (4403): bad client token',
+            );
+            return false;
+          }
           throw error;
         }
-        if (!viewer) return false;
+        if (!viewer) {
+          logger.info('graphql-ws connection refused (4403): no token in connectionParams.authorization');
+          return false;
+        }
         ctx.extra.viewer = viewer;
         ctx.extra.operations = new Set();
         const closeAtExpiry = () => {
@@ -402,16 +421,4 @@ function yogaLogger(logger: Logger) {
     warn: (...args: unknown[]) => logger.warn(details(args), String(args[0])),
     error: (...args: unknown[]) => logger.error(details(args), String(args[0])),
   };
-}
-
-/** GraphiQL's initial headers in embedded mode: a one-day dev token for the first sandbox vault. */
-async function devHeaders(secret: string): Promise<string> {
-  const token = await issueDevToken({
-    secret,
-    subject: 'graphiql',
-    vaults: ['tntsandbox1'],
-    scopes: UPSTREAM_SCOPES,
-    expiresInS: 86_400,
-  });
-  return JSON.stringify({ Authorization: `Bearer ${token}` }, null, 2);
 }

@@ -15,6 +15,12 @@ export interface VaultCredentials {
 
 /** Gateway configuration, as produced by {@link loadConfig}. Durations in ms unless the name says s. */
 export interface Config {
+  /**
+   * `production` when `NODE_ENV=production`: `UPSTREAM` must be explicit, the development secret and
+   * the sandbox credentials are refused, and GraphiQL, introspection and field suggestions are off
+   * unless turned on. `development` otherwise.
+   */
+  environment: 'production' | 'development';
   /** HTTP port of the gateway (GraphQL, GraphiQL, graphql-ws, webhooks). 0 picks a free port. */
   port: number;
   host: string;
@@ -67,6 +73,15 @@ export interface Config {
     /** Concurrent subscriptions one socket may hold. */
     maxSubscriptionsPerSocket: number;
   };
+  /** What the GraphQL endpoint reveals about itself (`GRAPHIQL`, `INTROSPECTION`, `FIELD_SUGGESTIONS`). */
+  graphql: {
+    /** GraphiQL on `GET /graphql` (Accept: text/html), served from the gateway's own assets. */
+    graphiql: boolean;
+    /** Introspection queries (`__schema`, `__type`) over every transport. */
+    introspection: boolean;
+    /** "Did you mean …?" suggestions in validation errors. */
+    fieldSuggestions: boolean;
+  };
   auth: {
     /** HS256 secret for client JWTs; exactly one of jwtSecret and jwksUrl is set. */
     jwtSecret?: string;
@@ -84,7 +99,8 @@ export class ConfigError extends Error {
 
 /**
  * Well-known JWT secret used only when `UPSTREAM=embedded` and `AUTH_JWT_SECRET` is unset, so
- * `npm start` and `npm run token` agree on a fresh machine. Remote mode never falls back to it.
+ * `npm start` and `npm run token` agree on a fresh machine. Remote mode never falls back to it, and
+ * `NODE_ENV=production` refuses it (whoever knows it can sign tokens for any vault).
  */
 export const EMBEDDED_DEV_JWT_SECRET = 'cardgraph-embedded-development-secret-not-for-production';
 
@@ -95,11 +111,14 @@ export const SANDBOX_CREDENTIALS: Record<string, VaultCredentials> = {
 };
 
 const port = z.coerce.number().int().min(0).max(65535);
+
 const url = z.url({ protocol: /^https?$/ });
 const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
+/** A switch variable: `on` or `off`; unset or empty takes the environment's default. */
+const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
 /**
  * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
@@ -121,84 +140,130 @@ const credentialsList = z.string().transform((raw, ctx) => {
   return out;
 });
 
-const envSchema = z
-  .object({
-    PORT: port.default(4000),
-    HOST: z.string().min(1).default('0.0.0.0'),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    UPSTREAM: z.enum(['embedded', 'remote']).default('embedded'),
-    SANDBOX_PORT: port.default(4010),
-    SANDBOX_WEBHOOK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
-    CARD_INTERFACE_URL: url.optional(),
-    ACCOUNT_UPDATER_URL: url.optional(),
-    CARD_ATTRIBUTES_URL: url.optional(),
-    ACCOUNTS_URL: url.optional(),
-    TOKEN_URL: url.optional(),
-    UPSTREAM_CREDENTIALS: credentialsList.optional(),
-    UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
-    WEBHOOK_SECRETS: optionalString.pipe(
-      z
-        .string()
-        .transform((s) =>
-          s
-            .split(',')
-            .map((x) => x.trim())
-            .filter(Boolean),
-        )
-        .pipe(z.array(z.string().min(16, 'each secret needs at least 16 characters')).min(1))
-        .optional(),
-    ),
-    WEBHOOK_TOLERANCE_S: z.coerce.number().int().min(1).max(3600).default(300),
-    EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
-    DATA_DIR: z.string().min(1).default('./data'),
-    REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
-    EVENTS_RETENTION_HOURS: z.coerce
-      .number()
-      .positive()
-      .max(24 * 365)
-      .default(168),
-    EVENTS_RETENTION_COUNT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
-    WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(1_048_576).default(16_384),
-    WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-    WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(1_000).default(20),
-    AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
-    AUTH_JWKS_URL: optionalString.pipe(url.optional()),
-    AUTH_ISSUER: optionalString,
-    AUTH_AUDIENCE: optionalString,
-  })
-  .superRefine((env, ctx) => {
-    if (env.UPSTREAM === 'remote') {
-      for (const key of [
-        'CARD_INTERFACE_URL',
-        'ACCOUNT_UPDATER_URL',
-        'CARD_ATTRIBUTES_URL',
-        'ACCOUNTS_URL',
-        'TOKEN_URL',
-        'UPSTREAM_CREDENTIALS',
-        'WEBHOOK_SECRETS',
-      ] as const) {
-        if (env[key] === undefined)
-          ctx.addIssue({ code: 'custom', path: [key], message: 'required when UPSTREAM=remote' });
-      }
-      if (!env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['AUTH_JWT_SECRET'],
-          message: 'AUTH_JWT_SECRET or AUTH_JWKS_URL is required when UPSTREAM=remote',
-        });
-      }
+const envObject = z.object({
+  // Anything but `production` is a development environment (Node's convention).
+  NODE_ENV: optionalString,
+  PORT: port.default(4000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // No default here: production must choose (see superRefine); development defaults to embedded.
+  UPSTREAM: optionalString.pipe(z.enum(['embedded', 'remote']).optional()),
+  SANDBOX_PORT: port.default(4010),
+  SANDBOX_WEBHOOK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
+  CARD_INTERFACE_URL: url.optional(),
+  ACCOUNT_UPDATER_URL: url.optional(),
+  CARD_ATTRIBUTES_URL: url.optional(),
+  ACCOUNTS_URL: url.optional(),
+  TOKEN_URL: url.optional(),
+  UPSTREAM_CREDENTIALS: credentialsList.optional(),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  WEBHOOK_SECRETS: optionalString.pipe(
+    z
+      .string()
+      .transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.string().min(16, 'each secret needs at least 16 characters')).min(1))
+      .optional(),
+  ),
+  WEBHOOK_TOLERANCE_S: z.coerce.number().int().min(1).max(3600).default(300),
+  EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  EVENTS_RETENTION_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 365)
+    .default(168),
+  EVENTS_RETENTION_COUNT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
+  WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(1_048_576).default(16_384),
+  WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(1_000).default(20),
+  AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
+  AUTH_JWKS_URL: optionalString.pipe(url.optional()),
+  AUTH_ISSUER: optionalString,
+  AUTH_AUDIENCE: optionalString,
+  GRAPHIQL: onOff,
+  INTROSPECTION: onOff,
+  FIELD_SUGGESTIONS: onOff,
+});
+
+const envSchema = envObject.superRefine((env, ctx) => {
+  if (env.NODE_ENV === 'production') refuseDevelopmentDefaults(env, ctx);
+  if (env.UPSTREAM === 'remote') {
+    for (const key of [
+      'CARD_INTERFACE_URL',
+      'ACCOUNT_UPDATER_URL',
+      'CARD_ATTRIBUTES_URL',
+      'ACCOUNTS_URL',
+      'TOKEN_URL',
+      'UPSTREAM_CREDENTIALS',
+      'WEBHOOK_SECRETS',
+    ] as const) {
+      if (env[key] === undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: 'required when UPSTREAM=remote' });
     }
-    if (env.EVENTS_BACKEND === 'redis' && !env.REDIS_URL) {
-      ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required when EVENTS_BACKEND=redis' });
-    }
-    if (env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL) {
+    if (!env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
       ctx.addIssue({
         code: 'custom',
-        path: ['AUTH_JWKS_URL'],
-        message: 'set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both',
+        path: ['AUTH_JWT_SECRET'],
+        message: 'AUTH_JWT_SECRET or AUTH_JWKS_URL is required when UPSTREAM=remote',
       });
     }
-  });
+  }
+  if (env.EVENTS_BACKEND === 'redis' && !env.REDIS_URL) {
+    ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required when EVENTS_BACKEND=redis' });
+  }
+  if (env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH_JWKS_URL'],
+      message: 'set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both',
+    });
+  }
+});
+
+/**
+ * `NODE_ENV=production`: an image started without `UPSTREAM` would otherwise run the embedded sandbox
+ * with the well-known development secret, so anyone could sign tokens for every vault. Refuses that,
+ * the development secret itself and the sandbox client credentials of contract §2.
+ */
+function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.RefinementCtx): void {
+  if (env.UPSTREAM === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['UPSTREAM'],
+      message: 'required when NODE_ENV=production (remote, or embedded for a sandbox-only deployment)',
+    });
+  }
+  if (env.AUTH_JWT_SECRET === EMBEDDED_DEV_JWT_SECRET) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH_JWT_SECRET'],
+      message: 'the development secret is refused when NODE_ENV=production',
+    });
+  } else if (env.UPSTREAM === 'embedded' && !env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH_JWT_SECRET'],
+      message:
+        'AUTH_JWT_SECRET or AUTH_JWKS_URL is required when NODE_ENV=production (the development secret is refused)',
+    });
+  }
+  const sandboxIds = new Set(Object.values(SANDBOX_CREDENTIALS).map((c) => c.clientId));
+  const sandboxSecrets = new Set(Object.values(SANDBOX_CREDENTIALS).map((c) => c.clientSecret));
+  const credentials = Object.values(env.UPSTREAM_CREDENTIALS ?? {});
+  if (credentials.some((c) => sandboxIds.has(c.clientId) || sandboxSecrets.has(c.clientSecret))) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['UPSTREAM_CREDENTIALS'],
+      message: 'the sandbox client credentials (sandbox contract §2) are refused when NODE_ENV=production',
+    });
+  }
+}
 
 function fail(error: z.ZodError): never {
   const lines = error.issues.map((issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
@@ -214,17 +279,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) fail(parsed.error);
   const e = parsed.data;
-  const embedded = e.UPSTREAM === 'embedded';
+  const production = e.NODE_ENV === 'production';
+  const upstreamMode = e.UPSTREAM ?? 'embedded';
+  const embedded = upstreamMode === 'embedded';
+  // Development exposes everything a person exploring the graph needs; production only what is asked.
+  const exposed = (value: 'on' | 'off' | undefined) => (value ?? (production ? 'off' : 'on')) === 'on';
   // In embedded mode the addresses are placeholders: buildApp replaces them with the sandbox's
   // actual address once it listens (SANDBOX_PORT may be 0).
   const sandboxBase = `http://127.0.0.1:${e.SANDBOX_PORT}`;
   const jwtSecret = e.AUTH_JWT_SECRET ?? (e.AUTH_JWKS_URL ? undefined : EMBEDDED_DEV_JWT_SECRET);
   return {
+    environment: production ? 'production' : 'development',
     port: e.PORT,
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
     upstream: {
-      mode: e.UPSTREAM,
+      mode: upstreamMode,
       cardInterfaceUrl: e.CARD_INTERFACE_URL ?? `${sandboxBase}/card-interface`,
       accountUpdaterUrl: e.ACCOUNT_UPDATER_URL ?? `${sandboxBase}/account-updater`,
       cardAttributesUrl: e.CARD_ATTRIBUTES_URL ?? `${sandboxBase}/card-attributes`,
@@ -249,6 +319,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
       connectionInitTimeoutMs: e.WS_CONNECTION_INIT_TIMEOUT_MS,
       maxSubscriptionsPerSocket: e.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
+    },
+    graphql: {
+      graphiql: exposed(e.GRAPHIQL),
+      introspection: exposed(e.INTROSPECTION),
+      fieldSuggestions: exposed(e.FIELD_SUGGESTIONS),
     },
     auth: {
       ...(jwtSecret ? { jwtSecret } : {}),

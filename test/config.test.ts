@@ -65,4 +65,97 @@ describe('loadConfig', () => {
   it('never prints a secret value in its message', () => {
     expect(() => loadConfig({ AUTH_JWT_SECRET: 'tooshortsecret' })).toThrow(/^(?![\s\S]*tooshortsecret)/);
   });
+
+  it('exposes GraphiQL, introspection and field suggestions in development unless switched off', () => {
+    expect(loadConfig({}).environment).toBe('development');
+    expect(loadConfig({}).graphql).toEqual({ graphiql: true, introspection: true, fieldSuggestions: true });
+    expect(loadConfig({ GRAPHIQL: 'off', INTROSPECTION: 'off', FIELD_SUGGESTIONS: 'off' }).graphql).toEqual({
+      graphiql: false,
+      introspection: false,
+      fieldSuggestions: false,
+    });
+  });
+
+  it.each([
+    [{ GRAPHIQL: 'yes' }, 'GRAPHIQL'],
+    [{ INTROSPECTION: 'true' }, 'INTROSPECTION'],
+    [{ FIELD_SUGGESTIONS: '1' }, 'FIELD_SUGGESTIONS'],
+  ])('accepts only on|off: %o names %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${variable}\\b: Invalid option`));
+  });
+});
+
+describe('loadConfig with NODE_ENV=production', () => {
+  /** A complete remote configuration, as an operator would deploy it. */
+  const remote = {
+    NODE_ENV: 'production',
+    UPSTREAM: 'remote',
+    CARD_INTERFACE_URL: 'https://cards.example.com',
+    ACCOUNT_UPDATER_URL: 'https://au.example.com',
+    CARD_ATTRIBUTES_URL: 'https://bins.example.com',
+    ACCOUNTS_URL: 'https://accounts.example.com',
+    TOKEN_URL: 'https://auth.example.com/oauth/token',
+    UPSTREAM_CREDENTIALS: 'tntlive00001=live-client:live-secret-0123456789',
+    WEBHOOK_SECRETS: 'whsec_live_0123456789abcdef',
+    AUTH_JWT_SECRET: 'operator-secret-0123456789abcdef-0123456789',
+  };
+
+  /** The ConfigError message of `env`, or '' when it loads. */
+  function refusal(env: Record<string, string>): string {
+    try {
+      loadConfig(env);
+      return '';
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+  }
+
+  it('loads a complete remote configuration with GraphiQL, introspection and suggestions off', () => {
+    const config = loadConfig(remote);
+    expect(config.environment).toBe('production');
+    expect(config.graphql).toEqual({ graphiql: false, introspection: false, fieldSuggestions: false });
+    expect(
+      loadConfig({ ...remote, GRAPHIQL: 'on', INTROSPECTION: 'on', FIELD_SUGGESTIONS: 'on' }).graphql,
+    ).toEqual({ graphiql: true, introspection: true, fieldSuggestions: true });
+  });
+
+  it('requires UPSTREAM to be set explicitly', () => {
+    expect(refusal({ NODE_ENV: 'production' })).toMatch(/^ {2}UPSTREAM: required when NODE_ENV=production/m);
+    expect(refusal({ NODE_ENV: 'production', UPSTREAM: '' })).toMatch(/^ {2}UPSTREAM: required/m);
+  });
+
+  it('refuses the development JWT secret, given or fallen back to', () => {
+    expect(refusal({ ...remote, AUTH_JWT_SECRET: EMBEDDED_DEV_JWT_SECRET })).toMatch(
+      /^ {2}AUTH_JWT_SECRET: the development secret is refused when NODE_ENV=production$/m,
+    );
+    expect(refusal({ NODE_ENV: 'production', UPSTREAM: 'embedded' })).toMatch(
+      /^ {2}AUTH_JWT_SECRET: AUTH_JWT_SECRET or AUTH_JWKS_URL is required when NODE_ENV=production/m,
+    );
+    expect(
+      refusal({ NODE_ENV: 'production', UPSTREAM: 'embedded', AUTH_JWT_SECRET: EMBEDDED_DEV_JWT_SECRET }),
+    ).toMatch(/^ {2}AUTH_JWT_SECRET: the development secret is refused/m);
+  });
+
+  it('refuses the sandbox client credentials of contract §2, by id or by secret', () => {
+    for (const credentials of [
+      'tntsandbox1=sandbox-client-1:sandbox-secret-1',
+      'tntlive00001=sandbox-client-2:another-secret',
+      'tntlive00001=live-client:sandbox-secret-1',
+    ]) {
+      const message = refusal({ ...remote, UPSTREAM_CREDENTIALS: credentials });
+      expect(message).toMatch(/^ {2}UPSTREAM_CREDENTIALS: the sandbox client credentials .* are refused/m);
+      expect(message).not.toContain('sandbox-secret');
+    }
+  });
+
+  it('allows an explicit embedded sandbox deployment with its own secret', () => {
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      UPSTREAM: 'embedded',
+      AUTH_JWT_SECRET: remote.AUTH_JWT_SECRET,
+    });
+    expect(config.upstream.mode).toBe('embedded');
+    expect(config.auth.jwtSecret).toBe(remote.AUTH_JWT_SECRET);
+  });
 });

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { EMBEDDED_DEV_JWT_SECRET } from '../src/config.ts';
 
 function startMain(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['src/main.ts'], {
@@ -16,6 +17,37 @@ function startMain(env: Record<string, string>): ChildProcess {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** Runs `env` through the process entry until it exits; its exit code and stderr. */
+async function refusedStart(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  const child = startMain(env);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(child, 'exit')) as [number];
+  return { code, stderr };
+}
+
+/** The exec-form command of the Dockerfile's HEALTHCHECK, e.g. ["node", "-e", "…"]. */
+function dockerHealthcheck(): string[] {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8').replace(/\\\n\s*/g, '');
+  const command = /^HEALTHCHECK .*?\bCMD (\[.*\])$/m.exec(dockerfile)?.[1];
+  if (!command) throw new Error('the Dockerfile has no exec-form HEALTHCHECK');
+  return JSON.parse(command) as string[];
+}
+
+/** Runs the HEALTHCHECK command as Docker would (`node` from PATH) with `PORT`; its exit code. */
+async function runHealthcheck(port: string): Promise<number> {
+  const [executable, ...args] = dockerHealthcheck();
+  expect(executable).toBe('node');
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', PORT: port },
+    stdio: 'ignore',
+  });
+  const [code] = (await once(child, 'exit')) as [number];
+  return code;
 }
 
 async function readUntil(
@@ -59,5 +91,49 @@ describe('npm start (src/main.ts)', () => {
     expect(code).toBe(1);
     expect(stderr).toContain('Invalid configuration');
     expect(stderr).toContain('PORT');
+  });
+
+  it.each([
+    ['without UPSTREAM', {}, /^ {2}UPSTREAM: required when NODE_ENV=production/m],
+    [
+      'with the development secret',
+      { UPSTREAM: 'embedded', AUTH_JWT_SECRET: EMBEDDED_DEV_JWT_SECRET },
+      /^ {2}AUTH_JWT_SECRET: the development secret is refused when NODE_ENV=production$/m,
+    ],
+    [
+      'on the embedded sandbox with no secret of its own',
+      { UPSTREAM: 'embedded' },
+      /^ {2}AUTH_JWT_SECRET: AUTH_JWT_SECRET or AUTH_JWKS_URL is required when NODE_ENV=production/m,
+    ],
+    [
+      'with the sandbox client credentials',
+      {
+        UPSTREAM: 'embedded',
+        AUTH_JWT_SECRET: 'operator-secret-0123456789abcdef-0123456789',
+        UPSTREAM_CREDENTIALS: 'tntsandbox1=sandbox-client-1:sandbox-secret-1',
+      },
+      /^ {2}UPSTREAM_CREDENTIALS: the sandbox client credentials/m,
+    ],
+  ])('refuses NODE_ENV=production %s, naming the variable', async (_, env, message) => {
+    const { code, stderr } = await refusedStart({
+      NODE_ENV: 'production',
+      PORT: '0',
+      SANDBOX_PORT: '0',
+      ...env,
+    });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^Invalid configuration:$/m);
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toContain(EMBEDDED_DEV_JWT_SECRET);
+  });
+
+  it("passes the Dockerfile's HEALTHCHECK while serving, and fails it once stopped", async () => {
+    const child = startMain({ PORT: '0', SANDBOX_PORT: '0', HOST: '127.0.0.1' });
+    const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+    const port = new URL(url!).port;
+    expect(await runHealthcheck(port)).toBe(0);
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    expect(await runHealthcheck(port)).toBe(1);
   });
 });
