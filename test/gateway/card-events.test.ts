@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { print } from 'graphql';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -252,6 +253,26 @@ describe('cardEvents subscription', () => {
       });
       expect(await closed).toBe(4403);
     }
+    // The operator sees each refusal (info), never the token.
+    const log = readFileSync(stack.logFile, 'utf8');
+    const refusals = log
+      .split('\n')
+      .filter((line) => line.includes('graphql-ws connection refused'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string; code?: string });
+    expect(refusals).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          level: 30,
+          msg: 'graphql-ws connection refused (4403): bad client token',
+          code: 'invalid-token',
+        }),
+        expect.objectContaining({
+          level: 30,
+          msg: 'graphql-ws connection refused (4403): no token in connectionParams.authorization',
+        }),
+      ]),
+    );
+    expect(log).not.toContain('not-a-jwt');
   });
 });
 

@@ -15,6 +15,9 @@ const EXAMPLE_OPERATIONS = [
   ),
 ].map((match) => match[1]!);
 
+/** Longest wait for something to show in the page (ms); generous for a loaded 2-core machine. */
+const SHOWS_WITHIN = { timeout: 15_000 };
+
 let stack: Stack;
 let browser: OfflineBrowser;
 
@@ -46,7 +49,7 @@ function logLinesAfter(offset: number): Record<string, unknown>[] {
 async function openGraphiQL(): Promise<void> {
   const { page } = browser;
   await page.goto(`${stack.url}/graphql`);
-  await page.locator('.graphiql-query-editor').getByText('query Me').waitFor({ timeout: 10_000 });
+  await page.locator('.graphiql-query-editor').getByText('query Me').waitFor(SHOWS_WITHIN);
 }
 
 /** Clicks Run and picks `operation` from its menu (the document holds several operations). */
@@ -67,37 +70,43 @@ async function resultText(): Promise<string> {
 }
 
 describe('GraphiQL served whole by the gateway, in Chromium with no network', () => {
-  it('opens on the example operations, runs a query and streams a live card event', async () => {
+  it('opens on the example operations, runs a query and streams a live card event', {
+    timeout: 90_000,
+  }, async () => {
     const { page } = browser;
     await openGraphiQL();
     await page.screenshot({ path: '/tmp/cardgraph-graphiql-opened.png' });
 
     // The whole example document is in the editor and parses: Run offers each of its operations.
     await page.getByRole('button', { name: /^Execute query/ }).click();
-    await expect.poll(() => page.getByRole('menuitem').allTextContents()).toEqual(EXAMPLE_OPERATIONS);
+    await expect
+      .poll(() => page.getByRole('menuitem').allTextContents(), SHOWS_WITHIN)
+      .toEqual(EXAMPLE_OPERATIONS);
     await page.keyboard.press('Escape');
 
     // The development token is in the headers pane, so a query runs as a person would run it.
     await run('Me');
-    await expect.poll(() => resultText()).toContain('"subject": "graphiql"');
+    await expect.poll(() => resultText(), SHOWS_WITHIN).toContain('"subject": "graphiql"');
     await page.screenshot({ path: '/tmp/cardgraph-graphiql-query.png' });
 
     // A subscription started in the page shows the event of an enrolment made meanwhile, here from
     // a second GraphiQL tab as the README's walk-through does: EnrolCardWithWebhook's default card
     // (4000210000395001) is a normal card, so the event's card join reads it back.
     await run('LiveCardEvents');
-    await expect.poll(() => stack.app.events?.subscriberCount('tntsandbox1')).toBe(1);
+    await expect.poll(() => stack.app.events?.subscriberCount('tntsandbox1'), SHOWS_WITHIN).toBe(1);
     const second = await browser.context.newPage();
     try {
       await second.goto(`${stack.url}/graphql`);
-      await second.locator('.graphiql-query-editor').getByText('query Me').waitFor();
+      await second.locator('.graphiql-query-editor').getByText('query Me').waitFor(SHOWS_WITHIN);
       await second.getByRole('button', { name: /^Execute query/ }).click();
       await second.getByRole('menuitem', { name: 'EnrolCardWithWebhook', exact: true }).click();
       const enrolment = second.locator('.graphiql-response');
-      await expect.poll(async () => normalize(await enrolment.innerText())).toContain('"state": "ENROLLING"');
+      await expect
+        .poll(async () => normalize(await enrolment.innerText()), SHOWS_WITHIN)
+        .toContain('"state": "ENROLLING"');
       const cardId = /"cardId": "(CRD\w+)"/.exec(normalize(await enrolment.innerText()))?.[1];
       expect(cardId).toMatch(/^CRD\w{22}$/);
-      await expect.poll(() => resultText(), { timeout: 10_000 }).toContain(`"cardId": "${cardId}"`);
+      await expect.poll(() => resultText(), SHOWS_WITHIN).toContain(`"cardId": "${cardId}"`);
     } finally {
       await second.close();
     }
@@ -113,7 +122,9 @@ describe('GraphiQL served whole by the gateway, in Chromium with no network', ()
     expect(browser.pageErrors).toEqual([]);
   });
 
-  it('shows a refused subscription’s error in the result pane, and the gateway logs the refusal', async () => {
+  it('shows a refused subscription’s error in the result pane, and the gateway logs the refusal', {
+    timeout: 60_000,
+  }, async () => {
     const { page } = browser;
     await openGraphiQL();
     const logMark = logLength();
@@ -125,12 +136,18 @@ describe('GraphiQL served whole by the gateway, in Chromium with no network', ()
     await page.keyboard.insertText('{ "Authorization": "Bearer not-a-token" }');
 
     await run('LiveCardEvents');
-    await expect.poll(() => resultText()).toContain('"code": "invalid-token"');
+    await expect.poll(() => resultText(), SHOWS_WITHIN).toContain('"code": "invalid-token"');
     expect(await resultText()).toContain('Invalid token: not a valid JWS');
     await page.screenshot({ path: '/tmp/cardgraph-graphiql-refused.png' });
     await expect
-      .poll(() => logLinesAfter(logMark).filter((line) => line.msg === 'request refused: bad client token'))
-      .toEqual([expect.objectContaining({ level: 30, code: 'invalid-token' })]);
+      .poll(() => logLinesAfter(logMark), SHOWS_WITHIN)
+      .toContainEqual(
+        expect.objectContaining({
+          level: 30,
+          msg: 'request refused: bad client token',
+          code: 'invalid-token',
+        }),
+      );
     expect(browser.blockedRequests).toEqual([]);
   });
 });
