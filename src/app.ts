@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { context, SpanKind, trace } from '@opentelemetry/api';
 import { InputValidationError } from '@pothos/plugin-validation';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Kind, parse } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
@@ -21,12 +23,25 @@ import { createRedisEventLog } from './events/redis-event-log.ts';
 import { createSqliteEventLog } from './events/sqlite-event-log.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
+import { createMetrics, type Metrics } from './lib/metrics.ts';
 import { redactPans } from './lib/pan.ts';
+import { createReadinessProbe, originOf, type ReadinessReport } from './lib/readiness.ts';
+import {
+  createRequestRecord,
+  errorCodeOf,
+  REQUEST_ID_HEADER,
+  type RequestRecord,
+} from './lib/request-record.ts';
+import { createTracing, extractTraceContext, recordSpanFailure, type Tracing } from './lib/tracing.ts';
 import { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from './loaders/index.ts';
+import { useAccessLogDetails } from './plugins/access-log.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
-import { developmentTokenIssuer, useLocalGraphiQL } from './plugins/graphiql.ts';
+import { developmentTokenIssuer, GRAPHIQL_ASSET_PREFIX, useLocalGraphiQL } from './plugins/graphiql.ts';
 import { useIntrospectionSwitch } from './plugins/introspection.ts';
+import { useOperationMetrics } from './plugins/operation-metrics.ts';
+import { useOperationTracing } from './plugins/operation-tracing.ts';
+import { useRequestId, withRequestId } from './plugins/request-id.ts';
 import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { schema } from './schema/index.ts';
 import { createUpstream, type Upstream } from './upstream/index.ts';
@@ -47,6 +62,8 @@ export interface AppAddresses {
   url: string;
   /** Embedded sandbox base address (contract §1), when `UPSTREAM=embedded`. */
   sandboxUrl?: string;
+  /** Base address of the metrics listener; Prometheus text at `${metricsUrl}/metrics`. */
+  metricsUrl: string;
 }
 
 /** A built gateway: {@link buildApp}. */
@@ -64,12 +81,20 @@ export interface App {
    * health checks and tests). Not durable, not shared between replicas.
    */
   readonly networkTokenEvents: NetworkTokenEventHub | undefined;
+  /** The app's Prometheus registry and metrics. */
+  readonly metrics: Metrics;
+  /** The app's tracer (no-op unless `OTEL_*` configure an exporter). */
+  readonly tracing: Tracing;
+  /** Runs the readiness checks of `GET /readiness` (503 when not ready). */
+  readiness(): Promise<ReadinessReport>;
 }
 
 /**
  * Builds the gateway: graphql-yoga at `/graphql` (GraphiQL, SSE subscriptions), graphql-ws on the
- * same port and path, the webhook receiver at `/webhooks/card-events`, and in embedded mode the
- * sandbox with the receiver registered for both vaults.
+ * same port and path, the webhook receiver at `/webhooks/card-events`, liveness at `/health`,
+ * readiness at `/readiness`, Prometheus metrics on their own port (`METRICS_PORT`, `GET /metrics`),
+ * OpenTelemetry traces when `OTEL_*` configure them, one access line per request, and in embedded
+ * mode the sandbox with the receiver registered for both vaults.
  */
 export function buildApp(config: Config, options: AppOptions = {}): App {
   const logger = createLogger({
@@ -82,8 +107,15 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
   let networkTokenEvents: NetworkTokenEventHub | undefined;
   let upstream: Upstream | undefined;
   let server: Server | undefined;
+  let metricsServer: Server | undefined;
   let wsServer: WebSocketServer | undefined;
   let stopping: Promise<void> | undefined;
+  let shuttingDown = false;
+  const exampleOperations = readFileSync(new URL('./client/operations.graphql', import.meta.url), 'utf8');
+  const metrics = createMetrics({ knownOperationNames: operationNamesOf(exampleOperations) });
+  const tracing = createTracing(config.tracing, process.env.npm_package_version);
+  const tracer = tracing.tracer;
+  let readiness: (() => Promise<ReadinessReport>) | undefined;
 
   async function start(): Promise<AppAddresses> {
     let upstreamConfig = config.upstream;
@@ -100,6 +132,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         webhookDelayMs: config.sandbox.webhookDelayMs,
         ...(options.sandboxRetryScheduleMs ? { retryScheduleMs: options.sandboxRetryScheduleMs } : {}),
         ...(options.sandboxValidateResponses ? { validateResponses: true } : {}),
+        ...(tracing.enabled ? { tracer } : {}),
       });
       sandboxUrl = (await sandbox.start()).url;
       upstreamConfig = {
@@ -111,8 +144,29 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         tokenUrl: `${sandboxUrl}/oauth/token`,
       };
     }
-    upstream = createUpstream(upstreamConfig, logger);
-    events = await createCardEventStream({ log: await openEventLog(config, logger), logger });
+    upstream = createUpstream(upstreamConfig, logger, { metrics, ...(tracing.enabled ? { tracer } : {}) });
+    events = await createCardEventStream({
+      log: await openEventLog(config, logger),
+      logger,
+      metrics,
+      backend: config.events.backend,
+      ...(tracing.enabled ? { tracer } : {}),
+    });
+    const tokens = upstream.tokens;
+    const eventStream = events;
+    readiness = createReadinessProbe({
+      eventLog: () => eventStream.ping(),
+      vaults: tokens.vaults(),
+      token: (vault) => tokens.getToken(vault),
+      upstreamOrigins: [
+        upstreamConfig.tokenUrl,
+        upstreamConfig.cardInterfaceUrl,
+        upstreamConfig.accountUpdaterUrl,
+        upstreamConfig.cardAttributesUrl,
+        upstreamConfig.accountsUrl,
+      ].map(originOf),
+      isShuttingDown: () => shuttingDown,
+    });
     networkTokenEvents = createNetworkTokenEventHub();
     const services: ContextServices = {
       upstream,
@@ -127,7 +181,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     const graphiql = config.graphql.graphiql
       ? await useLocalGraphiQL({
           endpoint: '/graphql',
-          defaultDocument: readFileSync(new URL('./client/operations.graphql', import.meta.url), 'utf8'),
+          defaultDocument: exampleOperations,
           authorizationFor: developmentTokenIssuer(config),
           logger,
         })
@@ -136,14 +190,20 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       logger.warn('GRAPHIQL=on with INTROSPECTION=off: GraphiQL runs operations but shows no schema');
     }
 
-    const yoga = createYoga<{ viewer?: Viewer | null }, GraphQLContext>({
+    const yoga = createYoga<ServerContext, GraphQLContext>({
       schema,
       graphqlEndpoint: '/graphql',
       logging: yogaLogger(logger),
       // Yoga's own GraphiQL loads its bundle from a CDN; src/plugins/graphiql.ts serves it locally.
       graphiql: false,
       landingPage: false,
+      // Liveness and readiness are answered before Yoga (see the HTTP handler below).
+      healthCheckEndpoint: '/yoga-health',
       plugins: [
+        useRequestId(),
+        useAccessLogDetails(),
+        useOperationMetrics(metrics),
+        ...(tracing.enabled ? [useOperationTracing(tracer, metrics.operationLabel)] : []),
         ...(graphiql ? [graphiql] : []),
         useIntrospectionSwitch({ enabled: config.graphql.introspection }),
         useCardDataRedaction(),
@@ -207,17 +267,68 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       logger,
       bus: events,
       networkTokens: networkTokenEvents,
+      metrics,
+      ...(tracing.enabled ? { tracer } : {}),
     });
+    const probe = readiness;
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (path === CARD_EVENTS_WEBHOOK_PATH) {
-        receiver(req, res).catch((error: unknown) => {
-          logger.error({ err: error }, 'webhook receiver failed');
-          if (!res.headersSent) res.writeHead(500).end();
+      const path = (req.url ?? '/').split('?')[0]!;
+      const route = ROUTES.has(path)
+        ? path
+        : path.startsWith(GRAPHIQL_ASSET_PREFIX)
+          ? GRAPHIQL_ASSET_PREFIX
+          : 'other';
+      const record = createRequestRecord(req.headers[REQUEST_ID_HEADER]);
+      res.setHeader(REQUEST_ID_HEADER, record.id);
+      const span = tracer.startSpan(
+        `${req.method ?? 'GET'} ${route}`,
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            'http.request.method': req.method ?? 'GET',
+            'http.route': route,
+            'cardgraph.request_id': record.id,
+          },
+        },
+        extractTraceContext(req.headers),
+      );
+      const startedAt = performance.now();
+      res.once('close', () => {
+        span.setAttribute('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) recordSpanFailure(span, `http-${res.statusCode}`);
+        span.end();
+        writeAccessLine(logger, {
+          record,
+          method: req.method ?? 'GET',
+          route,
+          status: res.writableFinished ? res.statusCode : 499,
+          durationMs: performance.now() - startedAt,
         });
-        return;
-      }
-      void yoga.handle(req, res);
+      });
+      context.with(trace.setSpan(context.active(), span), () => {
+        if (path === CARD_EVENTS_WEBHOOK_PATH) {
+          receiver(req, res).catch((error: unknown) => {
+            logger.error({ err: error }, 'webhook receiver failed');
+            if (!res.headersSent) res.writeHead(500).end();
+          });
+          return;
+        }
+        if (path === '/health') {
+          sendJson(res, 200, { status: 'ok' });
+          return;
+        }
+        if (path === '/readiness') {
+          probe().then(
+            (report) => sendJson(res, report.status === 'ready' ? 200 : 503, report),
+            (error: unknown) => {
+              logger.error({ err: error }, 'readiness probe failed');
+              sendJson(res, 503, { status: 'unavailable', checks: {} });
+            },
+          );
+          return;
+        }
+        void yoga.handle(req, res, { requestRecord: record });
+      });
     });
 
     wsServer = new WebSocketServer({
@@ -227,12 +338,27 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     });
     useGraphqlWs(wsServer, yoga, verifyToken, config.websocket, logger);
 
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(config.port, config.host, () => resolve());
+    metricsServer = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+        sendJson(res, 404, { errors: [{ status: '404', code: 'not-found', detail: 'GET /metrics only' }] });
+        return;
+      }
+      metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+          res.end(req.method === 'HEAD' ? undefined : text);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'metrics collection failed');
+          res.writeHead(500).end();
+        },
+      );
     });
-    const { port } = server.address() as AddressInfo;
-    const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    await listen(metricsServer, config.metrics.port, config.metrics.host);
+    await listen(server, config.port, config.host);
+    const url = `http://${reachable(config.host)}:${(server.address() as AddressInfo).port}`;
+    const metricsUrl = `http://${reachable(config.metrics.host)}:${(metricsServer.address() as AddressInfo).port}`;
     if (sandbox) {
       for (const vault of Object.keys(config.upstream.credentials)) {
         sandbox.registerWebhookEndpoint(vault, {
@@ -242,14 +368,23 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       }
     }
     logger.info(
-      { url, graphql: `${url}/graphql`, upstream: config.upstream.mode, sandboxUrl },
+      {
+        url,
+        graphql: `${url}/graphql`,
+        metrics: `${metricsUrl}/metrics`,
+        upstream: config.upstream.mode,
+        sandboxUrl,
+        tracing: tracing.enabled,
+      },
       'cardgraph gateway listening',
     );
-    return sandboxUrl ? { url, sandboxUrl } : { url };
+    return sandboxUrl ? { url, sandboxUrl, metricsUrl } : { url, metricsUrl };
   }
 
   async function stop(): Promise<void> {
     stopping ??= (async () => {
+      // 0. Readiness answers 503 from now on, so balancers stop sending new work here.
+      shuttingDown = true;
       // 1. Accept no new connections; requests on open keep-alive connections still finish.
       const closed = server
         ? new Promise<void>((resolve) => server!.close(() => resolve()))
@@ -272,6 +407,16 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       clearTimeout(force);
       await upstream?.close();
       await sandbox?.stop();
+      if (metricsServer?.listening) {
+        const metricsClosed = new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
+        metricsServer.closeAllConnections();
+        await metricsClosed;
+      }
+      await tracing
+        .shutdown()
+        .catch((error: unknown) =>
+          logger.warn({ err: (error as Error).message }, 'trace export at shutdown failed'),
+        );
       logger.info('cardgraph gateway stopped');
     })();
     return stopping;
@@ -289,7 +434,94 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     get networkTokenEvents() {
       return networkTokenEvents;
     },
+    metrics,
+    tracing,
+    readiness() {
+      if (!readiness) return Promise.reject(new Error('app not started'));
+      return readiness();
+    },
   };
+}
+
+/** Routes named in access lines and spans; any other path is logged as `other` (paths may carry input). */
+const ROUTES = new Set(['/graphql', CARD_EVENTS_WEBHOOK_PATH, '/health', '/readiness', '/yoga-health']);
+
+/**
+ * Writes the access line of one request: `info` (`error` for 5xx) with `reqId`, `method`, `route`,
+ * `operation` (masked names), `status`, `durationMs` and `errorCodes`; never the query text, the
+ * variables or a header value.
+ */
+function writeAccessLine(
+  logger: Logger,
+  line: {
+    record: RequestRecord;
+    method: string;
+    route: string;
+    status: number;
+    durationMs: number;
+    closeCode?: number;
+  },
+): void {
+  const { record } = line;
+  const fields = {
+    reqId: record.id,
+    transport: record.transport,
+    method: line.method,
+    route: line.route,
+    ...(record.operationNames.size > 0
+      ? { operation: [...record.operationNames].map((name) => maskDigitRuns(name).slice(0, 100)).join(',') }
+      : {}),
+    status: line.status,
+    ...(line.closeCode === undefined ? {} : { closeCode: line.closeCode }),
+    durationMs: Math.round(line.durationMs * 10) / 10,
+    ...(record.errorCodes.size > 0
+      ? { errorCodes: [...record.errorCodes].map((code) => redactPans(code).slice(0, 64)) }
+      : {}),
+  };
+  if (line.status >= 500) logger.error(fields, 'request');
+  else logger.info(fields, 'request');
+}
+
+/**
+ * A client-chosen name with every run of 12 or more digits cut to its first six and last four
+ * (`Q4000210000192002` → `Q400021…2002`): redactPans needs word boundaries, which a GraphQL name
+ * glued to a PAN does not have.
+ */
+function maskDigitRuns(name: string): string {
+  return redactPans(name).replace(/\d{12,}/g, (digits) => `${digits.slice(0, 6)}…${digits.slice(-4)}`);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+    'cache-control': 'no-store',
+  });
+  res.end(json);
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** A host clients can reach for a bind address (`0.0.0.0` → `127.0.0.1`). */
+function reachable(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Names of the operations in a GraphQL document (the shipped example operations). */
+function operationNamesOf(source: string): string[] {
+  return parse(source).definitions.flatMap((definition) =>
+    definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : [],
+  );
 }
 
 /**
@@ -301,16 +533,24 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
  */
 function useGraphqlWs(
   wsServer: WebSocketServer,
-  yoga: YogaServerInstance<{ viewer?: Viewer | null }, GraphQLContext>,
+  yoga: YogaServerInstance<ServerContext, GraphQLContext>,
   verifyToken: (header: string | undefined) => Promise<Viewer | null>,
   limits: Config['websocket'],
   logger: Logger,
 ): void {
-  type WsExtra = { viewer?: Viewer | null; operations?: Set<string>; expiry?: NodeJS.Timeout };
+  const recordsBySocket = new WeakMap<object, RequestRecord>();
+  type WsExtra = {
+    viewer?: Viewer | null;
+    operations?: Set<string>;
+    expiry?: NodeJS.Timeout;
+    record?: RequestRecord;
+  };
   useServer<Record<string, unknown> | undefined, WsExtra>(
     {
       connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
       onConnect: async (ctx) => {
+        const record = recordsBySocket.get(ctx.extra.socket);
+        if (record) ctx.extra.record = record;
         const authorization = ctx.connectionParams?.authorization;
         let viewer: Viewer | null;
         try {
@@ -359,10 +599,14 @@ function useGraphqlWs(
           ...ctx,
           viewer: ctx.extra.viewer ?? null,
           params: payload,
+          requestRecord: ctx.extra.record,
         } as never);
         const document = parse(payload.query);
         const errors = validate(schema, document);
-        if (errors.length > 0) return errors;
+        if (errors.length > 0) {
+          const id = ctx.extra.record?.id;
+          return id ? (withRequestId({ errors }, id).errors as GraphQLError[]) : errors;
+        }
         operations.add(id);
         return {
           schema,
@@ -376,15 +620,33 @@ function useGraphqlWs(
       onComplete: (ctx, id) => {
         ctx.extra.operations?.delete(id);
       },
-      onError: (_ctx, _id, _payload, errors) => {
-        logger.warn({ errors: errors.map((e) => e.message) }, 'graphql-ws operation failed');
+      onError: (ctx, _id, _payload, errors) => {
+        // A client mistake: codes only (messages quote the client's document), and the access line
+        // of the connection carries them too.
+        const codes = errors.map((error) => errorCodeOf(error, 'GRAPHQL_VALIDATION_FAILED'));
+        for (const code of codes) ctx.extra.record?.errorCodes.add(code);
+        logger.info({ reqId: ctx.extra.record?.id, errorCodes: codes }, 'graphql-ws operation refused');
       },
     },
     wsServer,
   );
   // graphql-ws prints socket errors (e.g. a client exceeding maxPayload, which ws answers with 1009)
   // to the console; log them as one line instead and close the socket as graphql-ws would.
-  wsServer.on('connection', (socket) => {
+  // Each connection is one request of the access log, written when the socket closes.
+  wsServer.on('connection', (socket, request) => {
+    const record = createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws');
+    const startedAt = performance.now();
+    recordsBySocket.set(socket, record);
+    socket.once('close', (code) =>
+      writeAccessLine(logger, {
+        record,
+        method: 'GET',
+        route: '/graphql',
+        status: 101,
+        durationMs: performance.now() - startedAt,
+        closeCode: code,
+      }),
+    );
     socket.removeAllListeners('error');
     socket.on('error', (error) => {
       logger.warn({ err: error.message }, 'graphql-ws socket error');
@@ -401,6 +663,9 @@ async function openEventLog(config: Config, logger: Logger): Promise<CardEventLo
   }
   return createSqliteEventLog({ dataDir: config.events.dataDir, retention });
 }
+
+/** What the HTTP handler and graphql-ws pass to Yoga besides the request. */
+type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
 
 /** Longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;

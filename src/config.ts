@@ -82,6 +82,17 @@ export interface Config {
     /** "Did you mean …?" suggestions in validation errors. */
     fieldSuggestions: boolean;
   };
+  metrics: {
+    /**
+     * Port of the Prometheus listener (`GET /metrics`), kept apart from the public port so the load
+     * balancer never exposes it; 0 picks a free port. `METRICS_PORT`, default 9464.
+     */
+    port: number;
+    /** Interface of the metrics listener; `METRICS_HOST`, default `HOST`. */
+    host: string;
+  };
+  /** OpenTelemetry traces (standard `OTEL_*` variables); undefined when tracing is off. */
+  tracing?: TracingConfig;
   auth: {
     /** HS256 secret for client JWTs; exactly one of jwtSecret and jwksUrl is set. */
     jwtSecret?: string;
@@ -90,6 +101,39 @@ export interface Config {
     issuer?: string;
     audience?: string;
   };
+}
+
+/**
+ * Trace export settings read from the standard OpenTelemetry variables (OpenTelemetry specification,
+ * "SDK environment variables" and "OTLP exporter configuration"). Tracing is on when
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set, unless
+ * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`.
+ */
+export interface TracingConfig {
+  /** Full OTLP/HTTP traces address, e.g. `http://collector:4318/v1/traces`. */
+  endpoint: string;
+  /** `http/protobuf` (the specification's default) or `http/json`. */
+  protocol: 'http/protobuf' | 'http/json';
+  /** Extra request headers of the exporter (`OTEL_EXPORTER_OTLP[_TRACES]_HEADERS`, `k=v,…`). */
+  headers: Record<string, string>;
+  /** Export request timeout (ms). */
+  timeoutMs: number;
+  /** `service.name` resource attribute (`OTEL_SERVICE_NAME`, default `cardgraph`). */
+  serviceName: string;
+  /** Further resource attributes (`OTEL_RESOURCE_ATTRIBUTES`, `k=v,…`). */
+  resourceAttributes: Record<string, string>;
+  /** `OTEL_TRACES_SAMPLER`; default `parentbased_always_on`. */
+  sampler:
+    | 'always_on'
+    | 'always_off'
+    | 'traceidratio'
+    | 'parentbased_always_on'
+    | 'parentbased_always_off'
+    | 'parentbased_traceidratio';
+  /** Ratio of the `traceidratio` samplers (`OTEL_TRACES_SAMPLER_ARG`, 0…1, default 1). */
+  samplerRatio: number;
+  /** Delay between two batch exports (`OTEL_BSP_SCHEDULE_DELAY`, ms, default 5000). */
+  scheduleDelayMs: number;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every bad variable by name, never its value. */
@@ -124,6 +168,34 @@ const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
  * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
  * `tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2`.
  */
+/**
+ * W3C Baggage-style `key=value` pairs separated by commas (values percent-decoded), the format of
+ * `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_RESOURCE_ATTRIBUTES`.
+ */
+const keyValueList = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    const out: Record<string, string> = {};
+    for (const entry of (raw ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const at = entry.indexOf('=');
+      if (at <= 0) {
+        ctx.addIssue({ code: 'custom', message: 'expected key=value[,…]' });
+        return z.NEVER;
+      }
+      try {
+        out[decodeURIComponent(entry.slice(0, at).trim())] = decodeURIComponent(entry.slice(at + 1).trim());
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'bad percent-encoding' });
+        return z.NEVER;
+      }
+    }
+    return out;
+  });
+
 const credentialsList = z.string().transform((raw, ctx) => {
   const out: Record<string, VaultCredentials> = {};
   for (const entry of raw
@@ -182,6 +254,31 @@ const envObject = z.object({
   WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(1_048_576).default(16_384),
   WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(1_000).default(20),
+  METRICS_PORT: port.default(9464),
+  METRICS_HOST: optionalString,
+  OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).optional(),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none', '']).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(url.optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString.pipe(url.optional()),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json', '']).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json', '']).optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: keyValueList,
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList,
+  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  OTEL_SERVICE_NAME: optionalString,
+  OTEL_RESOURCE_ATTRIBUTES: keyValueList,
+  OTEL_TRACES_SAMPLER: z
+    .enum([
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ])
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
   AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
   AUTH_JWKS_URL: optionalString.pipe(url.optional()),
   AUTH_ISSUER: optionalString,
@@ -270,6 +367,29 @@ function fail(error: z.ZodError): never {
   throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
 }
 
+/** The trace settings of {@link Config} from the parsed `OTEL_*` variables; `{}` when tracing is off. */
+function tracingConfig(e: z.output<typeof envSchema>): { tracing?: TracingConfig } {
+  const endpoint =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (e.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`
+      : undefined);
+  if (!endpoint || e.OTEL_SDK_DISABLED === 'true' || e.OTEL_TRACES_EXPORTER === 'none') return {};
+  return {
+    tracing: {
+      endpoint,
+      protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || e.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf',
+      headers: { ...e.OTEL_EXPORTER_OTLP_HEADERS, ...e.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
+      timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
+      serviceName: e.OTEL_SERVICE_NAME ?? 'cardgraph',
+      resourceAttributes: e.OTEL_RESOURCE_ATTRIBUTES,
+      sampler: e.OTEL_TRACES_SAMPLER,
+      samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
+      scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+    },
+  };
+}
+
 /**
  * Parses the gateway configuration.
  * @param env variables to read; `process.env` by default (tests pass their own object).
@@ -325,6 +445,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       introspection: exposed(e.INTROSPECTION),
       fieldSuggestions: exposed(e.FIELD_SUGGESTIONS),
     },
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
+    ...tracingConfig(e),
     auth: {
       ...(jwtSecret ? { jwtSecret } : {}),
       ...(e.AUTH_JWKS_URL ? { jwksUrl: e.AUTH_JWKS_URL } : {}),

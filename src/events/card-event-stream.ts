@@ -1,4 +1,8 @@
+import { performance } from 'node:perf_hooks';
+import { context, type SpanContext, type Tracer, trace } from '@opentelemetry/api';
 import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
+import { recordSpanFailure } from '../lib/tracing.ts';
 import type { CardEvent } from './card-event.ts';
 import {
   type CardEventBus,
@@ -16,6 +20,15 @@ export interface CardEventStreamOptions {
   trimIntervalMs?: number;
   /** Events buffered per live subscriber before it is ended; default 1,000. */
   maxBufferedEvents?: number;
+  /**
+   * Append latency (`cardgraph_event_log_append_duration_seconds`, labelled `backend`) and delivery
+   * lag (`cardgraph_event_delivery_lag_seconds`) are recorded here when given.
+   */
+  metrics?: Metrics;
+  /** `sqlite` or `redis`: the `backend` label. */
+  backend?: string;
+  /** `event_log append` spans (children of the webhook request) and `card_event fan-out` spans. */
+  tracer?: Tracer;
 }
 
 /**
@@ -40,19 +53,58 @@ export interface CardEventStream extends CardEventBus {
   history(filter: CardEventFilter, after: HistoryCursor | null, limit: number): Promise<LoggedCardEvent[]>;
   /** Live subscribers, of `tenant` only when given. */
   subscriberCount(tenant?: string): number;
+  /** Resolves when the log's backend answers (readiness); see {@link CardEventLog.ping}. */
+  ping(): Promise<void>;
   /** Ends every subscription, waits for appends in flight, stops retention and closes the log. */
   close(): Promise<void>;
 }
 
 const REPLAY_PAGE = 500;
+/** Receipts remembered for delivery lag and fan-out span parents; the oldest are forgotten first. */
+const MAX_TRACKED_RECEIPTS = 10_000;
+
+/** When and in which trace this process received a notification (by notification id). */
+interface Receipt {
+  receivedAtMs: number;
+  spanContext: SpanContext | undefined;
+}
 
 /** Builds the stream and positions the log's tail; see {@link CardEventStream}. */
 export async function createCardEventStream(options: CardEventStreamOptions): Promise<CardEventStream> {
-  const { log, logger } = options;
+  const { log, logger, metrics, tracer } = options;
+  const backend = options.backend ?? 'unknown';
   const bus = createInMemoryCardEventBus({ maxBufferedEvents: options.maxBufferedEvents ?? 1_000 });
+  const receipts = new Map<string, Receipt>();
   const stopTail = await log.tail((event) => {
-    void bus.publish(event);
+    if (!tracer) {
+      void bus.publish(event);
+      return;
+    }
+    // One span per event and process: the fan-out to every local subscriber. In the process that
+    // received the webhook it joins the webhook's trace.
+    const receipt = receipts.get(event.id);
+    const parent = receipt?.spanContext
+      ? trace.setSpanContext(context.active(), receipt.spanContext)
+      : context.active();
+    const span = tracer.startSpan(
+      'card_event fan-out',
+      {
+        attributes: {
+          'cardgraph.event.type': event.type,
+          'cardgraph.subscribers': bus.subscriberCount(event.tenant),
+        },
+      },
+      parent,
+    );
+    void bus.publish(event).finally(() => span.end());
   });
+
+  /** Records the lag of a live event handed to a subscriber (receipt here, or append elsewhere). */
+  function delivered(event: LoggedCardEvent): void {
+    if (!metrics) return;
+    const since = receipts.get(event.id)?.receivedAtMs ?? log.appendedAtMs?.(event);
+    if (since !== undefined) metrics.deliveryLag.observe(Math.max(0, Date.now() - since) / 1000);
+  }
   const inFlight = new Set<Promise<unknown>>();
   const trimTimer = setInterval(() => {
     log.trim().then(
@@ -89,6 +141,7 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
         const event = result.value as LoggedCardEvent;
         if (last !== null && event.position <= last) continue;
         last = event.position;
+        delivered(event);
         return { value: event, done: false };
       }
       finished = true;
@@ -112,13 +165,30 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
   return {
     async publish(event) {
       if (closing) throw new Error('card event stream is shutting down');
+      if (receipts.size >= MAX_TRACKED_RECEIPTS) receipts.delete(receipts.keys().next().value!);
+      receipts.set(event.id, {
+        receivedAtMs: Date.now(),
+        spanContext: trace.getActiveSpan()?.spanContext(),
+      });
+      const started = performance.now();
+      const span = tracer?.startSpan('event_log append', {
+        attributes: { 'cardgraph.event_log.backend': backend },
+      });
       const append = log.append(event);
       inFlight.add(append);
+      let outcome = 'failed';
       try {
         const result = await append;
+        outcome = result.outcome;
         return result.outcome === 'appended' ? 'published' : 'duplicate';
       } finally {
         inFlight.delete(append);
+        metrics?.eventLogAppend.observe({ backend, outcome }, (performance.now() - started) / 1000);
+        if (span) {
+          span.setAttribute('cardgraph.event_log.outcome', outcome);
+          if (outcome === 'failed') recordSpanFailure(span, 'append-failed');
+          span.end();
+        }
       }
     },
     subscribe(filter, signal) {
@@ -129,6 +199,7 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
     resume,
     history: (filter, after, limit) => log.history(filter, after, limit),
     subscriberCount: (tenant) => bus.subscriberCount(tenant),
+    ping: () => log.ping(),
     async close() {
       if (closing) return;
       closing = true;

@@ -61,6 +61,16 @@ export interface CardEventLog {
   tail(listener: (event: LoggedCardEvent) => void): Promise<() => void>;
   /** Drops entries outside the retention policy; returns how many were dropped. */
   trim(): Promise<number>;
+  /**
+   * Resolves when the backend answers a trivial request (readiness probe).
+   * @throws Error (with a `code`, e.g. `disconnected`) when it does not; callers bound the wait.
+   */
+  ping(): Promise<void>;
+  /**
+   * When the backend recorded `event`'s append, in ms since the epoch, if the log position tells
+   * (Redis stream ids carry it); the delivery lag of events received by another replica.
+   */
+  appendedAtMs?(event: LoggedCardEvent): number | undefined;
   /** Flushes and closes; pending appends finish first. */
   close(): Promise<void>;
 }

@@ -188,6 +188,15 @@ export async function createRedisEventLog(options: RedisEventLogOptions): Promis
       return Number(byAge) + Number(byCount);
     },
 
+    async ping() {
+      // While disconnected node-redis queues commands until it reconnects; answer at once instead.
+      if (closed || !client.isReady)
+        throw Object.assign(new Error('redis not connected'), { code: 'disconnected' });
+      await client.ping();
+    },
+
+    appendedAtMs: (event) => Number(event.position >> 20n),
+
     async close() {
       if (closed) return;
       closed = true;

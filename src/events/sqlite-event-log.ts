@@ -160,6 +160,11 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): CardEventL
       return Number(byAge.changes) + Number(byCount.changes);
     },
 
+    async ping() {
+      if (closed) throw Object.assign(new Error('event log closed'), { code: 'closed' });
+      db.prepare('SELECT 1').get();
+    },
+
     async close() {
       if (closed) return;
       closed = true;

@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
+import { recordSpanFailure } from '../lib/tracing.ts';
 import { SIGNATURE_HEADER, type SignatureFailure, verifyWebhookSignature } from '../lib/webhook-signature.ts';
 import { type NotificationIssue, parseCardNotification } from './card-event.ts';
 import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
@@ -33,6 +36,8 @@ export interface WebhookReceiverOptions {
   networkTokens?: NetworkTokenEventSink;
   maxBodyBytes?: number;
   now?: () => number;
+  metrics?: Metrics;
+  tracer?: Tracer;
 }
 
 /**
@@ -167,7 +172,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * @throws RangeError when no secret is given or a limit is not positive.
  */
 export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookHandler {
-  const { secrets, toleranceS, logger, bus, networkTokens } = options;
+  const { secrets, toleranceS, logger, bus, networkTokens, metrics, tracer } = options;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
   const now = options.now ?? Date.now;
   if (secrets.length === 0) throw new RangeError('at least one webhook secret is required');
@@ -178,9 +183,10 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
     res: ServerResponse,
     status: number,
     errors: ErrorObject[],
-    log: Record<string, unknown>,
+    log: { reason: string } & Record<string, unknown>,
     headers?: Record<string, string>,
   ) => {
+    metrics?.webhookNotifications.inc({ outcome: 'rejected', reason: log.reason });
     logger.warn({ status, ...log }, 'card event notification refused');
     sendErrors(res, status, errors, headers);
   };
@@ -200,6 +206,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
     const read = await readBody(req, maxBodyBytes);
     if (!read.ok) {
       if (read.reason === 'aborted') {
+        metrics?.webhookNotifications.inc({ outcome: 'rejected', reason: 'aborted' });
         logger.warn({ reason: 'aborted' }, 'card event notification aborted by the sender');
         return;
       }
@@ -215,13 +222,22 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
     }
 
     const header = req.headers[SIGNATURE_HEADER];
-    const verdict = verifyWebhookSignature(
-      typeof header === 'string' ? header : undefined,
-      read.body,
-      secrets,
-      toleranceS,
-      Math.floor(now() / 1000),
-    );
+    const verify = () =>
+      verifyWebhookSignature(
+        typeof header === 'string' ? header : undefined,
+        read.body,
+        secrets,
+        toleranceS,
+        Math.floor(now() / 1000),
+      );
+    const verdict = tracer
+      ? tracer.startActiveSpan('webhook verify signature', (span) => {
+          const result = verify();
+          if (!result.ok) recordSpanFailure(span, result.reason);
+          span.end();
+          return result;
+        })
+      : verify();
     if (!verdict.ok) {
       refuse(res, 401, [{ status: '401', code: verdict.reason, detail: SIGNATURE_DETAILS[verdict.reason] }], {
         reason: verdict.reason,
@@ -324,6 +340,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
     try {
       outcome = await publish();
     } catch (error) {
+      metrics?.webhookNotifications.inc({ outcome: 'failed', reason: 'publish-failed' });
       logger.error(
         { ...logFields, reason: 'publish-failed', err: error },
         `${subject} could not be published`,
@@ -338,6 +355,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
       return;
     }
     const status = outcome === 'duplicate' ? 'duplicate' : 'accepted';
+    metrics?.webhookNotifications.inc({ outcome: status, reason: 'none' });
     logger.info({ ...logFields, outcome: status }, `${subject} notification ${status}`);
     send(res, 200, { data: { id: logFields.id, status } });
   }

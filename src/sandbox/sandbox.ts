@@ -1,6 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SpanKind, type Tracer } from '@opentelemetry/api';
 import type { Logger } from '../lib/logger.ts';
+import { routeTemplate } from '../lib/metrics.ts';
+import { extractTraceContext } from '../lib/tracing.ts';
 import {
   ACCOUNT_UPDATER_PREFIX,
   AccountUpdaterStore,
@@ -49,6 +52,11 @@ export interface SandboxOptions {
    * (`responseViolations()`); off by default. Tests turn it on.
    */
   validateResponses?: boolean;
+  /**
+   * When given, every request gets a server span (`sandbox <METHOD> <route template>`), child of the
+   * W3C `traceparent` the caller sent, so one trace spans gateway and upstream in embedded mode.
+   */
+  tracer?: Tracer;
 }
 
 /** One answered request of the sandbox's request log. `path` has no query string. */
@@ -154,6 +162,20 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const rawUrl = req.url ?? '/';
     const queryAt = rawUrl.indexOf('?');
     const path = queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt);
+    if (options.tracer) {
+      const span = options.tracer.startSpan(
+        `sandbox ${method} ${routeTemplate(path)}`,
+        {
+          kind: SpanKind.SERVER,
+          attributes: { 'http.request.method': method, 'http.route': routeTemplate(path) },
+        },
+        extractTraceContext(req.headers),
+      );
+      res.once('close', () => {
+        span.setAttribute('http.response.status_code', res.statusCode);
+        span.end();
+      });
+    }
     const log: { vault?: string } = {};
     const sent = responseValidator ? captureResponse(res) : undefined;
     res.on('finish', () => {

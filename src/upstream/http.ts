@@ -1,7 +1,10 @@
 import { performance } from 'node:perf_hooks';
+import { SpanKind, type Tracer } from '@opentelemetry/api';
 import { Agent, type Dispatcher, RetryAgent, request as undiciRequest } from 'undici';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.ts';
+import { type Metrics, routeTemplate } from '../lib/metrics.ts';
+import { injectTraceContext, recordSpanFailure } from '../lib/tracing.ts';
 import { type UpstreamArea, UpstreamError } from './errors.ts';
 import { errorBodySchema } from './wire.ts';
 
@@ -68,6 +71,9 @@ export interface UpstreamHttp {
  *   capped at `maxDelayMs` (default 1000 ms, also caps a `Retry-After`). POST is never retried here.
  * - `maxResponseBytes`: larger bodies are refused as `invalid-response`; default 1 MiB.
  * - `userAgent`: default `cardgraph`.
+ * - `metrics`: records `cardgraph_upstream_request_duration_seconds` per call.
+ * - `tracer`: one client span per call (`upstream <METHOD> <route template>`), child of the active
+ *   span, whose W3C `traceparent` is sent upstream.
  */
 export interface UpstreamHttpOptions {
   timeoutMs: number;
@@ -76,6 +82,8 @@ export interface UpstreamHttpOptions {
   retry?: { maxRetries?: number; minDelayMs?: number; maxDelayMs?: number };
   maxResponseBytes?: number;
   userAgent?: string;
+  metrics?: Metrics;
+  tracer?: Tracer;
 }
 
 const IDEMPOTENT_METHODS: readonly UpstreamMethod[] = ['GET', 'PUT', 'DELETE'];
@@ -131,7 +139,57 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
   const userAgent = options.userAgent ?? 'cardgraph';
   let closing: Promise<void> | undefined;
 
-  async function request<T>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>> {
+  function request<T>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>> {
+    const route = `${call.method} ${routeTemplate(new URL(call.url).pathname)}`;
+    const started = performance.now();
+    const observe = (status: string) =>
+      options.metrics?.upstreamDuration.observe(
+        { area: call.area, operation: route, status },
+        (performance.now() - started) / 1000,
+      );
+    if (!options.tracer) {
+      return send(call).then(
+        (response) => {
+          observe(String(response.status));
+          return response;
+        },
+        (error: UpstreamError) => {
+          observe(error.status === undefined ? error.code : String(error.status));
+          throw error;
+        },
+      );
+    }
+    return options.tracer.startActiveSpan(
+      `upstream ${route}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': call.method,
+          'url.template': routeTemplate(new URL(call.url).pathname),
+          'server.address': new URL(call.url).hostname,
+          'cardgraph.upstream.area': call.area,
+        },
+      },
+      async (span) => {
+        try {
+          const response = await send({ ...call, headers: injectTraceContext({ ...call.headers }) });
+          span.setAttribute('http.response.status_code', response.status);
+          observe(String(response.status));
+          return response;
+        } catch (error) {
+          const failure = error as UpstreamError;
+          if (failure.status !== undefined) span.setAttribute('http.response.status_code', failure.status);
+          recordSpanFailure(span, failure.code);
+          observe(failure.status === undefined ? failure.code : String(failure.status));
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  async function send<T>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>> {
     const url = new URL(call.url);
     // Paths carry ids and aliases only (v1 sends PANs in bodies), so the path is safe to log.
     const path = url.pathname;

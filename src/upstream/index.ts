@@ -1,5 +1,7 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
 import { AccountUpdaterClient } from './account-updater/client.ts';
 import { ACCOUNT_UPDATER_ERRORS } from './account-updater/error-table.ts';
 import { AccountsClient } from './accounts/client.ts';
@@ -51,14 +53,20 @@ export interface Upstream {
  * contract §1, token endpoint and per-vault credentials of contract §2, `timeoutMs` per request).
  * Pass the addresses of the started sandbox in embedded mode. This is the client boundary of the
  * gateway: each client rejects with the typed errors of src/errors.ts, mapped once through its area's
- * table (`<area>/error-table.ts`, see {@link withGatewayErrors}).
+ * table (`<area>/error-table.ts`, see {@link withGatewayErrors}). `telemetry` adds upstream call
+ * metrics and spans, and token fetch counts.
  */
-export function createUpstream(config: Config['upstream'], logger: Logger): Upstream {
-  const http = createUpstreamHttp({ timeoutMs: config.timeoutMs, logger });
+export function createUpstream(
+  config: Config['upstream'],
+  logger: Logger,
+  telemetry: { metrics?: Metrics; tracer?: Tracer } = {},
+): Upstream {
+  const http = createUpstreamHttp({ timeoutMs: config.timeoutMs, logger, ...telemetry });
   const tokens = new AccessTokenProvider({
     tokenUrl: config.tokenUrl,
     credentials: config.credentials,
     http,
+    ...(telemetry.metrics ? { metrics: telemetry.metrics } : {}),
   });
   return {
     http,

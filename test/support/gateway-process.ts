@@ -79,6 +79,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
       PATH: process.env.PATH ?? '',
       PORT: '0',
       SANDBOX_PORT: '0',
+      METRICS_PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       WEBHOOK_SECRETS: TEST_WEBHOOK_SECRET,

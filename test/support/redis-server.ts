@@ -9,6 +9,8 @@ import { join } from 'node:path';
 export interface RedisServer {
   url: string;
   port: number;
+  /** Its working directory (the append-only file lives here). */
+  dir: string;
   stop(): Promise<void>;
 }
 
@@ -22,10 +24,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts redis-server (installed by `npm test`'s pretest step) and waits until it accepts commands. */
-export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'cardgraph-redis-'));
+/**
+ * Starts redis-server (installed by `npm test`'s pretest step) and waits until it accepts commands.
+ * `port` and `dir` restart a stopped server where it was (same address, same append-only file).
+ */
+export async function startRedisServer(options: { port?: number; dir?: string } = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'cardgraph-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',
     [
@@ -62,6 +67,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    dir,
     async stop() {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

@@ -111,6 +111,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     PORT: '0',
     HOST: '127.0.0.1',
     SANDBOX_PORT: '0',
+    METRICS_PORT: '0',
     SANDBOX_WEBHOOK_DELAY_MS: '100',
     LOG_LEVEL: 'debug',
     WEBHOOK_SECRETS: TEST_WEBHOOK_SECRET,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { VaultCredentials } from '../../config.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 import { UpstreamError } from '../errors.ts';
 import type { UpstreamHttp } from '../http.ts';
 
@@ -27,6 +28,7 @@ const EXPIRY_SKEW_S = 60;
  * - `scope`: space-separated scopes to request; absent, the endpoint grants its default (all six in the
  *   sandbox, docs/gap-decisions.md "Scopes per endpoint").
  * - `clock`: current time in ms since the epoch; `Date.now` by default (tests advance it).
+ * - `metrics`: counts each token request sent (`cardgraph_upstream_token_fetches_total`).
  */
 export interface AccessTokenProviderOptions {
   tokenUrl: string;
@@ -34,6 +36,7 @@ export interface AccessTokenProviderOptions {
   http: UpstreamHttp;
   scope?: string;
   clock?: () => number;
+  metrics?: Metrics;
 }
 
 interface CachedToken {
@@ -56,6 +59,7 @@ export class AccessTokenProvider {
   readonly #http: UpstreamHttp;
   readonly #scope: string | undefined;
   readonly #clock: () => number;
+  readonly #metrics: Metrics | undefined;
   readonly #cache = new Map<string, CachedToken>();
   readonly #inFlight = new Map<string, Promise<string>>();
 
@@ -65,6 +69,12 @@ export class AccessTokenProvider {
     this.#http = opts.http;
     this.#scope = opts.scope;
     this.#clock = opts.clock ?? Date.now;
+    this.#metrics = opts.metrics;
+  }
+
+  /** Configured vault ids (the readiness probe checks each). */
+  vaults(): string[] {
+    return Object.keys(this.#credentials);
   }
 
   /**
@@ -89,7 +99,18 @@ export class AccessTokenProvider {
         }),
       );
     }
-    const request = this.#fetchToken(vault, credentials).finally(() => this.#inFlight.delete(vault));
+    const request = this.#fetchToken(vault, credentials)
+      .then(
+        (token) => {
+          this.#metrics?.tokenFetches.inc({ vault, outcome: 'success' });
+          return token;
+        },
+        (error: unknown) => {
+          this.#metrics?.tokenFetches.inc({ vault, outcome: 'failure' });
+          throw error;
+        },
+      )
+      .finally(() => this.#inFlight.delete(vault));
     this.#inFlight.set(vault, request);
     return request;
   }

@@ -1,0 +1,201 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { redactPans } from './pan.ts';
+
+/**
+ * Prometheus metrics of one gateway (prom-client, text exposition format 0.0.4). Every label value
+ * is taken from a bounded set: operation names are the known ones or at most
+ * {@link MAX_LEARNED_OPERATION_NAMES} others (then `other`), upstream operations are route templates
+ * (`GET /cards/{id}`), error codes are capped the same way. No label ever holds a card id, PAN, alias,
+ * vault-supplied free text or request id.
+ */
+export interface Metrics {
+  /** The registry `GET /metrics` serialises (one per app, so tests can run several apps). */
+  readonly registry: Registry;
+  /** `cardgraph_graphql_operations_total{operation,type,outcome}`; outcome `success`|`error`. */
+  readonly operations: Counter<'operation' | 'type' | 'outcome'>;
+  /** `cardgraph_graphql_operation_duration_seconds{operation,type,outcome}` (parse to result). */
+  readonly operationDuration: Histogram<'operation' | 'type' | 'outcome'>;
+  /** `cardgraph_graphql_errors_total{operation,code}`, one per error of a result. */
+  readonly graphqlErrors: Counter<'operation' | 'code'>;
+  /** `cardgraph_upstream_request_duration_seconds{area,operation,status}`; status is the HTTP status or a transport code. */
+  readonly upstreamDuration: Histogram<'area' | 'operation' | 'status'>;
+  /** `cardgraph_upstream_token_fetches_total{vault,outcome}` (OAuth client credentials grants sent). */
+  readonly tokenFetches: Counter<'vault' | 'outcome'>;
+  /** `cardgraph_webhook_notifications_total{outcome,reason}`; outcome `accepted`|`duplicate`|`rejected`|`failed`. */
+  readonly webhookNotifications: Counter<'outcome' | 'reason'>;
+  /** `cardgraph_event_log_append_duration_seconds{backend,outcome}`; outcome `appended`|`duplicate`|`failed`. */
+  readonly eventLogAppend: Histogram<'backend' | 'outcome'>;
+  /** `cardgraph_graphql_live_subscriptions{transport}`; transport `graphql-ws`|`sse`. */
+  readonly liveSubscriptions: Gauge<'transport'>;
+  /** `cardgraph_event_delivery_lag_seconds`: webhook receipt (or log append on another replica) to subscriber send. */
+  readonly deliveryLag: Histogram<never>;
+  /** The bounded label value of a GraphQL operation name (see {@link OperationNameLabels}). */
+  operationLabel(name: string | null | undefined): string;
+  /** The bounded label value of an error code. */
+  errorCodeLabel(code: unknown): string;
+}
+
+/** Operation names learned at run time beyond the known ones before new names count as `other`. */
+export const MAX_LEARNED_OPERATION_NAMES = 100;
+/** Distinct error codes before new ones count as `other`. */
+export const MAX_ERROR_CODES = 200;
+
+/** GraphQL `Name` of at most 64 characters. */
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** Error codes are kebab/snake/upper-case words of at most 64 characters. */
+const CODE = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * Keeps label values bounded: a value passes when it is known, or while fewer than `cap` values have
+ * been learned; anything else, anything malformed and anything that looks like card data is `other`.
+ */
+export class BoundedLabelSet {
+  readonly #known: Set<string>;
+  readonly #learned = new Set<string>();
+  readonly #cap: number;
+  readonly #pattern: RegExp;
+
+  constructor(known: Iterable<string>, cap: number, pattern: RegExp) {
+    this.#known = new Set(known);
+    this.#cap = cap;
+    this.#pattern = pattern;
+  }
+
+  /** The label value for `value`: itself when allowed, `other` otherwise. */
+  label(value: string): string {
+    if (this.#known.has(value) || this.#learned.has(value)) return value;
+    // A long digit run may be a PAN or an id; such names never become labels.
+    if (!this.#pattern.test(value) || /\d{6,}/.test(value) || redactPans(value) !== value) return 'other';
+    if (this.#learned.size >= this.#cap) return 'other';
+    this.#learned.add(value);
+    return value;
+  }
+}
+
+/**
+ * Options of {@link createMetrics}.
+ * - `knownOperationNames`: names always labelled as themselves (the shipped example operations,
+ *   persisted operations); others are learned up to {@link MAX_LEARNED_OPERATION_NAMES}.
+ */
+export interface MetricsOptions {
+  knownOperationNames?: Iterable<string>;
+}
+
+/** Buckets (s) of request-like latencies: 1 ms … 10 s. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Creates a registry with every gateway metric and Node.js process metrics (prom-client defaults). */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const operationNames = new BoundedLabelSet(
+    options.knownOperationNames ?? [],
+    MAX_LEARNED_OPERATION_NAMES,
+    NAME,
+  );
+  const errorCodes = new BoundedLabelSet([], MAX_ERROR_CODES, CODE);
+  const registers = [registry];
+  return {
+    registry,
+    operations: new Counter({
+      name: 'cardgraph_graphql_operations_total',
+      help: 'GraphQL operations by operation name, type and outcome.',
+      labelNames: ['operation', 'type', 'outcome'],
+      registers,
+    }),
+    operationDuration: new Histogram({
+      name: 'cardgraph_graphql_operation_duration_seconds',
+      help: 'Time from parsing a GraphQL operation to its result (subscriptions: to the source stream).',
+      labelNames: ['operation', 'type', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    graphqlErrors: new Counter({
+      name: 'cardgraph_graphql_errors_total',
+      help: 'GraphQL errors in results, by operation name and error code.',
+      labelNames: ['operation', 'code'],
+      registers,
+    }),
+    upstreamDuration: new Histogram({
+      name: 'cardgraph_upstream_request_duration_seconds',
+      help: 'Upstream HTTP calls by area, operation (method and route template) and status or transport error code.',
+      labelNames: ['area', 'operation', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    tokenFetches: new Counter({
+      name: 'cardgraph_upstream_token_fetches_total',
+      help: 'OAuth 2.0 client credentials token requests sent upstream, by vault and outcome.',
+      labelNames: ['vault', 'outcome'],
+      registers,
+    }),
+    webhookNotifications: new Counter({
+      name: 'cardgraph_webhook_notifications_total',
+      help: 'Webhook notifications received, by outcome (accepted, duplicate, rejected, failed) and rejection reason.',
+      labelNames: ['outcome', 'reason'],
+      registers,
+    }),
+    eventLogAppend: new Histogram({
+      name: 'cardgraph_event_log_append_duration_seconds',
+      help: 'Durable event log appends, by backend and outcome.',
+      labelNames: ['backend', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    liveSubscriptions: new Gauge({
+      name: 'cardgraph_graphql_live_subscriptions',
+      help: 'GraphQL subscriptions currently open, by transport.',
+      labelNames: ['transport'],
+      registers,
+    }),
+    deliveryLag: new Histogram({
+      name: 'cardgraph_event_delivery_lag_seconds',
+      help: 'Time from webhook receipt (log append when received by another replica) to handing the event to a live subscriber.',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    operationLabel: (name) => (name ? operationNames.label(name) : 'anonymous'),
+    errorCodeLabel: (code) => (typeof code === 'string' ? errorCodes.label(code) : 'none'),
+  };
+}
+
+/** Seconds elapsed since `startedMs` (a `performance.now()` reading). */
+export function secondsSince(startedMs: number): number {
+  return (performance.now() - startedMs) / 1000;
+}
+
+/**
+ * The route template of an upstream path for labels and span names: segments of the upstream
+ * vocabulary are kept, every other segment (ids, aliases, vault-specific prefixes) becomes `{id}`.
+ * E.g. `/card-interface/cards/CRD123/check` → `/card-interface/cards/{id}/check`.
+ */
+export function routeTemplate(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => (segment === '' || ROUTE_VOCABULARY.has(segment) ? segment : '{id}'))
+    .join('/');
+}
+
+/** Path segments of the upstream contract (interface specification, sandbox contract §1). */
+const ROUTE_VOCABULARY = new Set([
+  'v1',
+  'v2',
+  'api',
+  'oauth',
+  'token',
+  'card-interface',
+  'account-updater',
+  'card-attributes',
+  'accounts',
+  'cards',
+  'card-check',
+  'check',
+  'card-update-subscriptions',
+  'network-tokens',
+  'attributes',
+  'organizations',
+  'members',
+  'invites',
+  'sandbox',
+  'webhook-endpoints',
+]);

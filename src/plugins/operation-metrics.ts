@@ -1,0 +1,105 @@
+import { performance } from 'node:perf_hooks';
+import type { GraphQLError } from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { Metrics } from '../lib/metrics.ts';
+import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
+
+/**
+ * Prometheus metrics of GraphQL operations on every transport (HTTP, SSE, graphql-ws):
+ * `cardgraph_graphql_operations_total` and `cardgraph_graphql_operation_duration_seconds` by bounded
+ * operation name, type and outcome (`success`, `error`: any error in the result, parse and
+ * validation failures included), `cardgraph_graphql_errors_total` by operation and code, and
+ * `cardgraph_graphql_live_subscriptions` by transport (`graphql-ws`, `sse`).
+ * Durations run from parsing to the result (for subscriptions: to the source stream).
+ */
+export function useOperationMetrics(metrics: Metrics): Plugin {
+  const startedAt = new WeakMap<object, number>();
+
+  function finish(
+    context: object,
+    name: string | null,
+    type: string,
+    errors: readonly (GraphQLError | Error)[] | undefined,
+    fallbackCode = 'INTERNAL_SERVER_ERROR',
+  ): void {
+    const operation = metrics.operationLabel(name);
+    const outcome = errors?.length ? 'error' : 'success';
+    const labels = { operation, type, outcome };
+    metrics.operations.inc(labels);
+    const started = startedAt.get(context);
+    metrics.operationDuration.observe(
+      labels,
+      started === undefined ? 0 : (performance.now() - started) / 1000,
+    );
+    countErrors(operation, errors, fallbackCode);
+  }
+
+  function countErrors(
+    operation: string,
+    errors: readonly (GraphQLError | Error)[] | undefined,
+    fallbackCode = 'INTERNAL_SERVER_ERROR',
+  ): void {
+    for (const error of errors ?? []) {
+      metrics.graphqlErrors.inc({
+        operation,
+        code: metrics.errorCodeLabel(errorCodeOf(error, fallbackCode)),
+      });
+    }
+  }
+
+  return {
+    onParse({ context }) {
+      startedAt.set(context, performance.now());
+      return ({ result }) => {
+        if (result instanceof Error) {
+          finish(context, requestedOperationName(context), 'unknown', [result], 'GRAPHQL_PARSE_FAILED');
+        }
+      };
+    },
+    onValidate({ context, params }) {
+      return ({ result }) => {
+        if (result.length === 0) return;
+        const { name, type } = operationOf(params.documentAST, requestedOperationName(context));
+        finish(context, name, type, result, 'GRAPHQL_VALIDATION_FAILED');
+      };
+    },
+    onExecute({ args }) {
+      return {
+        onExecuteDone({ result }) {
+          const { name, type } = operationOf(args.document, args.operationName);
+          // Incremental delivery (@defer/@stream) results are counted once, without their errors.
+          finish(args.contextValue, name, type, isAsyncIterable(result) ? undefined : result.errors);
+        },
+      };
+    },
+    onSubscribe({ args }) {
+      const { name, type } = operationOf(args.document, args.operationName);
+      const transport = requestRecordOf(args.contextValue)?.transport === 'graphql-ws' ? 'graphql-ws' : 'sse';
+      return {
+        onSubscribeError({ error }) {
+          finish(args.contextValue, name, type, [error as Error]);
+        },
+        onSubscribeResult({ result }) {
+          if (!isAsyncIterable(result)) {
+            finish(args.contextValue, name, type, result.errors);
+            return undefined;
+          }
+          finish(args.contextValue, name, type, undefined);
+          metrics.liveSubscriptions.inc({ transport });
+          const operation = metrics.operationLabel(name);
+          let ended = false;
+          return {
+            onNext({ result: event }) {
+              countErrors(operation, event.errors);
+            },
+            onEnd() {
+              if (ended) return;
+              ended = true;
+              metrics.liveSubscriptions.dec({ transport });
+            },
+          };
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import type { GraphQLError } from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
+import { recordSpanFailure } from '../lib/tracing.ts';
+
+/**
+ * One OpenTelemetry span per GraphQL operation (`<type> <name>`, e.g. `query CardById`), from parsing
+ * to its result (subscriptions: to the source stream), child of the active span (the HTTP request
+ * span, itself a child of an incoming `traceparent`). Execution runs inside the span's context, so
+ * upstream calls (src/upstream/http.ts) become its children. Attributes: `graphql.operation.type`,
+ * `graphql.operation.name` (bounded by `operationLabel`), `cardgraph.request_id` and the error codes;
+ * never the document or variables.
+ */
+export function useOperationTracing(tracer: Tracer, operationLabel: (name: string | null) => string): Plugin {
+  const spans = new WeakMap<object, Span>();
+
+  function end(
+    span: Span,
+    errors: readonly (GraphQLError | Error)[] | undefined,
+    fallbackCode: string,
+  ): void {
+    if (errors?.length) {
+      const codes = [...new Set(errors.map((error) => errorCodeOf(error, fallbackCode)))];
+      span.setAttribute('cardgraph.error_codes', codes);
+      recordSpanFailure(span, codes[0]!);
+    } else {
+      span.setStatus({ code: SpanStatusCode.OK });
+    }
+    span.end();
+  }
+
+  function name(span: Span, type: string, operation: string | null): void {
+    const label = operationLabel(operation);
+    span.updateName(`${type} ${label}`);
+    span.setAttribute('graphql.operation.type', type);
+    span.setAttribute('graphql.operation.name', label);
+  }
+
+  return {
+    onParse({ context: graphqlContext }) {
+      const requestId = requestRecordOf(graphqlContext)?.id;
+      const span = tracer.startSpan('graphql operation', {
+        kind: SpanKind.INTERNAL,
+        ...(requestId ? { attributes: { 'cardgraph.request_id': requestId } } : {}),
+      });
+      spans.set(graphqlContext, span);
+      return ({ result }) => {
+        if (result instanceof Error) {
+          name(span, 'unknown', null);
+          end(span, [result], 'GRAPHQL_PARSE_FAILED');
+        }
+      };
+    },
+    onValidate({ context: graphqlContext, params }) {
+      return ({ result }) => {
+        const span = spans.get(graphqlContext);
+        if (!span) return;
+        const operation = operationOf(params.documentAST, requestedOperationName(graphqlContext));
+        name(span, operation.type, operation.name);
+        if (result.length > 0) end(span, result, 'GRAPHQL_VALIDATION_FAILED');
+      };
+    },
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const span = spans.get(args.contextValue);
+      if (!span) return undefined;
+      const active = trace.setSpan(context.active(), span);
+      setExecuteFn((executeArgs) => context.with(active, () => executeFn(executeArgs)));
+      return {
+        onExecuteDone({ result }) {
+          end(span, isAsyncIterable(result) ? undefined : result.errors, 'INTERNAL_SERVER_ERROR');
+        },
+      };
+    },
+    onSubscribe({ args, subscribeFn, setSubscribeFn }) {
+      const span = spans.get(args.contextValue);
+      if (!span) return undefined;
+      const active = trace.setSpan(context.active(), span);
+      setSubscribeFn((subscribeArgs) => context.with(active, () => subscribeFn(subscribeArgs)));
+      return {
+        onSubscribeError({ error }) {
+          end(span, [error as Error], 'INTERNAL_SERVER_ERROR');
+        },
+        onSubscribeResult({ result }) {
+          end(span, isAsyncIterable(result) ? undefined : result.errors, 'INTERNAL_SERVER_ERROR');
+          return undefined;
+        },
+      };
+    },
+  };
+}

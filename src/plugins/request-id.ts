@@ -1,0 +1,63 @@
+import { type ExecutionResult, GraphQLError } from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { requestRecordOf } from '../lib/request-record.ts';
+
+/**
+ * Puts the request id (`x-request-id`, see src/lib/request-record.ts) into the `extensions.requestId`
+ * of every GraphQL error a client receives (HTTP, SSE and graphql-ws alike), so a client's bug report
+ * leads to the access line and the trace of its request.
+ */
+export function useRequestId(): Plugin {
+  return {
+    onExecute({ args }) {
+      const id = requestRecordOf(args.contextValue)?.id;
+      if (!id) return undefined;
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (!isAsyncIterable(result)) setResult(withRequestId(result, id));
+        },
+      };
+    },
+    onSubscribe({ args }) {
+      const id = requestRecordOf(args.contextValue)?.id;
+      if (!id) return undefined;
+      return {
+        onSubscribeResult({ result, setResult }) {
+          if (!isAsyncIterable(result)) {
+            setResult(withRequestId(result, id));
+            return undefined;
+          }
+          return { onNext: ({ result: event, setResult: setEvent }) => setEvent(withRequestId(event, id)) };
+        },
+      };
+    },
+    // Parse and validation errors over HTTP never reach execute.
+    onResultProcess({ result, setResult, serverContext }) {
+      const id = requestRecordOf(serverContext)?.id;
+      if (!id || isAsyncIterable(result)) return;
+      if (Array.isArray(result)) setResult(result.map((one) => withRequestId(one, id)));
+      else setResult(withRequestId(result, id));
+    },
+  };
+}
+
+/** `result` with `extensions.requestId` on each of its errors (the same object when it has none). */
+export function withRequestId<R extends ExecutionResult>(result: R, id: string): R {
+  if (!result.errors?.length || result.errors.every((error) => error.extensions?.requestId === id))
+    return result;
+  return {
+    ...result,
+    errors: result.errors.map((error) =>
+      error.extensions?.requestId === id
+        ? error
+        : new GraphQLError(error.message, {
+            ...(error.nodes ? { nodes: error.nodes } : {}),
+            ...(error.source ? { source: error.source } : {}),
+            ...(error.positions ? { positions: error.positions } : {}),
+            ...(error.path ? { path: error.path } : {}),
+            ...(error.originalError ? { originalError: error.originalError } : {}),
+            extensions: { ...error.extensions, requestId: id },
+          }),
+    ),
+  };
+}

@@ -1,0 +1,192 @@
+import { readFileSync } from 'node:fs';
+import { createClient } from 'graphql-ws';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { notification, postNotification } from '../support/gateway-process.ts';
+import { type Stack, startStack } from '../support/stack.ts';
+import { postGraphql } from './helpers.ts';
+
+interface LogLine {
+  level: number;
+  name: string;
+  msg: string;
+  reqId?: string;
+  method?: string;
+  route?: string;
+  operation?: string;
+  status?: number;
+  durationMs?: number;
+  errorCodes?: string[];
+  transport?: string;
+  closeCode?: number;
+}
+
+/** Texts only a client sent: none may appear in any log line, at any level. */
+const VALID_QUERY =
+  'query Me { markerAliasQx7: viewer { subject } card(cardId: "CRDliteralMarker000000001") { __typename } }';
+const INVALID_QUERY = '{ viewer { subject nopeMarkerField } }';
+const MALFORMED_QUERY = '{ viewer { subject ';
+const VARIABLE_MARKER = 'variableMarkerValue-31337';
+
+describe('access log', () => {
+  let stack: Stack;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startStack({ LOG_LEVEL: 'trace' });
+    token = await stack.token();
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('writes one access line per request, client mistakes below error, and never the query text', async () => {
+    const valid = await postGraphql(
+      stack.url,
+      { query: VALID_QUERY, variables: { unused: VARIABLE_MARKER } },
+      token,
+      {
+        'x-request-id': 'log-valid',
+      },
+    );
+    expect(valid.status).toBe(200);
+    const invalid = await postGraphql(stack.url, { query: INVALID_QUERY }, token, {
+      'x-request-id': 'log-invalid',
+    });
+    expect(invalid.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'GRAPHQL_VALIDATION_FAILED',
+      requestId: 'log-invalid',
+    });
+    await postGraphql(stack.url, { query: MALFORMED_QUERY }, token, { 'x-request-id': 'log-malformed' });
+    const unauthenticated = await postGraphql(stack.url, { query: VALID_QUERY }, 'not-a-jwt', {
+      'x-request-id': 'log-unauthenticated',
+    });
+    expect(unauthenticated.status).toBe(401);
+    const viaGet = await request(`${stack.url}/graphql?query=${encodeURIComponent(VALID_QUERY)}`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'x-request-id': 'log-get' },
+    });
+    await viaGet.body.dump();
+    const webhook = await request(`${stack.url}/webhooks/card-events`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'vgs-signature': 't=1,v0=00',
+        'x-request-id': 'log-webhook',
+      },
+      body: JSON.stringify(notification()),
+    });
+    await webhook.body.dump();
+    expect(webhook.statusCode).toBe(401);
+    expect((await postNotification(stack.url, notification())).status).toBe(200);
+    for (const [path, id] of [
+      ['/health', 'log-health'],
+      ['/readiness', 'log-readiness'],
+      ['/nope/4111111111111111', 'log-unknown'],
+    ] as const) {
+      const answer = await request(`${stack.url}${path}`, { headers: { 'x-request-id': id } });
+      await answer.body.dump();
+    }
+    // One graphql-ws connection: one access line, written when it closes.
+    const ws = createClient({
+      url: `${stack.url.replace('http', 'ws')}/graphql`,
+      webSocketImpl: class extends WebSocket {
+        constructor(address: string, protocols?: string | string[]) {
+          super(address, protocols, { headers: { 'x-request-id': 'log-ws' } });
+        }
+      },
+      connectionParams: { authorization: `Bearer ${token}` },
+      retryAttempts: 0,
+    });
+    const wsResult = await new Promise<unknown>((resolve, reject) => {
+      let result: unknown;
+      ws.subscribe(
+        { query: INVALID_QUERY },
+        {
+          next: (value) => (result = value),
+          error: (error) => resolve(error ?? result),
+          complete: () => resolve(result),
+        },
+      );
+      setTimeout(() => reject(new Error('no graphql-ws answer')), 5_000);
+    });
+    expect(JSON.stringify(wsResult)).toContain('"requestId":"log-ws"');
+    await ws.dispose();
+
+    const readLines = () =>
+      readFileSync(stack.logFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as LogLine);
+    await expect
+      .poll(() => readLines().some((line) => line.reqId === 'log-ws' && line.msg === 'request'))
+      .toBe(true);
+    const text = readFileSync(stack.logFile, 'utf8');
+    const access = readLines().filter((line) => line.name === 'gateway' && line.msg === 'request');
+    const byId = (id: string) => access.filter((line) => line.reqId === id);
+    for (const id of [
+      'log-valid',
+      'log-invalid',
+      'log-malformed',
+      'log-unauthenticated',
+      'log-get',
+      'log-webhook',
+      'log-health',
+      'log-readiness',
+      'log-unknown',
+      'log-ws',
+    ]) {
+      expect(byId(id), id).toHaveLength(1);
+      expect(byId(id)[0]!.level, id).toBe(30);
+      expect(byId(id)[0]!.durationMs, id).toBeTypeOf('number');
+    }
+    expect(byId('log-valid')[0]).toMatchObject({
+      method: 'POST',
+      route: '/graphql',
+      operation: 'Me',
+      status: 200,
+    });
+    expect(byId('log-invalid')[0]).toMatchObject({ status: 400, errorCodes: ['GRAPHQL_VALIDATION_FAILED'] });
+    expect(byId('log-malformed')[0]).toMatchObject({ status: 400, errorCodes: ['GRAPHQL_PARSE_FAILED'] });
+    expect(byId('log-unauthenticated')[0]).toMatchObject({ status: 401 });
+    expect(byId('log-get')[0]).toMatchObject({
+      method: 'GET',
+      route: '/graphql',
+      operation: 'Me',
+      status: 200,
+    });
+    expect(byId('log-webhook')[0]).toMatchObject({
+      method: 'POST',
+      route: '/webhooks/card-events',
+      status: 401,
+    });
+    expect(byId('log-health')[0]).toMatchObject({ route: '/health', status: 200 });
+    expect(byId('log-readiness')[0]).toMatchObject({ route: '/readiness', status: 200 });
+    expect(byId('log-unknown')[0]).toMatchObject({ route: 'other', status: 404 });
+    expect(byId('log-ws')[0]).toMatchObject({
+      transport: 'graphql-ws',
+      route: '/graphql',
+      status: 101,
+      errorCodes: ['GRAPHQL_VALIDATION_FAILED'],
+    });
+    // Every request has exactly one line: as many lines as requests, with distinct ids.
+    expect(access).toHaveLength(new Set(access.map((line) => line.reqId)).size);
+    // The 10 above and the accepted webhook (a generated id).
+    expect(access).toHaveLength(11);
+
+    // Client mistakes are never logged as errors.
+    expect(readLines().filter((line) => line.level >= 50)).toEqual([]);
+    // No query text, variable value or literal at any level (trace included).
+    for (const secret of [
+      VALID_QUERY,
+      INVALID_QUERY,
+      MALFORMED_QUERY,
+      'markerAliasQx7',
+      'nopeMarkerField',
+      VARIABLE_MARKER,
+    ]) {
+      expect(text, secret).not.toContain(secret);
+    }
+  });
+});

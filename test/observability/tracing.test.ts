@@ -1,0 +1,125 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notification, postNotification } from '../support/gateway-process.ts';
+import { ALL_TEST_PANS, type Stack, startStack } from '../support/stack.ts';
+import {
+  type OtlpReceiver,
+  postGraphql,
+  type ReceivedSpan,
+  startOtlpReceiver,
+  successData,
+} from './helpers.ts';
+
+const OPERATIONS = readFileSync(new URL('../../src/client/operations.graphql', import.meta.url), 'utf8');
+/** SpanKind in OTLP: 2 server, 3 client. */
+const SERVER = 2;
+const CLIENT = 3;
+
+describe('OpenTelemetry traces over OTLP/HTTP', () => {
+  let receiver: OtlpReceiver;
+  let stack: Stack;
+  let token: string;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    stack = await startStack({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_SERVICE_NAME: 'cardgraph-test',
+    });
+    token = await stack.token();
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver?.close();
+  });
+
+  const spansOf = (traceId: string) => receiver.spans.filter((span) => span.traceId === traceId);
+  const child = (spans: ReceivedSpan[], parent: ReceivedSpan, name: RegExp) =>
+    spans.filter((span) => span.parentSpanId === parent.spanId && name.test(span.name));
+
+  it('puts a GraphQL operation, its upstream calls and the sandbox server spans in one trace', async () => {
+    const created = await postGraphql(stack.url, { query: OPERATIONS, operationName: 'CreateCard' }, token);
+    const { cardId } = successData<{ cardId: string }>(created, 'createCard');
+    // A client's own trace: the gateway joins it (W3C traceparent).
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const answer = await postGraphql(
+      stack.url,
+      { query: OPERATIONS, operationName: 'CardById', variables: { cardId } },
+      token,
+      { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'x-request-id': 'trace-test-1' },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.headers['x-request-id']).toBe('trace-test-1');
+
+    await expect
+      .poll(() => spansOf(traceId).filter((span) => span.name.startsWith('sandbox ')).length, {
+        timeout: 10_000,
+      })
+      .toBeGreaterThanOrEqual(2);
+    const spans = spansOf(traceId);
+    const request = spans.find((span) => span.name === 'POST /graphql')!;
+    expect(request).toMatchObject({
+      kind: SERVER,
+      parentSpanId: '00f067aa0ba902b7',
+      serviceName: 'cardgraph-test',
+    });
+    expect(request.attributes['cardgraph.request_id']).toBe('trace-test-1');
+
+    const [operation] = child(spans, request, /^query CardById$/);
+    expect(operation).toBeDefined();
+    expect(operation!.attributes).toMatchObject({
+      'graphql.operation.type': 'query',
+      'graphql.operation.name': 'CardById',
+      'cardgraph.request_id': 'trace-test-1',
+    });
+
+    // The card read and its BIN attributes: each an upstream client span under the operation, each
+    // with the sandbox's server span under it (the sandbox honoured the traceparent it was sent).
+    const upstream = child(spans, operation!, /^upstream /);
+    expect(upstream.map((span) => span.name).sort()).toEqual(
+      expect.arrayContaining(['upstream GET /card-interface/cards/{id}']),
+    );
+    for (const call of upstream) {
+      expect(call.kind).toBe(CLIENT);
+      const served = child(spans, call, /^sandbox /);
+      expect(served).toHaveLength(1);
+      expect(served[0]!.kind).toBe(SERVER);
+      expect(served[0]!.name).toBe(
+        `sandbox ${String(call.attributes['http.request.method'])} ${String(call.attributes['url.template'])}`,
+      );
+    }
+  });
+
+  it('traces a webhook: verification, log append and fan-out under the receiving request', async () => {
+    const body = notification({ tenant: 'tntsandbox1' });
+    expect((await postNotification(stack.url, body)).status).toBe(200);
+    await expect
+      .poll(() => receiver.spans.some((span) => span.name === 'card_event fan-out'), { timeout: 10_000 })
+      .toBe(true);
+    const request = receiver.spans.findLast((span) => span.name === 'POST /webhooks/card-events')!;
+    const spans = spansOf(request.traceId);
+    expect(child(spans, request, /^webhook verify signature$/)).toHaveLength(1);
+    expect(child(spans, request, /^event_log append$/)).toHaveLength(1);
+    await expect.poll(() => child(spansOf(request.traceId), request, /^card_event fan-out$/).length).toBe(1);
+  });
+
+  it('answers errors with the request id in extensions and exports no card number anywhere', async () => {
+    const answer = await postGraphql(stack.url, { query: '{ nope }' }, token, {
+      'x-request-id': 'trace-test-2',
+    });
+    expect(answer.body.errors?.[0]?.extensions).toMatchObject({ requestId: 'trace-test-2' });
+    const generated = await postGraphql(stack.url, { query: '{ nope }' }, token, {
+      'x-request-id': 'bad id with spaces',
+    });
+    const id = generated.headers['x-request-id'];
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(generated.body.errors?.[0]?.extensions).toMatchObject({ requestId: id });
+    // Card numbers went upstream (CreateCard) and through webhooks; none may be in any span.
+    await stack.app.tracing.forceFlush();
+    const exported = receiver.bodies.join('\n');
+    expect(ALL_TEST_PANS.filter((pan) => exported.includes(pan))).toEqual([]);
+  });
+});
