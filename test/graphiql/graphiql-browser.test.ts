@@ -118,6 +118,10 @@ describe('GraphiQL served whole by the gateway, in Chromium with no network', ()
     expect(event).toContain('"state": "ENROLLED"');
     await page.screenshot({ path: '/tmp/cardgraph-graphiql-subscription.png' });
 
+    // The headers pane (and so the token) stays out of the browser's storage.
+    const stored = String(await page.evaluate('JSON.stringify(Object.entries(localStorage))'));
+    expect(stored).toContain('graphiql:tabState');
+    expect(stored).not.toMatch(/Bearer|eyJ/);
     expect(browser.blockedRequests).toEqual([]);
     expect(browser.pageErrors).toEqual([]);
   });
