@@ -10,7 +10,8 @@ RUN npm ci --omit=dev --no-audit --no-fund
 COPY src ./src
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
-EXPOSE 4000
+# 4000: GraphQL, webhooks, /health, /readiness; 9464: Prometheus /metrics (keep it off the public network).
+EXPOSE 4000 9464
 ENV PORT=4000 HOST=0.0.0.0 DATA_DIR=/app/data
 VOLUME /app/data
 STOPSIGNAL SIGTERM

@@ -1,0 +1,82 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, createServer } from 'node:net';
+
+/** deploy/haproxy.cfg: the configuration docker-compose.yml mounts, used here unchanged. */
+const HAPROXY_CONFIG = new URL('../../deploy/haproxy.cfg', import.meta.url).pathname;
+/** Output kept for failure messages (characters). */
+const OUTPUT_KEPT_CHARS = 32 * 1024;
+
+/** A real HAProxy (Debian package, installed by `npm test`'s pretest step) on a free loopback port. */
+export interface HaproxyProcess {
+  /** Where clients connect, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** Its log (one line per request, server state changes) and stderr. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** A free loopback TCP port. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/**
+ * Starts `haproxy -db -f deploy/haproxy.cfg` in front of `gateways` (`host:port` each, exactly two
+ * as in docker-compose.yml) with readiness checks every `checkIntervalMs`.
+ * @throws Error with HAProxy's output when it exits before listening.
+ */
+export async function startHaproxy(
+  gateways: readonly [string, string],
+  checkIntervalMs = 300,
+): Promise<HaproxyProcess> {
+  const port = await freePort();
+  const binary = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
+  const child: ChildProcess = spawn(binary, ['-db', '-f', HAPROXY_CONFIG], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      CARDGRAPH_LB_BIND: `127.0.0.1:${port}`,
+      CARDGRAPH_GATEWAY_1: gateways[0],
+      CARDGRAPH_GATEWAY_2: gateways[1],
+      CARDGRAPH_LB_CHECK_INTERVAL: `${checkIntervalMs}ms`,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const append = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-OUTPUT_KEPT_CHARS);
+  };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  const exited = once(child, 'exit');
+  // HAProxy binds before it logs anything; wait until the port accepts connections.
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`haproxy exited with ${child.exitCode}:\n${output}`);
+    const connected = await new Promise<boolean>((resolve) => {
+      const client = connect({ host: '127.0.0.1', port }, () => {
+        client.destroy();
+        resolve(true);
+      });
+      client.once('error', () => resolve(false));
+    });
+    if (connected) break;
+    if (Date.now() > deadline) throw new Error(`haproxy did not listen on ${port}:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
