@@ -31,6 +31,7 @@ const config = loadConfig({
   PORT: '0',
   HOST: '127.0.0.1',
   SANDBOX_PORT: '0',
+  METRICS_PORT: '0',
   LOG_LEVEL: 'warn',
   WEBHOOK_SECRETS: SECRET,
   AUTH_JWT_SECRET: JWT_SECRET,

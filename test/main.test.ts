@@ -13,6 +13,8 @@ function startMain(env: Record<string, string>): ChildProcess {
     env: {
       PATH: process.env.PATH ?? '',
       DATA_DIR: join(mkdtempSync(join(tmpdir(), 'cardgraph-main-')), 'data'),
+      // A free metrics port: 9464 may be taken by another gateway on this machine.
+      METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
