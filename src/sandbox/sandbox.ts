@@ -85,11 +85,19 @@ export interface Sandbox {
   registerWebhookEndpoint(vault: string, endpoint: { url: string; secret: string }): { id: string };
   /** Every delivery attempt so far, oldest first. */
   deliveries(): readonly DeliveryRecord[];
-  /** Every answered request so far, oldest first (for N+1 assertions). */
+  /**
+   * The last {@link REQUEST_LOG_CAPACITY} answered requests, oldest first (for N+1 assertions); older
+   * ones are dropped so a long-running sandbox keeps bounded memory.
+   */
   requests(): readonly SandboxRequestRecord[];
+  /** How many requests were answered since start (never drops; the bench's upstream call counter). */
+  requestCount(): number;
   /** Answers the OpenAPI document does not allow, oldest first; always empty without `validateResponses`. */
   responseViolations(): readonly ResponseViolation[];
 }
+
+/** Answered requests {@link Sandbox.requests} keeps; the oldest are dropped beyond it. */
+export const REQUEST_LOG_CAPACITY = 10_000;
 
 /** Media type of errors by area (contract §3, gap decisions "Common"). */
 function mediaTypeOfPath(path: string): string {
@@ -111,7 +119,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const timers = new TimerSet();
   const tokens = new TokenStore(now);
   const aliases = new AliasVault();
-  const requestLog: SandboxRequestRecord[] = [];
+  let requestLog: SandboxRequestRecord[] = [];
+  let requestCount = 0;
   const violations: ResponseViolation[] = [];
   const responseValidator = options.validateResponses ? responseValidatorFor() : undefined;
   const dispatcher = new WebhookDispatcher({
@@ -185,7 +194,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         status: res.statusCode,
         ...(log.vault ? { vault: log.vault } : {}),
       };
+      requestCount++;
       requestLog.push(record);
+      // Drop the oldest half at twice the capacity: amortised O(1), at most 2x capacity held.
+      if (requestLog.length >= 2 * REQUEST_LOG_CAPACITY) requestLog = requestLog.slice(-REQUEST_LOG_CAPACITY);
       logger.debug(
         { ...record, durationMs: Math.round((performance.now() - startedAt) * 10) / 10 },
         'request',
@@ -277,7 +289,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     },
 
     requests() {
-      return requestLog;
+      return requestLog.length > REQUEST_LOG_CAPACITY ? requestLog.slice(-REQUEST_LOG_CAPACITY) : requestLog;
+    },
+
+    requestCount() {
+      return requestCount;
     },
 
     responseViolations() {

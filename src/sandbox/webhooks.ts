@@ -185,6 +185,9 @@ interface PendingAttempt {
   cancel: () => void;
 }
 
+/** Delivery attempts {@link WebhookDispatcher.deliveries} keeps; the oldest are dropped beyond it. */
+export const DELIVERY_LOG_CAPACITY = 10_000;
+
 /**
  * Endpoint registry and delivery engine. Delivers each notification to every endpoint of its vault,
  * at least once, retrying on a non-2xx answer or a transport failure per the schedule, re-sending the
@@ -193,7 +196,8 @@ interface PendingAttempt {
  */
 export class WebhookDispatcher {
   readonly #endpoints = new Map<string, WebhookEndpoint[]>();
-  readonly #records: DeliveryRecord[] = [];
+  /** The last {@link DELIVERY_LOG_CAPACITY} attempts (up to twice that before a trim). */
+  #records: DeliveryRecord[] = [];
   /** endpoint id → attempts scheduled but not started. */
   readonly #pending = new Map<string, Set<PendingAttempt>>();
   readonly #logger: Logger;
@@ -268,11 +272,16 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Delivery attempts so far, oldest first.
+   * The last {@link DELIVERY_LOG_CAPACITY} delivery attempts, oldest first (older ones are dropped so
+   * the sandbox's memory stays bounded).
    * @param vault only this vault's attempts; every vault's when omitted.
    */
   deliveries(vault?: string): readonly DeliveryRecord[] {
-    return vault === undefined ? this.#records : this.#records.filter((record) => record.vault === vault);
+    const records =
+      this.#records.length > DELIVERY_LOG_CAPACITY
+        ? this.#records.slice(-DELIVERY_LOG_CAPACITY)
+        : this.#records;
+    return vault === undefined ? records : records.filter((record) => record.vault === vault);
   }
 
   /**
@@ -350,6 +359,8 @@ export class WebhookDispatcher {
 
   #record(record: DeliveryRecord): void {
     this.#records.push(record);
+    if (this.#records.length >= 2 * DELIVERY_LOG_CAPACITY)
+      this.#records = this.#records.slice(-DELIVERY_LOG_CAPACITY);
     const level = record.outcome === 'failed' ? 'warn' : 'info';
     this.#logger[level](record, `webhook delivery ${record.outcome}`);
   }

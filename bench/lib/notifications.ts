@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
+
+/**
+ * A signed `au_card.updated` notification (contract §4) for the webhook receiver: a fresh
+ * notification id, `timestamp` = now (ms precision: the subscriber side computes delivery latency
+ * from it), masked numbers only.
+ * @returns the id, the JSON body and its `vgs-signature` header value.
+ */
+export function signedCardNotification(
+  tenant: string,
+  cardId: string,
+  secret: string,
+): { id: string; body: string; signature: string } {
+  const now = new Date();
+  const iso = now.toISOString();
+  const id = randomUUID();
+  const details = JSON.stringify({
+    card_id: cardId,
+    occurred_at: iso,
+    new_account_number: '400021******2002',
+    old_account_number: '400021******2002',
+    new_expiration_date: '1230',
+    old_expiration_date: '1230',
+    exp_month: 12,
+    exp_year: 2030,
+    created_at: `${iso.slice(0, 19)}Z`,
+  });
+  const body = JSON.stringify({
+    id,
+    event: 'au_card.updated',
+    timestamp: iso,
+    description: 'Card account updater event sent',
+    details,
+    fingerprint: 'a'.repeat(64),
+    grouping: 'every_single',
+    integration_id: 'INTsandbox00000000000001',
+    occurrence: 1,
+    org_id: 'ACsandbox000000000000001',
+    producer: { application_name: 'account-updater', application_protocol: 'https' },
+    scope: 'cards',
+    tenant,
+  });
+  return { id, body, signature: signWebhookBody(body, secret, Math.floor(now.getTime() / 1000)) };
+}
+
+/** The event as the floor's fan-out server broadcasts it: the fields the bench subscription selects. */
+export function floorEvent(cardId: string): string {
+  return JSON.stringify({
+    id: randomUUID(),
+    type: 'AU_CARD_UPDATED',
+    cardId,
+    timestamp: new Date().toISOString(),
+    newAccountNumber: '400021******2002',
+  });
+}
+
+/** The subscription every fan-out subscriber runs (cardgraph); the floor sends the same fields. */
+export const SUBSCRIPTION = 'subscription Live { cardEvents { id type cardId timestamp newAccountNumber } }';

@@ -1,0 +1,812 @@
+/**
+ * `npm run bench`: cardgraph side by side with the floor servers and Hive Gateway, on one shared
+ * sandbox upstream, in one run (issue 13). Every server runs in its own process (bench/servers);
+ * HTTP load comes from autocannon, subscribers from their own process (bench/load/subscribers.ts).
+ *
+ * Measures (rounds interleaved: every round runs each server once, in turn):
+ * - query: req/s, latency p50/p99 (ms), server CPU per request (µs, `process.cpuUsage` of the
+ *   server process) and upstream calls per request (the sandbox's request counter) for a one-card
+ *   query and a joined query (card + attributes + network token);
+ * - fan-out: idle memory per subscriber (bytes, RSS and heap growth after GC) and delivery latency
+ *   p50/p99 (ms, receive time minus the event's timestamp) at each subscriber count over graphql-ws,
+ *   and over SSE, with deliveries lost;
+ * - ingest: acknowledged signed webhooks per second on sqlite and on Redis at concurrency 10 and
+ *   50, every acknowledged id checked in the log afterwards, the worst query latency meanwhile;
+ * - history: a 100-event page with `retained` events in the log, first page and a deep page;
+ * - cold start: fork to listening (ms).
+ * Prints a table of ratios and writes the JSON to `--out` (bench/results/latest.json).
+ *
+ * Flags: `--quick` (seconds; the test suite runs it so the bench cannot rot), `--no-hive`,
+ * `--out <file>`.
+ */
+import { fork } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { issueDevToken } from '../src/auth/issue-dev-token.ts';
+import { UPSTREAM_SCOPES } from '../src/auth/viewer.ts';
+import { decodeCursor } from '../src/events/event-log.ts';
+import { createRedisEventLog } from '../src/events/redis-event-log.ts';
+import { createSqliteEventLog } from '../src/events/sqlite-event-log.ts';
+import { startRedisServer } from '../test/support/redis-server.ts';
+import { floorEvent, SUBSCRIPTION, signedCardNotification } from './lib/notifications.ts';
+import { type ServerProcess, startServer } from './lib/processes.ts';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    'no-hive': { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+const QUICK = flags.quick;
+const OUT =
+  flags.out ??
+  fileURLToPath(new URL(QUICK ? './results/quick.json' : './results/latest.json', import.meta.url));
+const PLAN = QUICK
+  ? {
+      durationS: 1,
+      rounds: 1,
+      connections: 10,
+      subscriberCounts: [50],
+      sseSubscribers: 20,
+      events: 3,
+      eventGapMs: 50,
+      ingestS: 1,
+      ingestConcurrency: [10],
+      retained: 120,
+    }
+  : {
+      durationS: 8,
+      rounds: 3,
+      connections: 20,
+      subscriberCounts: [1_000, 5_000, 10_000],
+      sseSubscribers: 1_000,
+      events: 20,
+      eventGapMs: 500,
+      ingestS: 8,
+      ingestConcurrency: [10, 50],
+      retained: 100_000,
+    };
+const VAULT = 'tntsandbox1';
+const CLIENT = { id: 'sandbox-client-1', secret: 'sandbox-secret-1' };
+const WEBHOOK_SECRET = 'whsec_bench_0123456789abcdef0123';
+const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef-0123456789';
+
+const log = (message: string) =>
+  process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1)} s] ${message}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup: sandbox, one enrolled card with a network token, the servers.
+
+const started = performance.now();
+const sandbox = await startServer('sandbox', 'sandbox.ts', {});
+const upstreamUrl = sandbox.ready.url;
+const upstreamToken = await sandboxToken();
+const card = await enrolCard();
+log(`sandbox at ${upstreamUrl}, card ${card.id}`);
+
+const clientToken = await issueDevToken({
+  secret: JWT_SECRET,
+  subject: 'bench',
+  vaults: [VAULT],
+  scopes: UPSTREAM_SCOPES,
+  expiresInS: 6 * 3600,
+});
+
+const dataRoot = mkdtempSync(join(tmpdir(), 'cardgraph-bench-'));
+let dataDirs = 0;
+function cardgraphEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    UPSTREAM: 'remote',
+    CARD_INTERFACE_URL: `${upstreamUrl}/card-interface`,
+    ACCOUNT_UPDATER_URL: `${upstreamUrl}/account-updater`,
+    CARD_ATTRIBUTES_URL: `${upstreamUrl}/card-attributes`,
+    ACCOUNTS_URL: `${upstreamUrl}/accounts`,
+    TOKEN_URL: `${upstreamUrl}/oauth/token`,
+    UPSTREAM_CREDENTIALS: `${VAULT}=${CLIENT.id}:${CLIENT.secret}`,
+    WEBHOOK_SECRETS: WEBHOOK_SECRET,
+    AUTH_JWT_SECRET: JWT_SECRET,
+    EVENTS_BACKEND: 'sqlite',
+    DATA_DIR: join(dataRoot, `data-${dataDirs++}`),
+    EVENTS_RETENTION_COUNT: String(Math.max(200_000, PLAN.retained * 2)),
+    WS_CONNECTION_INIT_TIMEOUT_MS: '60000',
+    ...extra,
+  };
+}
+const floorEnv = { UPSTREAM_URL: upstreamUrl, CLIENT_ID: CLIENT.id, CLIENT_SECRET: CLIENT.secret };
+
+// Cold starts are measured one at a time, except in --quick mode where time matters more.
+const startHive = async (): Promise<ServerProcess | string> => {
+  if (flags['no-hive']) return 'skipped (--no-hive)';
+  try {
+    return await startServer('hive-gateway', 'hive-gateway.ts', floorEnv, 120_000);
+  } catch (error) {
+    log(`Hive Gateway unavailable: ${(error as Error).message}`);
+    return (error as Error).message;
+  }
+};
+const startCardgraph = () => startServer('cardgraph', 'cardgraph.ts', cardgraphEnv());
+const startFloor = () => startServer('floor', 'floor-http.ts', floorEnv);
+const [cardgraph, floor, hiveOrReason] = QUICK
+  ? await Promise.all([startCardgraph(), startFloor(), startHive()])
+  : [await startCardgraph(), await startFloor(), await startHive()];
+const hive = typeof hiveOrReason === 'string' ? undefined : hiveOrReason;
+const hiveUnavailable = typeof hiveOrReason === 'string' ? hiveOrReason : undefined;
+await provisionNetworkToken();
+
+// ---------------------------------------------------------------------------------------------
+// Query throughput.
+
+const CARDGRAPH_QUERIES = {
+  oneCard: `query OneCard($cardId: String!) { accountUpdaterCard(cardId: $cardId) { __typename
+    ... on QueryAccountUpdaterCardSuccess { data { cardId name number expMonth expYear state capabilities } }
+    ... on Error { code message } } }`,
+  joined: `query Joined($cardId: String!) { accountUpdaterCard(cardId: $cardId) { __typename
+    ... on QueryAccountUpdaterCardSuccess { data { cardId name number expMonth expYear state capabilities
+      attributes { brand cardType issuingCountryCode } networkToken { state usable networkTokenLast4 expiresAt } } }
+    ... on Error { code message } } }`,
+};
+// Hive Gateway over the OpenAPI source has no joins: the joined query asks the three operations
+// side by side with the alias and BIN the client already knows (the most favourable form for it).
+// The success member of each result union is found by introspection (its name follows the document).
+const HIVE_QUERIES = hive ? await hiveQueries(hive) : { oneCard: '', joined: '' };
+type QueryName = keyof typeof CARDGRAPH_QUERIES;
+
+function queryBody(target: string, name: QueryName): string {
+  if (target === 'floor') {
+    return JSON.stringify({
+      operationName: name === 'oneCard' ? 'OneCard' : 'Joined',
+      variables: { cardId: card.id },
+    });
+  }
+  const query = target === 'hive-gateway' ? HIVE_QUERIES[name] : CARDGRAPH_QUERIES[name];
+  return JSON.stringify({
+    query,
+    variables: {
+      cardId: card.id,
+      ...(target === 'hive-gateway' && name === 'joined' ? { alias: card.number } : {}),
+    },
+  });
+}
+
+async function postGraphql(server: ServerProcess, body: string): Promise<{ status: number; text: string }> {
+  const response = await request(`${server.ready.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${clientToken}` },
+    body,
+  });
+  return { status: response.statusCode, text: await response.body.text() };
+}
+
+interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  cpuUsPerRequest: number;
+  upstreamCallsPerRequest: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function measureQuery(server: ServerProcess, name: QueryName): Promise<LoadResult> {
+  const body = queryBody(server.name, name);
+  const check = await postGraphql(server, body);
+  if (check.status !== 200 || check.text.includes('"errors"') || !check.text.includes(card.id.slice(3))) {
+    throw new Error(`${server.name} ${name} answered ${check.status}: ${check.text.slice(0, 500)}`);
+  }
+  const [before, upstreamBefore] = await Promise.all([server.stats(), sandbox.stats()]);
+  const result = await autocannon({
+    url: `${server.ready.url}/graphql`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${clientToken}` },
+    body,
+    connections: PLAN.connections,
+    duration: PLAN.durationS,
+  });
+  const [after, upstreamAfter] = await Promise.all([server.stats(), sandbox.stats()]);
+  const total = result.requests.total;
+  return {
+    requestsPerSecond: Math.round(total / PLAN.durationS),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    maxMs: result.latency.max,
+    cpuUsPerRequest: Math.round((after.cpuUs - before.cpuUs) / total),
+    upstreamCallsPerRequest:
+      Math.round((((upstreamAfter.requests ?? 0) - (upstreamBefore.requests ?? 0)) / total) * 1000) / 1000,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+const queryTargets = [cardgraph, floor, ...(hive ? [hive] : [])];
+const queryRuns: Record<QueryName, Record<string, LoadResult[]>> = { oneCard: {}, joined: {} };
+for (const name of ['oneCard', 'joined'] as const) {
+  for (let round = 0; round < PLAN.rounds; round++) {
+    for (const server of queryTargets) {
+      log(`query ${name} round ${round + 1}/${PLAN.rounds}: ${server.name}`);
+      const runs = queryRuns[name][server.name] ?? [];
+      queryRuns[name][server.name] = runs;
+      runs.push(await measureQuery(server, name));
+    }
+  }
+}
+/** Per server, the median of each figure over the rounds. */
+function summarize(runs: LoadResult[]): LoadResult & { rounds: number[] } {
+  const pick = (key: keyof LoadResult) => median(runs.map((run) => run[key]));
+  return {
+    requestsPerSecond: pick('requestsPerSecond'),
+    p50Ms: pick('p50Ms'),
+    p99Ms: pick('p99Ms'),
+    maxMs: Math.max(...runs.map((run) => run.maxMs)),
+    cpuUsPerRequest: pick('cpuUsPerRequest'),
+    upstreamCallsPerRequest: pick('upstreamCallsPerRequest'),
+    non2xx: runs.reduce((sum, run) => sum + run.non2xx, 0),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    rounds: runs.map((run) => run.requestsPerSecond),
+  };
+}
+const queries = Object.fromEntries(
+  Object.entries(queryRuns).map(([name, byServer]) => [
+    name,
+    Object.fromEntries(Object.entries(byServer).map(([server, runs]) => [server, summarize(runs)])),
+  ]),
+) as Record<QueryName, Record<string, ReturnType<typeof summarize>>>;
+
+// ---------------------------------------------------------------------------------------------
+// Fan-out: graphql-ws at each subscriber count, then SSE.
+
+const floorWs = await startServer('floor-ws', 'floor-ws.ts', {});
+
+interface FanOutResult {
+  subscribers: number;
+  connectFailures: number;
+  rssBytesPerSubscriber: number;
+  heapBytesPerSubscriber: number;
+  deliveries: number;
+  lost: number;
+  deliveryP50Ms: number;
+  deliveryP99Ms: number;
+  deliveryMaxMs: number;
+  closeCodes: Record<string, number>;
+}
+
+type SubscriberReport = {
+  latenciesMs: number[];
+  perCard: Record<string, number>;
+  closeCodes: Record<string, number>;
+};
+
+async function measureFanOut(
+  server: ServerProcess,
+  mode: 'ws' | 'sse',
+  count: number,
+): Promise<FanOutResult> {
+  const isFloor = server.name === 'floor-ws';
+  const load = fork(fileURLToPath(new URL('./load/subscribers.ts', import.meta.url)), {
+    execArgv: ['--disable-warning=ExperimentalWarning'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const nextMessage = <T>(type: string) =>
+    new Promise<T>((resolve) => {
+      const onMessage = (message: { type: string }) => {
+        if (message.type !== type) return;
+        load.off('message', onMessage);
+        resolve(message as T);
+      };
+      load.on('message', onMessage);
+    });
+  await nextMessage('ready');
+  const idle = await server.stats(true);
+  const url =
+    mode === 'ws'
+      ? `${server.ready.url.replace('http', 'ws')}/graphql`
+      : isFloor
+        ? `${server.ready.url}/sse`
+        : `${server.ready.url}/graphql?query=${encodeURIComponent(SUBSCRIPTION)}`;
+  const connected = nextMessage<{ failed: number }>('connected');
+  load.send({ type: 'connect', mode, count, url, token: clientToken, query: SUBSCRIPTION });
+  const { failed } = await connected;
+  // Subscriptions are registered a moment after the socket answers; wait for all of them.
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && ((await server.stats()).subscribers ?? 0) < count - failed)
+    await sleep(100);
+  await sleep(500);
+  const subscribed = await server.stats(true);
+
+  const cardIds: string[] = [];
+  for (let i = 0; i < PLAN.events; i++) {
+    const cardId = `CRD${String(Date.now()).padStart(16, '0')}${String(i).padStart(6, '0')}`;
+    cardIds.push(cardId);
+    if (isFloor) {
+      const response = await request(`${server.ready.url}/publish`, {
+        method: 'POST',
+        body: floorEvent(cardId),
+      });
+      await response.body.dump();
+    } else {
+      const notification = signedCardNotification(VAULT, cardId, WEBHOOK_SECRET);
+      const response = await request(`${server.ready.url}/webhooks/card-events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'vgs-signature': notification.signature },
+        body: notification.body,
+      });
+      await response.body.dump();
+      if (response.statusCode >= 300) throw new Error(`webhook answered ${response.statusCode}`);
+    }
+    await sleep(PLAN.eventGapMs);
+  }
+  // Collect until every delivery arrived or 30 s passed.
+  const expected = (count - failed) * PLAN.events;
+  const reports: SubscriberReport[] = [];
+  let received = 0;
+  const collectUntil = Date.now() + 30_000;
+  while (Date.now() < collectUntil) {
+    const report = nextMessage<SubscriberReport>('report');
+    load.send({ type: 'report' });
+    const part = await report;
+    reports.push(part);
+    received += part.latenciesMs.length;
+    if (received >= expected) break;
+    await sleep(250);
+  }
+  const finalReport = nextMessage<SubscriberReport>('report');
+  load.send({ type: 'report' });
+  reports.push(await finalReport);
+  load.send({ type: 'close' });
+  const latencies = reports.flatMap((report) => report.latenciesMs);
+  const perCard = new Map<string, number>();
+  const closeCodes: Record<string, number> = {};
+  for (const report of reports) {
+    for (const [id, n] of Object.entries(report.perCard)) perCard.set(id, (perCard.get(id) ?? 0) + n);
+    for (const [code, n] of Object.entries(report.closeCodes)) closeCodes[code] = (closeCodes[code] ?? 0) + n;
+  }
+  const lost = cardIds.reduce((sum, id) => sum + Math.max(0, count - failed - (perCard.get(id) ?? 0)), 0);
+  // Let the server notice the closed sockets before the next measurement.
+  const closedBy = Date.now() + 15_000;
+  while (Date.now() < closedBy && ((await server.stats()).subscribers ?? 0) > 0) await sleep(100);
+  return {
+    subscribers: count,
+    connectFailures: failed,
+    rssBytesPerSubscriber: Math.round((subscribed.rss - idle.rss) / Math.max(1, count - failed)),
+    heapBytesPerSubscriber: Math.round(
+      (subscribed.heapUsed + subscribed.external - idle.heapUsed - idle.external) /
+        Math.max(1, count - failed),
+    ),
+    deliveries: latencies.length,
+    lost,
+    deliveryP50Ms: percentile(latencies, 50),
+    deliveryP99Ms: percentile(latencies, 99),
+    deliveryMaxMs: latencies.length ? Math.max(...latencies) : Number.NaN,
+    closeCodes,
+  };
+}
+
+const fanOut: Record<string, Record<string, FanOutResult>> = {};
+const fanOutCases = [
+  ...PLAN.subscriberCounts.map((count) => ({ mode: 'ws' as const, count })),
+  { mode: 'sse' as const, count: PLAN.sseSubscribers },
+];
+for (const { mode, count } of fanOutCases) {
+  const byServer: Record<string, FanOutResult> = {};
+  fanOut[`${mode}-${count}`] = byServer;
+  for (const server of [cardgraph, floorWs]) {
+    log(`fan-out ${mode} ${count} subscribers: ${server.name}`);
+    byServer[server.name === 'floor-ws' ? 'floor' : 'cardgraph'] = await measureFanOut(server, mode, count);
+  }
+}
+log('stopping the query and fan-out servers');
+await floorWs.stop('SIGKILL');
+const coldStartMs = {
+  sandbox: Math.round(sandbox.startMs),
+  cardgraph: Math.round(cardgraph.startMs),
+  floor: Math.round(floor.startMs),
+  ...(hive ? { 'hive-gateway': Math.round(hive.startMs) } : {}),
+};
+// Their state is not needed any more: no graceful shutdown to wait for.
+await Promise.all([cardgraph.stop('SIGKILL'), floor.stop('SIGKILL'), hive?.stop('SIGKILL')]);
+
+// ---------------------------------------------------------------------------------------------
+// Webhook ingest and history, per backend.
+
+interface IngestResult {
+  concurrency: number;
+  acknowledgedPerSecond: number;
+  acknowledged: number;
+  refused: number;
+  missingFromLog: number;
+  ackP99Ms: number;
+  queryDuringIngestP99Ms: number;
+  queryDuringIngestMaxMs: number;
+}
+
+async function ingest(server: ServerProcess, concurrency: number, acked: string[], amount?: number) {
+  let refused = 0;
+  const run = autocannon({
+    url: server.ready.url,
+    connections: concurrency,
+    ...(amount !== undefined ? { amount } : { duration: PLAN.ingestS }),
+    requests: [
+      {
+        method: 'POST',
+        path: '/webhooks/card-events',
+        setupRequest: (req, context) => {
+          const cardId = `CRD${String(acked.length + refused).padStart(10, '0')}${Math.random().toString().slice(2, 14).padEnd(12, '0')}`;
+          const notification = signedCardNotification(VAULT, cardId, WEBHOOK_SECRET);
+          (context as { id?: string }).id = notification.id;
+          return {
+            ...req,
+            headers: { 'content-type': 'application/json', 'vgs-signature': notification.signature },
+            body: notification.body,
+          };
+        },
+        onResponse: (status, _body, context) => {
+          if (status >= 200 && status < 300) acked.push((context as { id: string }).id);
+          else refused++;
+        },
+      },
+    ],
+  });
+  return { run, refused: () => refused };
+}
+
+async function measureIngest(backend: 'sqlite' | 'redis', redisUrl?: string) {
+  const env = cardgraphEnv({ EVENTS_BACKEND: backend, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) });
+  const server = await startServer(`cardgraph-${backend}`, 'cardgraph.ts', env);
+  const results: IngestResult[] = [];
+  const allAcked: string[] = [];
+  for (const concurrency of PLAN.ingestConcurrency) {
+    log(`ingest ${backend} concurrency ${concurrency}`);
+    const acked: string[] = [];
+    const probe = autocannon({
+      url: `${server.ready.url}/graphql`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${clientToken}` },
+      body: queryBody('cardgraph', 'oneCard'),
+      connections: 1,
+      duration: PLAN.ingestS,
+    });
+    const { run, refused } = await ingest(server, concurrency, acked);
+    const [result, probeResult] = await Promise.all([run, probe]);
+    allAcked.push(...acked);
+    results.push({
+      concurrency,
+      acknowledgedPerSecond: Math.round(acked.length / PLAN.ingestS),
+      acknowledged: acked.length,
+      refused: refused(),
+      missingFromLog: Number.NaN,
+      ackP99Ms: result.latency.p99,
+      queryDuringIngestP99Ms: probeResult.latency.p99,
+      queryDuringIngestMaxMs: probeResult.latency.max,
+    });
+  }
+  // History with `retained` events in the log.
+  const seed = PLAN.retained - allAcked.length;
+  if (seed > 0) {
+    log(`history ${backend}: filling the log to ${PLAN.retained} events (at most 2 minutes)`);
+    const { run } = await ingest(server, 50, allAcked, seed);
+    // autocannon returns its instance made thenable; stop() ends the run early.
+    const stop = setTimeout(() => (run as unknown as { stop(): void }).stop(), 120_000);
+    await run;
+    clearTimeout(stop);
+  }
+  const page = await historyPage(server, null);
+  const middle = await historyPage(server, null, Math.floor(PLAN.retained / 2));
+  const history = {
+    retained: allAcked.length,
+    firstPage: await timeHistory(server, null),
+    deepPage: await timeHistory(server, middle.endCursor),
+    firstPageSize: page.count,
+  };
+  log(`stopping cardgraph-${backend}`);
+  await server.stop();
+  log('reading the log');
+  // Every acknowledged id must be in the log (read through the project's own log API).
+  const logged = await readLoggedIds(backend, env.DATA_DIR!, redisUrl);
+  const missing = allAcked.filter((id) => !logged.has(id)).length;
+  for (const result of results) result.missingFromLog = missing;
+  return { ingest: results, history, missingFromLog: missing };
+}
+
+async function historyPage(server: ServerProcess, after: string | null, first = 100) {
+  const query = `query H($first: Int, $after: String) { cardEvents(first: $first, after: $after) { __typename
+    ... on QueryCardEventsSuccess { data { edges { cursor } pageInfo { endCursor } } } ... on Error { code message } } }`;
+  const { text } = await postGraphql(
+    server,
+    JSON.stringify({ query, variables: { first: Math.min(first, 100), after } }),
+  );
+  const parsed = JSON.parse(text);
+  const data = parsed.data?.cardEvents?.data;
+  if (!data) throw new Error(`history page failed: ${text.slice(0, 300)}`);
+  if (first > 100) {
+    // Walk the cursor forward without reading pages: cursors are (position, timestamp) pairs.
+    const start = decodeCursor(data.pageInfo.endCursor)!;
+    const target = Buffer.from(`v1:${start.position + BigInt(first - 100)}:${start.timestampMs}`).toString(
+      'base64url',
+    );
+    return { count: data.edges.length, endCursor: target };
+  }
+  return { count: data.edges.length, endCursor: data.pageInfo.endCursor as string };
+}
+
+async function timeHistory(server: ServerProcess, after: string | null) {
+  const query = `query H($after: String) { cardEvents(first: 100, after: $after) { __typename
+    ... on QueryCardEventsSuccess { data { edges { cursor node { id type cardId timestamp } } } } } }`;
+  const result = await autocannon({
+    url: `${server.ready.url}/graphql`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${clientToken}` },
+    body: JSON.stringify({ query, variables: { after } }),
+    connections: 1,
+    duration: QUICK ? 0.5 : 3,
+  });
+  return { p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result.requests.total };
+}
+
+async function readLoggedIds(
+  backend: 'sqlite' | 'redis',
+  dataDir: string,
+  redisUrl?: string,
+): Promise<Set<string>> {
+  const retention = { maxAgeMs: 86_400_000, maxCount: 10_000_000 };
+  const eventLog =
+    backend === 'sqlite'
+      ? createSqliteEventLog({ dataDir, retention })
+      : await createRedisEventLog({ url: redisUrl!, retention, logger: pino({ level: 'silent' }) });
+  const ids = new Set<string>();
+  let after: bigint | null = null;
+  for (;;) {
+    const page = await eventLog.readAfter({ tenants: [VAULT] }, after, 5_000);
+    for (const event of page) ids.add(event.id);
+    if (page.length < 5_000) break;
+    after = page.at(-1)!.position;
+  }
+  await eventLog.close();
+  return ids;
+}
+
+const ingestResults: Record<string, Awaited<ReturnType<typeof measureIngest>>> = {};
+ingestResults.sqlite = await measureIngest('sqlite');
+const redis = await startRedisServer();
+try {
+  ingestResults.redis = await measureIngest('redis', redis.url);
+} finally {
+  await redis.stop();
+}
+await sandbox.stop('SIGKILL');
+
+// ---------------------------------------------------------------------------------------------
+// Report.
+
+const hiveOne = queries.oneCard['hive-gateway'];
+const cgOne = queries.oneCard.cardgraph!;
+const floorOne = queries.oneCard.floor!;
+const ws10k = fanOut[`ws-${PLAN.subscriberCounts.at(-1)}`]!;
+const targets = {
+  oneCardThroughputVsFloor: { target: '≥ 0.5', value: cgOne.requestsPerSecond / floorOne.requestsPerSecond },
+  oneCardThroughputVsHive: {
+    target: '≥ 3',
+    value: hiveOne ? cgOne.requestsPerSecond / hiveOne.requestsPerSecond : Number.NaN,
+  },
+  cpuPerQueryUs: { target: '≤ 250', value: cgOne.cpuUsPerRequest },
+  bytesPerSubscriber: { target: '≤ 12,288', value: ws10k.cardgraph!.rssBytesPerSubscriber },
+  deliveryP99Ms: { target: '≤ 250', value: ws10k.cardgraph!.deliveryP99Ms },
+  deliveriesLost: {
+    target: '0',
+    value: Object.values(fanOut).reduce((sum, byServer) => sum + (byServer.cardgraph?.lost ?? 0), 0),
+  },
+  ingestSqlitePerSecond: {
+    target: '≥ 5,000',
+    value: Math.max(...ingestResults.sqlite!.ingest.map((r) => r.acknowledgedPerSecond)),
+  },
+  ingestRedisPerSecond: {
+    target: '≥ 10,000',
+    value: Math.max(...ingestResults.redis!.ingest.map((r) => r.acknowledgedPerSecond)),
+  },
+  acknowledgedMissingFromLog: {
+    target: '0',
+    value: ingestResults.sqlite!.missingFromLog + ingestResults.redis!.missingFromLog,
+  },
+  queryStallDuringIngestMs: {
+    target: '≤ 50',
+    value: Math.max(
+      ...Object.values(ingestResults).flatMap((r) => r.ingest.map((i) => i.queryDuringIngestMaxMs)),
+    ),
+  },
+  historyPageSqliteMs: {
+    target: '≤ 20',
+    value: Math.max(
+      ingestResults.sqlite!.history.firstPage.p99Ms,
+      ingestResults.sqlite!.history.deepPage.p99Ms,
+    ),
+  },
+  historyPageRedisMs: {
+    target: '≤ 20',
+    value: Math.max(
+      ingestResults.redis!.history.firstPage.p99Ms,
+      ingestResults.redis!.history.deepPage.p99Ms,
+    ),
+  },
+};
+const met = (target: string, value: number) => {
+  const bound = Number(target.replace(/[^\d.]/g, ''));
+  if (Number.isNaN(value)) return 'n/a';
+  if (target.startsWith('≥')) return value >= bound ? 'met' : 'NOT met';
+  if (target.startsWith('≤')) return value <= bound ? 'met' : 'NOT met';
+  return value === bound ? 'met' : 'NOT met';
+};
+
+const machine = {
+  cpus: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}`,
+  memoryGiB: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  quick: QUICK,
+  date: new Date().toISOString(),
+};
+const results = {
+  machine,
+  plan: PLAN,
+  hiveGateway: hive
+    ? '@graphql-hive/gateway 2.15.1 (OpenAPI source via @omnigraph/openapi)'
+    : `unavailable: ${hiveUnavailable}`,
+  queries,
+  fanOut,
+  ingest: ingestResults,
+  coldStartMs,
+  targets: Object.fromEntries(
+    Object.entries(targets).map(([k, t]) => [k, { ...t, verdict: met(t.target, t.value) }]),
+  ),
+  elapsedS: Math.round((performance.now() - started) / 1000),
+};
+mkdirSync(dirname(OUT), { recursive: true });
+writeFileSync(OUT, `${JSON.stringify(results, null, 2)}\n`);
+
+const ratio = (a: number, b: number | undefined) => (b ? (a / b).toFixed(2) : '–');
+const lines: string[] = [];
+lines.push(
+  `Machine: ${machine.cpus}, ${machine.memoryGiB} GiB, Node.js ${machine.node}, ${machine.date}${QUICK ? ' (--quick)' : ''}`,
+);
+lines.push('');
+lines.push('| Measure | cardgraph | floor | Hive Gateway | cardgraph ÷ floor | cardgraph ÷ Hive |');
+lines.push('|---|---|---|---|---|---|');
+for (const name of ['oneCard', 'joined'] as const) {
+  const cg = queries[name].cardgraph!;
+  const fl = queries[name].floor!;
+  const hv = queries[name]['hive-gateway'];
+  const label = name === 'oneCard' ? 'One-card query' : 'Joined query';
+  lines.push(
+    `| ${label}, req/s (${PLAN.connections} connections) | ${cg.requestsPerSecond} | ${fl.requestsPerSecond} | ${hv?.requestsPerSecond ?? '–'} | ${ratio(cg.requestsPerSecond, fl.requestsPerSecond)} | ${ratio(cg.requestsPerSecond, hv?.requestsPerSecond)} |`,
+  );
+  lines.push(
+    `| ${label}, p50 / p99 ms | ${cg.p50Ms} / ${cg.p99Ms} | ${fl.p50Ms} / ${fl.p99Ms} | ${hv ? `${hv.p50Ms} / ${hv.p99Ms}` : '–'} | ${ratio(cg.p99Ms, fl.p99Ms)} (p99) | ${ratio(cg.p99Ms, hv?.p99Ms)} (p99) |`,
+  );
+  lines.push(
+    `| ${label}, CPU µs per request | ${cg.cpuUsPerRequest} | ${fl.cpuUsPerRequest} | ${hv?.cpuUsPerRequest ?? '–'} | ${ratio(cg.cpuUsPerRequest, fl.cpuUsPerRequest)} | ${ratio(cg.cpuUsPerRequest, hv?.cpuUsPerRequest)} |`,
+  );
+  lines.push(
+    `| ${label}, upstream calls per request | ${cg.upstreamCallsPerRequest} | ${fl.upstreamCallsPerRequest} | ${hv?.upstreamCallsPerRequest ?? '–'} | | |`,
+  );
+}
+for (const [key, byServer] of Object.entries(fanOut)) {
+  const cg = byServer.cardgraph!;
+  const fl = byServer.floor!;
+  const label = key.startsWith('ws')
+    ? `graphql-ws, ${cg.subscribers} subscribers`
+    : `SSE, ${cg.subscribers} subscribers`;
+  lines.push(
+    `| ${label}: bytes per idle subscriber (RSS) | ${cg.rssBytesPerSubscriber} | ${fl.rssBytesPerSubscriber} | – | ${ratio(cg.rssBytesPerSubscriber, fl.rssBytesPerSubscriber)} | |`,
+  );
+  lines.push(
+    `| ${label}: delivery p50 / p99 ms, lost | ${cg.deliveryP50Ms} / ${cg.deliveryP99Ms}, ${cg.lost} | ${fl.deliveryP50Ms} / ${fl.deliveryP99Ms}, ${fl.lost} | – | ${ratio(cg.deliveryP99Ms, fl.deliveryP99Ms)} (p99) | |`,
+  );
+}
+for (const [backend, result] of Object.entries(ingestResults)) {
+  for (const run of result.ingest) {
+    lines.push(
+      `| Webhook ingest ${backend}, concurrency ${run.concurrency}: acknowledged/s (missing from log; query max ms meanwhile) | ${run.acknowledgedPerSecond} (${run.missingFromLog}; ${run.queryDuringIngestMaxMs}) | – | – | | |`,
+    );
+  }
+  lines.push(
+    `| History page (100 events) ${backend}, ${result.history.retained} retained: p99 ms first / deep | ${result.history.firstPage.p99Ms} / ${result.history.deepPage.p99Ms} | – | – | | |`,
+  );
+}
+lines.push(
+  `| Cold start ms (fork to listening) | ${coldStartMs.cardgraph} | ${coldStartMs.floor} | ${coldStartMs['hive-gateway' as keyof typeof coldStartMs] ?? '–'} | ${ratio(coldStartMs.cardgraph, coldStartMs.floor)} | ${ratio(coldStartMs.cardgraph, coldStartMs['hive-gateway' as keyof typeof coldStartMs])} |`,
+);
+lines.push('');
+lines.push('| Target (issue 13) | Required | Measured | Verdict |');
+lines.push('|---|---|---|---|');
+for (const [name, t] of Object.entries(results.targets)) {
+  lines.push(
+    `| ${name} | ${t.target} | ${Number.isInteger(t.value) ? t.value : t.value.toFixed(2)} | ${t.verdict} |`,
+  );
+}
+process.stdout.write(`${lines.join('\n')}\n\nJSON: ${OUT} (${results.elapsedS} s)\n`);
+
+// ---------------------------------------------------------------------------------------------
+// Sandbox fixtures (function declarations, hoisted).
+
+/** A sandbox access token for the bench vault (contract §2, client credentials). */
+async function sandboxToken(): Promise<string> {
+  const response = await request(`${upstreamUrl}/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`,
+    },
+    body: 'grant_type=client_credentials',
+  });
+  return ((await response.body.json()) as { access_token: string }).access_token;
+}
+
+/** Enrols a (non-test) Visa card in the account updater: a saved v1 card every query reads. */
+async function enrolCard(): Promise<{ id: string; number: string }> {
+  const response = await request(`${upstreamUrl}/account-updater/cards`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${upstreamToken}` },
+    body: JSON.stringify({ name: 'Ada Lovelace', number: '4111111111111111', exp_month: 12, exp_year: 30 }),
+  });
+  const body = (await response.body.json()) as { data: { id: string; number: string } };
+  if (response.statusCode !== 201) throw new Error(`enrolment answered ${response.statusCode}`);
+  return body.data;
+}
+
+/** Provisions a network token for the card's number alias, so the joined query reads a real token. */
+async function provisionNetworkToken(): Promise<void> {
+  const response = await request(`${upstreamUrl}/account-updater/network-tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${upstreamToken}` },
+    body: JSON.stringify({ pan_alias: card.number, exp_month: 12, exp_year: 30 }),
+  });
+  const text = await response.body.text();
+  if (response.statusCode >= 300)
+    throw new Error(`network token provisioning answered ${response.statusCode}: ${text}`);
+}
+
+/** The bench queries in Hive Gateway's schema (the names @omnigraph/openapi derived). */
+async function hiveQueries(server: ServerProcess): Promise<{ oneCard: string; joined: string }> {
+  const successOf = async (union: string, field: string) => {
+    const { text } = await postGraphql(
+      server,
+      JSON.stringify({ query: `{ __type(name: "${union}") { possibleTypes { name fields { name } } } }` }),
+    );
+    const types = JSON.parse(text).data.__type.possibleTypes as {
+      name: string;
+      fields: { name: string }[];
+    }[];
+    const success = types.find((type) => type.fields.some((f) => f.name === field));
+    if (!success) throw new Error(`no member of ${union} has a ${field} field`);
+    return success.name;
+  };
+  const cardType = await successOf('getAccountUpdaterCard_response', 'data');
+  const tokenType = await successOf('getNetworkToken_response', 'data');
+  const attributesType = await successOf('lookupCardAttributes_response', 'brand');
+  const cardSelection = `getAccountUpdaterCard(card_id: $cardId) {
+    ... on ${cardType} { data { id name number exp_month exp_year state capabilities } } }`;
+  return {
+    oneCard: `query OneCard($cardId: NonEmptyString!) { ${cardSelection} }`,
+    joined: `query Joined($cardId: NonEmptyString!, $alias: NonEmptyString!) { ${cardSelection}
+      getNetworkToken(pan_alias: $alias) { ... on ${tokenType} { data { state network_token_last4 expires_at } } }
+      lookupCardAttributes(input: { number: "${card.number.slice(0, 6)}" }) { ... on ${attributesType} { brand card_type issuing_country_code } } }`,
+  };
+}

@@ -1,0 +1,15 @@
+/**
+ * cardgraph as benchmarked: `buildApp(loadConfig())` from the environment the orchestrator passes
+ * (UPSTREAM=remote on the bench sandbox, EVENTS_BACKEND, DATA_DIR, …), logs discarded.
+ */
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { serveStats } from '../lib/child.ts';
+
+const app = buildApp(loadConfig(), { logDestination: pino.destination('/dev/null') });
+const { url } = await app.start();
+serveStats({ url }, () => ({ subscribers: app.events?.subscriberCount() ?? 0 }));
+process.once('SIGTERM', () => {
+  void app.stop().then(() => process.exit(0));
+});
