@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
@@ -54,6 +55,9 @@ const CLAIM_EXPECTATIONS: Record<string, string> = {
 
 const knownScopes: ReadonlySet<string> = new Set(UPSTREAM_SCOPES);
 
+/** Verified tokens remembered by {@link createTokenVerifier} (least recently used dropped beyond it). */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
 /** Reasons for jose failures that concern the token itself (and not the gateway's key source). */
 const TOKEN_FAILURES: Record<string, string> = {
   [errors.JWSSignatureVerificationFailed.code]: 'signature verification failed',
@@ -74,9 +78,14 @@ const TOKEN_FAILURES: Record<string, string> = {
  * (client token format, gap decisions "Client tokens"):
  * `sub` string; `scope` space-separated upstream scope names (contract §2, unknown names ignored,
  * absent means none); `vaults` non-empty array of vault ids (11 letters or digits); `exp` seconds.
+ *
+ * A verified token is remembered until its `exp` (keyed by its SHA-256, never the token itself; at
+ * most {@link VERIFIED_TOKEN_CACHE_SIZE}, least recently used dropped), so a client sending the same
+ * token on every request costs one signature check, not one per request. Failures are never
+ * remembered. `now` (ms since the epoch) is for tests.
  * @throws Error when neither `jwtSecret` nor `jwksUrl` is configured.
  */
-export function createTokenVerifier(config: Config['auth']): TokenVerifier {
+export function createTokenVerifier(config: Config['auth'], now: () => number = Date.now): TokenVerifier {
   const options: JWTVerifyOptions = {
     clockTolerance: CLOCK_TOLERANCE_S,
     requiredClaims: ['sub', 'exp'],
@@ -87,20 +96,45 @@ export function createTokenVerifier(config: Config['auth']): TokenVerifier {
   if (config.jwtSecret !== undefined) {
     const key = new TextEncoder().encode(config.jwtSecret);
     const hsOptions = { ...options, algorithms: ['HS256'] };
-    verify = async (token) => (await jwtVerify(token, key, hsOptions)).payload;
+    verify = async (token) =>
+      (await jwtVerify(token, key, { ...hsOptions, currentDate: new Date(now()) })).payload;
   } else if (config.jwksUrl !== undefined) {
     const keySet = createRemoteJWKSet(new URL(config.jwksUrl));
     const jwksOptions = { ...options, algorithms: JWKS_ALGORITHMS };
-    verify = async (token) => (await jwtVerify(token, keySet, jwksOptions)).payload;
+    verify = async (token) =>
+      (await jwtVerify(token, keySet, { ...jwksOptions, currentDate: new Date(now()) })).payload;
   } else {
     throw new Error('auth configuration needs jwtSecret or jwksUrl');
   }
+
+  // Map iteration follows insertion order; re-inserting on a hit makes the first key the least recent.
+  const verified = new Map<string, Viewer>();
 
   return async (authorization) => {
     if (authorization === undefined || authorization.trim() === '') return null;
     if (authorization.length > MAX_AUTHORIZATION_LENGTH) {
       throw new AuthenticationError('invalid-token', 'Invalid token: the Authorization header is too long');
     }
+    const key = createHash('sha256').update(authorization).digest('base64');
+    const cached = verified.get(key);
+    if (cached !== undefined) {
+      verified.delete(key);
+      // Until `exp` exactly; past it the token goes through jose again (clock tolerance, then expiry).
+      if (now() < cached.expiresAt) {
+        verified.set(key, cached);
+        return cached;
+      }
+    }
+    const viewer = await verifyAuthorization(authorization);
+    verified.set(key, viewer);
+    if (verified.size > VERIFIED_TOKEN_CACHE_SIZE) {
+      const oldest = verified.keys().next();
+      if (!oldest.done) verified.delete(oldest.value);
+    }
+    return viewer;
+  };
+
+  async function verifyAuthorization(authorization: string): Promise<Viewer> {
     const match = /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i.exec(authorization);
     if (!match) {
       throw new AuthenticationError('invalid-token', 'Invalid token: expected Authorization: Bearer <token>');
@@ -123,13 +157,14 @@ export function createTokenVerifier(config: Config['auth']): TokenVerifier {
       );
     }
     const { sub, scope, vaults, exp } = claims.data;
-    return {
+    // Shared by every request presenting this token: frozen so no request can change another's.
+    return Object.freeze({
       subject: sub,
       scopes: new Set((scope ?? '').split(' ').filter((name) => knownScopes.has(name))),
-      vaults: [...new Set(vaults)],
+      vaults: Object.freeze([...new Set(vaults)]),
       expiresAt: exp * 1000,
-    };
-  };
+    }) as Viewer;
+  }
 }
 
 function toAuthenticationError(error: unknown): unknown {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
-import { AuthenticationError, createTokenVerifier } from '../../src/auth/verify-token.ts';
+import { AuthenticationError, CLOCK_TOLERANCE_S, createTokenVerifier } from '../../src/auth/verify-token.ts';
 
 const SECRET = 'test-secret-of-at-least-thirty-two-characters';
 const key = new TextEncoder().encode(SECRET);
@@ -214,5 +214,40 @@ describe('createTokenVerifier with a JWKS', () => {
     );
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(AuthenticationError);
+  });
+});
+
+describe('createTokenVerifier: verified tokens remembered until exp', () => {
+  it('answers a repeated token with the same (frozen) viewer, and refuses it once exp has passed', async () => {
+    let clock = Date.now();
+    const verify = createTokenVerifier({ jwtSecret: SECRET }, () => clock);
+    const exp = Math.floor(clock / 1000) + 60;
+    const token = await sign({ sub: 'u', vaults: ['tntsandbox1'], scope: 'cards:read', exp });
+    const first = await verify(`Bearer ${token}`);
+    expect(await verify(`Bearer ${token}`)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    // Past exp (and the clock tolerance) the remembered viewer is not handed out: jose decides again.
+    clock = (exp + CLOCK_TOLERANCE_S + 1) * 1000;
+    expect((await rejection(verify(`Bearer ${token}`))).code).toBe('token-expired');
+    expect((await rejection(verify(`Bearer ${token}`))).code).toBe('token-expired');
+  });
+
+  it('never remembers a refusal: a bad signature is refused every time', async () => {
+    const verify = createTokenVerifier({ jwtSecret: SECRET });
+    const forged = await sign(
+      { sub: 'u', vaults: ['tntsandbox1'], exp: nowS() + 60 },
+      new TextEncoder().encode('another-secret-of-at-least-thirty-two-chars'),
+    );
+    for (let i = 0; i < 2; i++)
+      expect((await rejection(verify(`Bearer ${forged}`))).code).toBe('invalid-token');
+  });
+
+  it('keeps a token of another subject apart (keyed by the whole token)', async () => {
+    const verify = createTokenVerifier({ jwtSecret: SECRET });
+    const a = await sign({ sub: 'a', vaults: ['tntsandbox1'], exp: nowS() + 60 });
+    const b = await sign({ sub: 'b', vaults: ['tntsandbox2'], exp: nowS() + 60 });
+    expect((await verify(`Bearer ${a}`))?.subject).toBe('a');
+    expect((await verify(`Bearer ${b}`))?.subject).toBe('b');
+    expect((await verify(`Bearer ${a}`))?.vaults).toEqual(['tntsandbox1']);
   });
 });
