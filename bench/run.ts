@@ -130,6 +130,8 @@ function cardgraphEnv(extra: Record<string, string> = {}): Record<string, string
     DATA_DIR: join(dataRoot, `data-${dataDirs++}`),
     EVENTS_RETENTION_COUNT: String(Math.max(200_000, PLAN.retained * 2)),
     WS_CONNECTION_INIT_TIMEOUT_MS: '60000',
+    // Several gateways run at once: each takes a free metrics port.
+    METRICS_PORT: '0',
     ...extra,
   };
 }
