@@ -4,10 +4,21 @@ import { requestRecordOf } from '../lib/request-record.ts';
 
 /**
  * Puts the request id (`x-request-id`, see src/lib/request-record.ts) into the `extensions.requestId`
- * of every GraphQL error a client receives (HTTP, SSE and graphql-ws alike), so a client's bug report
- * leads to the access line and the trace of its request.
+ * of every GraphQL error a client receives (HTTP, SSE and graphql-ws alike, masked errors included),
+ * so a client's bug report leads to the access line and the trace of its request.
  */
 export function useRequestId(): Plugin {
+  return {
+    // The hooks go at the very end of the plugin list (envelop initialises plugins appended during
+    // init), after Yoga's error masking: a masked error is a new error without our extension.
+    // `addPlugin` would insert them right after this plugin, before the masking.
+    onPluginInit({ plugins }) {
+      plugins.push(requestIdHooks());
+    },
+  };
+}
+
+function requestIdHooks(): Plugin {
   return {
     onExecute({ args }) {
       const id = requestRecordOf(args.contextValue)?.id;

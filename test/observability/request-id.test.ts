@@ -1,0 +1,74 @@
+import { createSchema, createYoga } from 'graphql-yoga';
+import { describe, expect, it } from 'vitest';
+import { createRequestRecord } from '../../src/lib/request-record.ts';
+import { useRequestId } from '../../src/plugins/request-id.ts';
+
+const schema = createSchema({
+  typeDefs: 'type Query { broken: String, fine: String }',
+  resolvers: {
+    Query: {
+      broken: () => {
+        throw new Error('database password is hunter2');
+      },
+      fine: () => 'ok',
+    },
+  },
+});
+
+describe('useRequestId', () => {
+  it('puts the request id on masked unexpected errors and leaves error-free results alone', async () => {
+    const yoga = createYoga({
+      schema,
+      plugins: [useRequestId()],
+      logging: false,
+    });
+    const record = createRequestRecord('req-masked-1');
+    const response = await yoga.fetch(
+      'http://localhost/graphql',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ broken fine }' }),
+      },
+      { requestRecord: record },
+    );
+    const body = (await response.json()) as {
+      data: unknown;
+      errors: { message: string; extensions: unknown }[];
+    };
+    expect(body.data).toEqual({ broken: null, fine: 'ok' });
+    expect(body.errors).toEqual([
+      {
+        message: 'Unexpected error.',
+        locations: [{ line: 1, column: 3 }],
+        path: ['broken'],
+        extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'req-masked-1' },
+      },
+    ]);
+    const fine = await yoga.fetch(
+      'http://localhost/graphql',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ fine }' }),
+      },
+      { requestRecord: record },
+    );
+    expect(await fine.json()).toEqual({ data: { fine: 'ok' } });
+  });
+
+  it('puts it on masked errors of operations run through the envelop, as graphql-ws runs them', async () => {
+    const yoga = createYoga({ schema, plugins: [useRequestId()], logging: false });
+    const requestRecord = createRequestRecord('req-ws-1', 'graphql-ws');
+    const enveloped = yoga.getEnveloped({ requestRecord, params: { query: '{ broken }' } } as never);
+    const document = enveloped.parse('{ broken }');
+    const result = (await enveloped.execute({
+      schema: enveloped.schema,
+      document,
+      contextValue: await enveloped.contextFactory(),
+    })) as { errors?: { message: string; extensions: unknown }[] };
+    expect(result.errors?.map((error) => [error.message, error.extensions])).toEqual([
+      ['Unexpected error.', { code: 'INTERNAL_SERVER_ERROR', unexpected: true, requestId: 'req-ws-1' }],
+    ]);
+  });
+});
