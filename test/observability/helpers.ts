@@ -120,6 +120,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** Raw request bodies, for "no card data anywhere" checks. */
   bodies: string[];
+  /** Bodies of `application/x-protobuf` exports (kept raw: strings are plain bytes in protobuf). */
+  protobufBodies: Buffer[];
   close(): Promise<void>;
 }
 
@@ -144,14 +146,24 @@ function attributesOf(list: { key: string; value: OtlpAnyValue }[] | undefined):
   return Object.fromEntries((list ?? []).map(({ key, value }) => [key, anyValueOf(value)]));
 }
 
-/** Starts an {@link OtlpReceiver} answering `POST /v1/traces` (JSON encoding) with 200 `{}`. */
+/** Starts an {@link OtlpReceiver} answering `POST /v1/traces` (JSON or protobuf encoding) with 200. */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const bodies: string[] = [];
+  const protobufBodies: Buffer[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      if (
+        req.method === 'POST' &&
+        req.url === '/v1/traces' &&
+        req.headers['content-type'] === 'application/x-protobuf'
+      ) {
+        protobufBodies.push(Buffer.concat(chunks));
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        return;
+      }
       if (
         req.method !== 'POST' ||
         req.url !== '/v1/traces' ||
@@ -196,6 +208,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
     bodies,
+    protobufBodies,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { createTracing } from '../../src/lib/tracing.ts';
 import { notification, postNotification } from '../support/gateway-process.ts';
 import { ALL_TEST_PANS, type Stack, startStack } from '../support/stack.ts';
 import {
@@ -121,5 +123,30 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     await stack.app.tracing.forceFlush();
     const exported = receiver.bodies.join('\n');
     expect(ALL_TEST_PANS.filter((pan) => exported.includes(pan))).toEqual([]);
+  });
+
+  it('exports OTLP/HTTP protobuf, the default protocol, configured only by OTEL_* variables', async () => {
+    const config = loadConfig({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+      OTEL_SERVICE_NAME: 'cardgraph-protobuf',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
+    });
+    expect(config.tracing).toMatchObject({ protocol: 'http/protobuf', sampler: 'parentbased_always_on' });
+    const tracing = createTracing(config.tracing);
+    tracing.tracer.startSpan('protobuf-check-span').end();
+    await tracing.shutdown();
+    const body = Buffer.concat(receiver.protobufBodies).toString('latin1');
+    expect(body).toContain('protobuf-check-span');
+    expect(body).toContain('cardgraph-protobuf');
+    expect(body).toContain('deployment.environment.name');
+  });
+
+  it('is off without an endpoint, and with OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+    expect(loadConfig(endpoint).tracing?.endpoint).toBe(`${receiver.url}/v1/traces`);
+    expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    expect(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
+    expect(createTracing(undefined).enabled).toBe(false);
   });
 });
