@@ -212,6 +212,33 @@ const credentialsList = z.string().transform((raw, ctx) => {
   return out;
 });
 
+/** The standard OpenTelemetry variables cardgraph reads (gateway and standalone sandbox alike). */
+const otelEnvShape = {
+  OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).optional(),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none', '']).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(url.optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString.pipe(url.optional()),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json', '']).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json', '']).optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: keyValueList,
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList,
+  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  OTEL_SERVICE_NAME: optionalString,
+  OTEL_RESOURCE_ATTRIBUTES: keyValueList,
+  OTEL_TRACES_SAMPLER: z
+    .enum([
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ])
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
+};
+
 const envObject = z.object({
   // Anything but `production` is a development environment (Node's convention).
   NODE_ENV: optionalString,
@@ -256,29 +283,7 @@ const envObject = z.object({
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(1_000).default(20),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
-  OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).optional(),
-  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none', '']).optional(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(url.optional()),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString.pipe(url.optional()),
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json', '']).optional(),
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json', '']).optional(),
-  OTEL_EXPORTER_OTLP_HEADERS: keyValueList,
-  OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList,
-  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().min(1).max(600_000).default(10_000),
-  OTEL_SERVICE_NAME: optionalString,
-  OTEL_RESOURCE_ATTRIBUTES: keyValueList,
-  OTEL_TRACES_SAMPLER: z
-    .enum([
-      'always_on',
-      'always_off',
-      'traceidratio',
-      'parentbased_always_on',
-      'parentbased_always_off',
-      'parentbased_traceidratio',
-    ])
-    .default('parentbased_always_on'),
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
-  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
+  ...otelEnvShape,
   AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
   AUTH_JWKS_URL: optionalString.pipe(url.optional()),
   AUTH_ISSUER: optionalString,
@@ -368,7 +373,7 @@ function fail(error: z.ZodError): never {
 }
 
 /** The trace settings of {@link Config} from the parsed `OTEL_*` variables; `{}` when tracing is off. */
-function tracingConfig(e: z.output<typeof envSchema>): { tracing?: TracingConfig } {
+function tracingConfig(e: z.output<z.ZodObject<typeof otelEnvShape>>): { tracing?: TracingConfig } {
   const endpoint =
     e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
     (e.OTEL_EXPORTER_OTLP_ENDPOINT
@@ -466,6 +471,8 @@ export interface SandboxConfig {
   webhookUrl?: string;
   /** Its signing secret: `SANDBOX_WEBHOOK_SECRET` (generated when unset). */
   webhookSecret: string;
+  /** Server spans per request, joining the caller's `traceparent` (`OTEL_*`, as for the gateway). */
+  tracing?: TracingConfig;
 }
 
 const sandboxEnvSchema = z.object({
@@ -475,6 +482,7 @@ const sandboxEnvSchema = z.object({
   SANDBOX_WEBHOOK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
   SANDBOX_WEBHOOK_URL: optionalString.pipe(url.optional()),
   SANDBOX_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16).optional()),
+  ...otelEnvShape,
 });
 
 /**
@@ -492,5 +500,6 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
     ...(e.SANDBOX_WEBHOOK_URL ? { webhookUrl: e.SANDBOX_WEBHOOK_URL } : {}),
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET ?? `whsec_${randomBytes(24).toString('base64url')}`,
+    ...tracingConfig({ ...e, OTEL_SERVICE_NAME: e.OTEL_SERVICE_NAME ?? 'cardgraph-sandbox' }),
   };
 }

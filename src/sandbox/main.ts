@@ -1,5 +1,6 @@
 import { ConfigError, loadSandboxConfig, SANDBOX_CREDENTIALS } from '../config.ts';
 import { createLogger } from '../lib/logger.ts';
+import { createTracing } from '../lib/tracing.ts';
 import { createSandbox } from './sandbox.ts';
 
 /**
@@ -19,11 +20,13 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ name: 'sandbox', level: config.logLevel });
+  const tracing = createTracing(config.tracing);
   const sandbox = createSandbox({
     port: config.port,
     host: config.host,
     logger,
     webhookDelayMs: config.webhookDelayMs,
+    ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
   });
   const { url } = await sandbox.start();
   if (config.webhookUrl) {
@@ -57,10 +60,13 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'sandbox stopping');
-    sandbox.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    sandbox
+      .stop()
+      .then(() => tracing.shutdown())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

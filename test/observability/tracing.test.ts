@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, loadSandboxConfig } from '../../src/config.ts';
 import { createTracing } from '../../src/lib/tracing.ts';
 import { notification, postNotification } from '../support/gateway-process.ts';
 import { ALL_TEST_PANS, type Stack, startStack } from '../support/stack.ts';
@@ -148,5 +148,11 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
     expect(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
     expect(createTracing(undefined).enabled).toBe(false);
+    // The standalone sandbox (npm run sandbox) reads the same variables.
+    expect(loadSandboxConfig({}).tracing).toBeUndefined();
+    expect(loadSandboxConfig(endpoint).tracing).toMatchObject({
+      endpoint: `${receiver.url}/v1/traces`,
+      serviceName: 'cardgraph-sandbox',
+    });
   });
 });
