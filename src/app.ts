@@ -173,9 +173,14 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       events,
       eventCards: new EventCardCache(upstream),
       networkTokenEvents,
+      binAttributes: new BinAttributesCache({
+        ttlMs: 24 * 3_600_000,
+        maxEntries: 10_000,
+        maxWaitMs: config.upstream.timeoutMs,
+      }),
       eventNetworkTokens: new EventNetworkTokenCache(upstream),
-      binAttributes: new BinAttributesCache({ ttlMs: 24 * 3_600_000, maxEntries: 10_000 }),
       logger,
+      limits: config.operationLimits,
     };
     const verifyToken = createTokenVerifier(config.auth);
     const graphiql = config.graphql.graphiql
@@ -385,6 +390,16 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     stopping ??= (async () => {
       // 0. Readiness answers 503 from now on, so balancers stop sending new work here.
       shuttingDown = true;
+      const stopStarted = performance.now();
+      // Bounded: shortly before SHUTDOWN_TIMEOUT_MS, upstream calls still in flight are aborted (their
+      // requests answer at once with client-closed) and every connection still open is closed, so an
+      // upstream that never finishes cannot hold the shutdown (src/main.ts exits at the limit anyway).
+      const cutOffMs = Math.max(0, config.shutdownTimeoutMs - Math.min(2_000, config.shutdownTimeoutMs / 3));
+      const cutOff = setTimeout(() => {
+        logger.warn({ cutOffMs }, 'shutdown: aborting upstream calls and connections still open');
+        upstream?.http.abortInFlight();
+        server?.closeAllConnections();
+      }, cutOffMs);
       // 1. Accept no new connections; requests on open keep-alive connections still finish.
       const closed = server
         ? new Promise<void>((resolve) => server!.close(() => resolve()))
@@ -401,11 +416,13 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       // SSE responses end a moment after their streams do; close each connection as it goes idle,
       // and any still open after 5 s.
       const sweep = setInterval(() => server?.closeIdleConnections(), 50);
-      const force = setTimeout(() => server?.closeAllConnections(), 5_000);
+      const force = setTimeout(() => server?.closeAllConnections(), Math.min(5_000, cutOffMs));
       await closed;
       clearInterval(sweep);
       clearTimeout(force);
-      await upstream?.close();
+      // Event joins may still be reading; they get what is left of the cut-off.
+      await upstream?.close(Math.max(0, cutOffMs - (performance.now() - stopStarted)));
+      clearTimeout(cutOff);
       await sandbox?.stop();
       if (metricsServer?.listening) {
         const metricsClosed = new Promise<void>((resolve) => metricsServer!.close(() => resolve()));

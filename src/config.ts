@@ -40,8 +40,33 @@ export interface Config {
     tokenUrl: string;
     /** Client credentials per vault id (tenant). */
     credentials: Record<string, VaultCredentials>;
-    /** Time allowed for response headers and for the body of one upstream request. */
+    /**
+     * Total deadline of one upstream call in ms: connect, retries, response headers and the whole
+     * body (`UPSTREAM_TIMEOUT_MS`).
+     */
     timeoutMs: number;
+  };
+  /**
+   * Longest a graceful shutdown (SIGTERM, SIGINT) may take, in ms (`SHUTDOWN_TIMEOUT_MS`): requests
+   * still running shortly before it are cut off, in-flight upstream calls aborted, and the process
+   * exits at the latest when it passes.
+   */
+  shutdownTimeoutMs: number;
+  /** What one GraphQL operation may ask of the gateway and, through it, of the upstream. */
+  operationLimits: {
+    /** Most ids `nodes(ids:)` accepts (`NODES_MAX_IDS`). */
+    nodesMaxIds: number;
+    /**
+     * Highest cost of an operation, computed with its variables (`OPERATION_MAX_COST`): every field
+     * returning an object counts 1, multiplied by the page sizes (`first`) and id counts (`ids`) of
+     * the lists around it (src/plugins/operation-cost.ts).
+     */
+    maxCost: number;
+    /**
+     * Upstream calls one operation (or one subscription event) may make (`UPSTREAM_CALL_BUDGET`):
+     * estimated before execution and counted at the upstream client boundary while it runs.
+     */
+    upstreamCallBudget: number;
   };
   sandbox: {
     /** Port of the embedded sandbox; 0 picks a free port. */
@@ -256,6 +281,10 @@ const envObject = z.object({
   TOKEN_URL: url.optional(),
   UPSTREAM_CREDENTIALS: credentialsList.optional(),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
+  NODES_MAX_IDS: z.coerce.number().int().min(1).max(1_000).default(100),
+  OPERATION_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
+  UPSTREAM_CALL_BUDGET: z.coerce.number().int().min(1).max(10_000).default(100),
   WEBHOOK_SECRETS: optionalString.pipe(
     z
       .string()
@@ -427,6 +456,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       tokenUrl: e.TOKEN_URL ?? `${sandboxBase}/oauth/token`,
       credentials: e.UPSTREAM_CREDENTIALS ?? (embedded ? SANDBOX_CREDENTIALS : {}),
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    operationLimits: {
+      nodesMaxIds: e.NODES_MAX_IDS,
+      maxCost: e.OPERATION_MAX_COST,
+      upstreamCallBudget: e.UPSTREAM_CALL_BUDGET,
     },
     sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS },
     webhooks: {

@@ -1,4 +1,5 @@
 import type { Viewer } from './auth/viewer.ts';
+import type { Config } from './config.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
 import type { NetworkTokenEventHub } from './events/network-token-event-hub.ts';
 import type { Logger } from './lib/logger.ts';
@@ -31,6 +32,8 @@ export interface GraphQLContext {
   networkTokenEvents: NetworkTokenEventHub;
   eventNetworkTokens: EventNetworkTokenCache;
   logger: Logger;
+  /** What one operation may ask for (src/config.ts `operationLimits`). */
+  limits: Config['operationLimits'];
 }
 
 /** Long-lived services the context is built from (see src/app.ts). */
@@ -42,6 +45,7 @@ export interface ContextServices {
   networkTokenEvents: NetworkTokenEventHub;
   eventNetworkTokens: EventNetworkTokenCache;
   logger: Logger;
+  limits: Config['operationLimits'];
 }
 
 /** Builds a fresh context for one operation. */

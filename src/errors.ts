@@ -164,3 +164,19 @@ export class UpstreamServiceError extends GatewayError {
     this.status = status;
   }
 }
+
+/**
+ * The operation asks more of the gateway than its limits allow (`NODES_MAX_IDS`,
+ * `OPERATION_MAX_COST`, `UPSTREAM_CALL_BUDGET`, src/config.ts). Codes: `too-many-ids` (more ids than
+ * `nodes(ids:)` accepts), `operation-too-expensive` (cost or estimated upstream calls over the limit,
+ * refused before anything runs). Not retryable as is: ask for less (fewer ids, smaller pages, fewer
+ * joins).
+ */
+export class OperationLimitError extends GatewayError {
+  override name = 'OperationLimitError';
+  readonly code: 'too-many-ids' | 'operation-too-expensive';
+  constructor(message: string, code: 'too-many-ids' | 'operation-too-expensive') {
+    super(message);
+    this.code = code;
+  }
+}

@@ -1,9 +1,15 @@
+import { UpstreamServiceError } from '../errors.ts';
 import type { CardAttributes } from '../upstream/index.ts';
 
-/** Options of {@link BinAttributesCache}; `ttlMs` in ms, `maxEntries` a count of BINs. */
+/**
+ * Options of {@link BinAttributesCache}; `ttlMs` in ms, `maxEntries` a count of BINs, `maxWaitMs` the
+ * longest any caller waits for a lookup in flight (ms; the upstream deadline), after which the caller
+ * gets a retryable `upstream-timeout` and the pending lookup is forgotten.
+ */
 export interface BinAttributesCacheOptions {
   ttlMs: number;
   maxEntries: number;
+  maxWaitMs?: number;
   now?: () => number;
 }
 
@@ -11,11 +17,20 @@ export interface BinAttributesCacheOptions {
  * App-wide cache of card attributes per 6-digit BIN (spec "Card attributes": static per data set
  * `version`). Bounded (least recently used entries go first) and time-limited; concurrent misses
  * for one BIN share one upstream lookup. `null` (the data set knows no attributes for the BIN) is
- * kept like any answer, being as static; only failures are not. Keys are BINs only: a PAN never
- * becomes a cache key.
+ * kept like any answer, being as static; failures are not: a lookup that fails, or outlives
+ * `maxWaitMs`, is evicted at once, so the next request for that BIN asks the upstream again instead
+ * of waiting on (or inheriting) a memoized failure. Keys are BINs only: a PAN never becomes a cache
+ * key.
  */
+interface Entry {
+  value: Promise<CardAttributes | null>;
+  expiresAt: number;
+  /** True until the lookup settles; only then do callers need a bounded wait. */
+  pending: boolean;
+}
+
 export class BinAttributesCache {
-  readonly #entries = new Map<string, { value: Promise<CardAttributes | null>; expiresAt: number }>();
+  readonly #entries = new Map<string, Entry>();
   readonly #options: BinAttributesCacheOptions;
 
   constructor(options: BinAttributesCacheOptions) {
@@ -27,7 +42,8 @@ export class BinAttributesCache {
    * cached; its failure is not).
    * @param bin exactly 6 digits.
    * @param lookup resolves the attributes, or `null` when the data set knows none for the BIN.
-   * @throws whatever `lookup` throws.
+   * @throws whatever `lookup` throws; UpstreamServiceError `upstream-timeout` (retryable, no
+   *   status) when the lookup is still pending after `maxWaitMs`.
    */
   get(bin: string, lookup: () => Promise<CardAttributes | null>): Promise<CardAttributes | null> {
     if (!/^\d{6}$/.test(bin)) return Promise.reject(new RangeError('a BIN cache key is 6 digits'));
@@ -36,19 +52,49 @@ export class BinAttributesCache {
     if (hit && hit.expiresAt > now) {
       this.#entries.delete(bin);
       this.#entries.set(bin, hit);
-      return hit.value;
+      return hit.pending ? this.#bounded(bin, hit.value) : hit.value;
     }
     const value = lookup();
-    this.#entries.set(bin, { value, expiresAt: now + this.#options.ttlMs });
-    value.catch(() => {
-      if (this.#entries.get(bin)?.value === value) this.#entries.delete(bin);
-    });
+    const entry: Entry = { value, expiresAt: now + this.#options.ttlMs, pending: true };
+    this.#entries.set(bin, entry);
+    value.then(
+      () => {
+        entry.pending = false;
+      },
+      () => this.#evict(bin, value),
+    );
     while (this.#entries.size > this.#options.maxEntries) {
       const oldest = this.#entries.keys().next();
       if (oldest.done) break;
       this.#entries.delete(oldest.value);
     }
-    return value;
+    return this.#bounded(bin, value);
+  }
+
+  /** Forgets `value` as the entry of `bin` unless a newer lookup replaced it. */
+  #evict(bin: string, value: Promise<CardAttributes | null>): void {
+    if (this.#entries.get(bin)?.value === value) this.#entries.delete(bin);
+  }
+
+  /** `value`, or a timeout after `maxWaitMs` that also evicts the still-pending lookup. */
+  #bounded(bin: string, value: Promise<CardAttributes | null>): Promise<CardAttributes | null> {
+    const maxWaitMs = this.#options.maxWaitMs;
+    if (maxWaitMs === undefined) return value;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.#evict(bin, value);
+        reject(
+          new UpstreamServiceError(
+            'card-attributes answered nothing (upstream-timeout)',
+            'upstream-timeout',
+            true,
+            null,
+          ),
+        );
+      }, maxWaitMs);
+    });
+    return Promise.race([value, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** Number of cached BINs. */

@@ -1,11 +1,12 @@
 import SchemaBuilder from '@pothos/core';
 import ErrorsPlugin from '@pothos/plugin-errors';
-import RelayPlugin from '@pothos/plugin-relay';
+import RelayPlugin, { resolveNodes } from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { UpstreamScope } from '../auth/viewer.ts';
 import type { GraphQLContext } from '../context.ts';
-import { ForbiddenError, UnauthenticatedError, UpstreamServiceError } from '../errors.ts';
+import { ForbiddenError, OperationLimitError, UnauthenticatedError, UpstreamServiceError } from '../errors.ts';
 
 /**
  * The one Pothos builder. Plugin order matters: errors wraps everything so that authorization
@@ -54,8 +55,20 @@ export const builder = new SchemaBuilder<{
       // Items nullable: an id that cannot be read is a null entry, not an error nulling the list.
       nullable: { list: true, items: true },
       description:
-        'Objects by their Relay global IDs, in the same order; null for each one that cannot be read.',
+        'Objects by their Relay global IDs, in the same order; null for each one that cannot be read (with an error at its index when the read failed). At most `NODES_MAX_IDS` ids (error code `too-many-ids`).',
       args: { ids: { description: 'Relay global IDs.' } },
+      // One promise per id: a read that fails nulls its own entry (with an error at its path), never
+      // the whole list, as Pothos' batched resolution would. Reads still batch through the loaders.
+      resolve: (_root, args, context, info) => {
+        const max = context.limits.nodesMaxIds;
+        if (args.ids.length > max) {
+          throw new OperationLimitError(
+            `nodes accepts at most ${max} ids, ${args.ids.length} were sent`,
+            'too-many-ids',
+          );
+        }
+        return resolveEachNode(args.ids, context, info);
+      },
     },
     pageInfoTypeOptions: { description: 'Relay pagination state of a connection.' },
     hasNextPageFieldOptions: { description: 'Whether more items follow the last edge.' },
@@ -85,6 +98,15 @@ export const builder = new SchemaBuilder<{
         : new ForbiddenError(`Not authorized: ${result.message}`),
   },
 });
+
+/** One promise per global ID, each resolved alone (see `nodesQueryOptions.resolve`). */
+function resolveEachNode(
+  ids: readonly { id: string; typename: string }[],
+  context: GraphQLContext,
+  info: GraphQLResolveInfo,
+): Promise<unknown>[] {
+  return ids.map((id) => resolveNodes(builder, context, info, [id]).then(([node]) => node));
+}
 
 builder.queryType({ description: 'Entry points for reading cards, events and the caller.' });
 builder.mutationType({ description: 'Card enrolment, update subscriptions and on-demand checks.' });

@@ -14,12 +14,15 @@ export type UpstreamArea =
 
 /**
  * Codes an {@link UpstreamError} carries when the upstream sent no error code of its own:
- * - `timeout`: no response headers, or a stalled body, within the configured timeout;
+ * - `upstream-timeout`: the call (headers and whole body, retries included) did not complete within
+ *   its total deadline (`UPSTREAM_TIMEOUT_MS`); retryable;
  * - `connection-failed`: connect refused, reset, DNS failure, socket closed mid-exchange;
  * - `invalid-response`: a body that is not JSON, fails the zod schema, is too large, or a status the
  *   operation does not define as success;
  * - `unknown-vault`: no client credentials are configured for the requested vault;
- * - `client-closed`: the HTTP client was closed before the request completed;
+ * - `client-closed`: the HTTP client was closed (shutdown) before the request completed;
+ * - `upstream-budget-exceeded`: the operation already made as many upstream calls as its budget
+ *   allows (`UPSTREAM_CALL_BUDGET`); nothing was sent; not retryable as is;
  * - `request-failed`: any other transport failure;
  * - for an error response without a readable contract §3 body, a code derived from the status
  *   (`bad-request`, `unauthorized`, `forbidden`, `not-found`, `conflict`, `unprocessable`,
@@ -27,11 +30,12 @@ export type UpstreamArea =
  *   otherwise `http-<status>`).
  */
 export type UpstreamTransportCode =
-  | 'timeout'
+  | 'upstream-timeout'
   | 'connection-failed'
   | 'invalid-response'
   | 'unknown-vault'
   | 'client-closed'
+  | 'upstream-budget-exceeded'
   | 'request-failed';
 
 /** HTTP statuses after which the same request may succeed when sent again later. */
@@ -92,7 +96,7 @@ export class UpstreamError extends Error {
     this.retryable =
       init.retryable ??
       (init.status === undefined
-        ? init.code === 'timeout' || init.code === 'connection-failed'
+        ? init.code === 'upstream-timeout' || init.code === 'connection-failed'
         : RETRYABLE_STATUSES.has(init.status));
     if (pointer !== undefined) this.pointer = pointer;
     if (detail !== undefined) this.detail = detail;

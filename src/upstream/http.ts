@@ -52,18 +52,24 @@ export interface UpstreamResponse<T> {
 /**
  * The pooled HTTP client shared by every upstream client (see {@link createUpstreamHttp}).
  * `request` resolves with the parsed success body or rejects with {@link UpstreamError} (never another
- * error type). `close` waits for in-flight requests, then closes the pooled connections.
+ * error type). `close(graceMs)` refuses new requests, lets in-flight ones finish for at most `graceMs`
+ * (default: their own deadline), then aborts the rest (`client-closed`) and closes the pooled
+ * connections.
  */
 export interface UpstreamHttp {
   request<T = undefined>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>>;
-  close(): Promise<void>;
+  close(graceMs?: number): Promise<void>;
+  /** Aborts every call in flight now (each rejects with `client-closed`); for a bounded shutdown. */
+  abortInFlight(): void;
 }
 
 /**
  * Options of {@link createUpstreamHttp}.
- * - `timeoutMs`: connect timeout, time to the response headers, and longest pause between body
- *   chunks, each in ms (undici `connectTimeout`, `headersTimeout`, `bodyTimeout`; undici checks the
- *   header and body timeouts on a timer of about 1 s resolution, so they may fire up to ~1 s late).
+ * - `timeoutMs`: total deadline of one call in ms: connect, retries, response headers and the whole
+ *   body together. An upstream that trickles its answer (one byte every few seconds) is cut off at the
+ *   deadline, not per chunk; the call then fails with the retryable `upstream-timeout`. (The same
+ *   value also bounds connect, headers and each body pause in undici, which checks those on a timer of
+ *   about 1 s resolution.)
  * - `logger`: receives one line per call (debug; warn for retryable failures and unparseable bodies).
  * - `connectionsPerOrigin`: keep-alive pool size per origin; default 64.
  * - `retry`: automatic retry of idempotent methods (GET, PUT, DELETE) on 502/503/504 and connection
@@ -88,6 +94,10 @@ export interface UpstreamHttpOptions {
 
 const IDEMPOTENT_METHODS: readonly UpstreamMethod[] = ['GET', 'PUT', 'DELETE'];
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Abort reasons of a call: its own deadline passed, or the client was closed (shutdown). */
+const DEADLINE = Symbol('upstream deadline');
+const CLOSED = Symbol('upstream client closed');
 const CONNECTION_CODES = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
@@ -138,6 +148,9 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
   });
   const userAgent = options.userAgent ?? 'cardgraph';
   let closing: Promise<void> | undefined;
+  let closed = false;
+  /** Abort controllers of the calls in flight, so shutdown can cut them off. */
+  const inFlight = new Set<AbortController>();
 
   function request<T>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>> {
     const route = `${call.method} ${routeTemplate(new URL(call.url).pathname)}`;
@@ -199,7 +212,15 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
     const elapsed = () => Math.round(performance.now() - started);
 
     let status: number | undefined;
+    // One deadline for the whole exchange (retries, headers and body): undici's own body timeout
+    // restarts with every chunk, so an upstream trickling bytes would otherwise hold the call forever.
+    // Aborting with a symbol reason avoids building a DOMException per call.
+    const controller = new AbortController();
+    const deadline = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
+    inFlight.add(controller);
     try {
+      if (closed)
+        throw new UpstreamError({ area: call.area, operation, code: 'client-closed', retryable: false });
       const dispatcher: Dispatcher = IDEMPOTENT_METHODS.includes(call.method) ? retrying : agent;
       let text: string;
       try {
@@ -208,11 +229,24 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
           method: call.method,
           headers: { accept: 'application/json', 'user-agent': userAgent, ...call.headers },
           body: call.body ?? null,
+          signal: controller.signal,
         });
         status = response.statusCode;
         text = await response.body.text();
       } catch (error) {
+        if (controller.signal.aborted) {
+          const code = controller.signal.reason === DEADLINE ? 'upstream-timeout' : 'client-closed';
+          throw new UpstreamError({
+            area: call.area,
+            operation,
+            code,
+            ...(code === 'client-closed' ? { retryable: false } : {}),
+          });
+        }
         throw transportError(call.area, operation, status, error);
+      } finally {
+        clearTimeout(deadline);
+        inFlight.delete(controller);
       }
 
       const expected = call.expectStatus ? call.expectStatus.includes(status) : status >= 200 && status < 300;
@@ -258,10 +292,24 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
     }
   }
 
+  const abortInFlight = () => {
+    for (const controller of inFlight) controller.abort(CLOSED);
+  };
   return {
     request,
-    close() {
-      closing ??= agent.close();
+    abortInFlight,
+    close(graceMs = timeoutMs) {
+      closing ??= (async () => {
+        closed = true;
+        // agent.close() waits for in-flight requests; abort whatever is still running after the
+        // grace period so shutdown is bounded even with an upstream that never finishes.
+        const abortRest = setTimeout(abortInFlight, graceMs);
+        try {
+          await agent.close();
+        } finally {
+          clearTimeout(abortRest);
+        }
+      })();
       return closing;
     },
   };
@@ -284,7 +332,7 @@ function transportError(area: UpstreamArea, operation: string, status: number | 
   // undici error messages ("Headers Timeout Error", "other side closed") carry no request data, so
   // the original error is kept as the cause for diagnosis.
   const base = { area, operation, cause: error };
-  if (TIMEOUT_CODES.has(code)) return new UpstreamError({ ...base, code: 'timeout' });
+  if (TIMEOUT_CODES.has(code)) return new UpstreamError({ ...base, code: 'upstream-timeout' });
   if (CONNECTION_CODES.has(code)) return new UpstreamError({ ...base, code: 'connection-failed' });
   if (CLOSED_CODES.has(code)) return new UpstreamError({ ...base, code: 'client-closed', retryable: false });
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {

@@ -45,7 +45,8 @@ export interface Upstream {
   networkTokens: NetworkTokensClient;
   cardAttributes: CardAttributesClient;
   accounts: AccountsClient;
-  close(): Promise<void>;
+  /** Closes the pool: in-flight calls may finish for `graceMs` (default: their deadline), then are aborted. */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -91,6 +92,6 @@ export function createUpstream(
       new AccountsClient({ baseUrl: config.accountsUrl, tokens, http }),
       ACCOUNTS_ERRORS,
     ),
-    close: () => http.close(),
+    close: (graceMs) => http.close(graceMs),
   };
 }

@@ -548,7 +548,7 @@ describe('card interface through GraphQL, upstream that does not answer', () => 
   });
   afterAll(() => stack.stop());
 
-  it('5100260000794998 answers UpstreamError timeout, retryable, with no status', async () => {
+  it('5100260000794998 answers UpstreamError upstream-timeout, retryable, with no status', async () => {
     const started = Date.now();
     const result = await stack.execute(
       CreateCard,
@@ -557,7 +557,7 @@ describe('card interface through GraphQL, upstream that does not answer', () => 
     );
     expect(result.errors).toBeUndefined();
     expect(member(result.data?.createCard, 'UpstreamError')).toMatchObject({
-      code: 'timeout',
+      code: 'upstream-timeout',
       retryable: true,
       status: null,
     });

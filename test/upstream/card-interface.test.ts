@@ -275,7 +275,7 @@ describe('CardInterfaceClient', () => {
     }
   });
 
-  it('times out on the hanging card 4998 with code timeout and no status', async () => {
+  it('times out on the hanging card 4998 with code upstream-timeout and no status', async () => {
     const started = Date.now();
     const error = await rejectionOf(
       fixture.cardInterface.createCard(VAULT, { pan: pan('5100260000794998'), expMonth: 12, expYear: 30 }),
@@ -284,12 +284,12 @@ describe('CardInterfaceClient', () => {
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({
       area: 'card-interface',
-      code: 'timeout',
+      code: 'upstream-timeout',
       status: undefined,
       retryable: true,
     });
     expect((error as Error).message).toBe(
-      'upstream card-interface POST /card-interface/cards failed: timeout',
+      'upstream card-interface POST /card-interface/cards failed: upstream-timeout',
     );
   });
 

@@ -257,8 +257,39 @@ describe('createUpstreamHttp', () => {
     // undici checks header timeouts on a timer of about 1 s resolution.
     expect(Date.now() - started).toBeLessThan(2000);
     expect(hits).toHaveLength(1);
-    expect(error).toMatchObject({ code: 'timeout', status: undefined, retryable: true });
-    expect(logEntries(lines, 'upstream call failed')[0]).toMatchObject({ level: 40, code: 'timeout' });
+    expect(error).toMatchObject({ code: 'upstream-timeout', status: undefined, retryable: true });
+    expect(logEntries(lines, 'upstream call failed')[0]).toMatchObject({
+      level: 40,
+      code: 'upstream-timeout',
+    });
+  });
+
+  it('ends a trickling body at the total deadline, not per chunk, with the retryable upstream-timeout', async () => {
+    const trickles: NodeJS.Timeout[] = [];
+    script = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      trickles.push(setInterval(() => res.write(' '), 50));
+    };
+    const { http } = client(400);
+    const started = Date.now();
+    const error = await rejectionOf(
+      http.request({ area: 'accounts', method: 'GET', url: `${base}/trickle`, schema: thing }),
+    );
+    for (const timer of trickles) clearInterval(timer);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code: 'upstream-timeout', status: undefined, retryable: true });
+    expect(hits).toHaveLength(1);
+  });
+
+  it('aborts calls in flight with client-closed when asked to (bounded shutdown)', async () => {
+    script = () => undefined;
+    const { http } = client(10_000);
+    const pending = rejectionOf(http.request({ area: 'accounts', method: 'GET', url: `${base}/hang` }));
+    await expect.poll(() => hits.length).toBe(1);
+    http.abortInFlight();
+    expect(await pending).toMatchObject({ code: 'client-closed', retryable: false });
   });
 
   it('fails with connection-failed when nothing listens', async () => {
