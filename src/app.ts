@@ -39,6 +39,7 @@ import { useAccessLogDetails } from './plugins/access-log.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
 import { developmentTokenIssuer, GRAPHIQL_ASSET_PREFIX, useLocalGraphiQL } from './plugins/graphiql.ts';
 import { useIntrospectionSwitch } from './plugins/introspection.ts';
+import { useOperationCost } from './plugins/operation-cost.ts';
 import { useOperationMetrics } from './plugins/operation-metrics.ts';
 import { useOperationTracing } from './plugins/operation-tracing.ts';
 import { useRequestId, withRequestId } from './plugins/request-id.ts';
@@ -212,15 +213,19 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         ...(graphiql ? [graphiql] : []),
         useIntrospectionSwitch({ enabled: config.graphql.introspection }),
         useCardDataRedaction(),
-        // Bounds what one operation may ask of the gateway (and so of the upstream).
+        // Bounds the shape of one document. Its cost limit is off: it runs before variables exist
+        // (`first: $n` counted as 1) and does not know our page sizes; useOperationCost replaces it.
         EnvelopArmorPlugin({
           maxDepth: { n: 12 },
           maxAliases: { n: 15 },
           maxDirectives: { n: 20 },
           maxTokens: { n: 3_000 },
-          costLimit: { maxCost: 10_000 },
+          costLimit: { enabled: false },
           blockFieldSuggestion: { enabled: !config.graphql.fieldSuggestions },
         }),
+        // Bounds what one operation may ask of the upstream: cost with variables and list sizes,
+        // and the per-operation upstream call budget.
+        useOperationCost(config.operationLimits),
       ],
       maskedErrors: {
         // Typed gateway errors that escape a result union (e.g. a refused subscription) keep their

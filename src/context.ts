@@ -10,7 +10,7 @@ import {
   type EventNetworkTokenCache,
   type Loaders,
 } from './loaders/index.ts';
-import type { Upstream } from './upstream/index.ts';
+import { type Upstream, UpstreamCallBudget } from './upstream/index.ts';
 
 /**
  * Per-operation GraphQL context (one per HTTP request, one per graphql-ws subscribe).
@@ -34,6 +34,12 @@ export interface GraphQLContext {
   logger: Logger;
   /** What one operation may ask for (src/config.ts `operationLimits`). */
   limits: Config['operationLimits'];
+  /**
+   * Upstream calls this operation may still make; `upstream` and `loaders` charge it
+   * (src/upstream/budget.ts). App-wide per-event memos (`eventCards`, `eventNetworkTokens`) read
+   * once per event for every subscriber, so they are not charged to any one of them.
+   */
+  upstreamBudget: UpstreamCallBudget;
 }
 
 /** Long-lived services the context is built from (see src/app.ts). */
@@ -48,7 +54,15 @@ export interface ContextServices {
   limits: Config['operationLimits'];
 }
 
-/** Builds a fresh context for one operation. */
+/** Builds a fresh context for one operation, with its own upstream call budget. */
 export function createContext(services: ContextServices, viewer: Viewer | null): GraphQLContext {
-  return { ...services, viewer, loaders: createLoaders(services.upstream, services.binAttributes) };
+  const upstreamBudget = new UpstreamCallBudget(services.limits.upstreamCallBudget);
+  const upstream = services.upstream.withBudget(upstreamBudget);
+  return {
+    ...services,
+    viewer,
+    upstream,
+    upstreamBudget,
+    loaders: createLoaders(upstream, services.binAttributes),
+  };
 }

@@ -17,6 +17,7 @@ import type {
 import { builder } from './builder.ts';
 import { cvcSchema, digitsOnly, expMonthSchema, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
+import { costExtension } from './paging.ts';
 import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -279,6 +280,7 @@ builder.queryField('accountUpdaterCard', (t) =>
     type: AccountUpdaterCardRef,
     description: 'A v1 card by id with the most current data from issuers (v1 GET /cards/{card_id}).',
     authScopes: { scope: 'cards:read' },
+    extensions: costExtension({ upstreamCalls: 1 }),
     errors: { types: [CardNotFoundError, InputValidationError] },
     args: {
       cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),

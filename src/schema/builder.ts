@@ -6,7 +6,13 @@ import ValidationPlugin from '@pothos/plugin-validation';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { UpstreamScope } from '../auth/viewer.ts';
 import type { GraphQLContext } from '../context.ts';
-import { ForbiddenError, OperationLimitError, UnauthenticatedError, UpstreamServiceError } from '../errors.ts';
+import {
+  ForbiddenError,
+  OperationLimitError,
+  UnauthenticatedError,
+  UpstreamServiceError,
+} from '../errors.ts';
+import { costExtension } from './paging.ts';
 
 /**
  * The one Pothos builder. Plugin order matters: errors wraps everything so that authorization
@@ -50,6 +56,7 @@ export const builder = new SchemaBuilder<{
       description:
         'Any object by its Relay global ID; null when it does not exist or the caller may not see its vault.',
       args: { id: { description: 'Relay global ID.' } },
+      extensions: costExtension({ upstreamCalls: 1 }),
     },
     nodesQueryOptions: {
       // Items nullable: an id that cannot be read is a null entry, not an error nulling the list.
@@ -57,6 +64,7 @@ export const builder = new SchemaBuilder<{
       description:
         'Objects by their Relay global IDs, in the same order; null for each one that cannot be read (with an error at its index when the read failed). At most `NODES_MAX_IDS` ids (error code `too-many-ids`).',
       args: { ids: { description: 'Relay global IDs.' } },
+      extensions: costExtension({ upstreamCallsPerItem: 1, listSize: { argument: 'ids' } }),
       // One promise per id: a read that fails nulls its own entry (with an error at its path), never
       // the whole list, as Pothos' batched resolution would. Reads still batch through the loaders.
       resolve: (_root, args, context, info) => {

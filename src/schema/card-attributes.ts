@@ -6,6 +6,7 @@ import type { CardAttributes } from '../upstream/index.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { builder } from './builder.ts';
 import { CardRef, digitsOnly } from './card.ts';
+import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -193,6 +194,7 @@ builder.queryField('cardAttributes', (t) =>
     description:
       'Attributes of a card product by BIN, PAN or `tok_` alias (POST /attributes/attributes); null for a BIN the data set does not know.',
     authScopes: { scope: 'card-attributes:basic' },
+    extensions: costExtension({ upstreamCalls: 1 }),
     errors: { types: [InputValidationError] },
     args: {
       number: t.arg.string({
@@ -230,6 +232,7 @@ builder.objectField(CardRef, 'attributes', (t) =>
     nullable: true,
     description: 'Attributes of the card product by its BIN (needs `card-attributes:basic`); cached per BIN.',
     authScopes: { scope: 'card-attributes:basic' },
+    extensions: costExtension({ upstreamCalls: 1 }),
     resolve: (card, _args, context) => attributesOfBin(context, card.vaultId, card.bin),
   }),
 );
@@ -241,6 +244,7 @@ builder.objectField(AccountUpdaterCardRef, 'attributes', (t) =>
     description:
       'Attributes of the card product by the BIN of its number alias (needs `card-attributes:basic`); cached per BIN.',
     authScopes: { scope: 'card-attributes:basic' },
+    extensions: costExtension({ upstreamCalls: 1 }),
     resolve: (card, _args, context) => attributesOfBin(context, card.vaultId, card.numberAlias),
   }),
 );

@@ -7,6 +7,7 @@ import { decodeCursor, encodeCursor, type LoggedCardEvent } from '../events/even
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
+import { costExtension, EVENT_PAGE_SIZE, pageSize } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -74,8 +75,15 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
       description:
         'The card, read once per event for all subscribers (v1 GET /cards/{card_id}); `CardNotFoundError` for sandbox mock cards, which are never saved.',
       authScopes: { scope: 'cards:read' },
+      extensions: costExtension({ upstreamCalls: 1 }),
       errors: { types: [CardNotFoundError] },
-      resolve: (event, _args, context) => context.eventCards.cardOf(event),
+      // A live event's card is read once for every subscriber (app-wide memo); a history page reads
+      // through the request's loaders, so each card is read once per page and charged to the
+      // operation's upstream budget.
+      resolve: (event, _args, context, info) =>
+        info.operation.operation === 'subscription'
+          ? context.eventCards.cardOf(event)
+          : context.loaders.accountUpdaterCard.load({ vaultId: event.tenant, cardId: event.cardId }),
     }),
   }),
 });
@@ -104,6 +112,7 @@ builder.queryField('cardEvents', (t) =>
     description:
       "History of accepted card events of the caller's vaults (or of `vaultId`), oldest first by event `timestamp` (then acceptance order), within the retention period. Forward pagination only (`first`, `after`).",
     authScopes: { scope: 'cards:read' },
+    extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
     errors: { types: [InputValidationError] },
     args: {
       ...eventFilterArgs(t),
@@ -114,7 +123,7 @@ builder.queryField('cardEvents', (t) =>
           issues: [{ message: 'only forward pagination (first, after) is supported', path: ['last'] }],
         });
       }
-      const first = Math.min(Math.max(args.first ?? 50, 1), 500);
+      const first = pageSize(args.first, EVENT_PAGE_SIZE);
       const after = args.after ? cursorArg(args.after) : null;
       const page = await context.events.history(eventFilter(context, args), after, first + 1);
       const edges = page.slice(0, first).map((node) => ({ cursor: encodeCursor(node), node }));

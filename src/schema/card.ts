@@ -6,6 +6,7 @@ import { isPlainPan } from '../lib/pan.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
+import { costExtension } from './paging.ts';
 import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -260,6 +261,7 @@ builder.queryField('card', (t) =>
     type: CardRef,
     description: "A card of the card interface, by its id, in the caller's vault.",
     authScopes: { scope: 'cards:read' },
+    extensions: costExtension({ upstreamCalls: 1 }),
     errors: { types: [CardNotFoundError, InputValidationError] },
     args: {
       cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),

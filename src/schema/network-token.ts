@@ -13,6 +13,7 @@ import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-car
 import { builder } from './builder.ts';
 import { expMonthSchema } from './card.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
+import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -116,6 +117,7 @@ export const NetworkTokenRef = builder.objectRef<InVault<NetworkToken>>('Network
       description:
         'Attributes of the card product by the card BIN (needs `card-attributes:basic`); cached per BIN.',
       authScopes: { scope: 'card-attributes:basic' },
+      extensions: costExtension({ upstreamCalls: 1 }),
       resolve: (token, _args, context) => attributesOfBin(context, token.vaultId, token.card.bin),
     }),
   }),
@@ -170,6 +172,7 @@ builder.queryField('networkToken', (t) =>
     type: NetworkTokenRef,
     description: 'The network token of a PAN alias (GET /network-tokens/{pan_alias}).',
     authScopes: { scope: 'network-tokens:read' },
+    extensions: costExtension({ upstreamCalls: 1 }),
     errors: { types: [...NETWORK_TOKEN_ERRORS] },
     args: {
       panAlias: t.arg.string({ description: 'Alias of the PAN.', validate: panAliasSchema }),
@@ -252,6 +255,7 @@ builder.objectField(AccountUpdaterCardRef, 'networkToken', (t) =>
     description:
       "The network token of this card's PAN alias, or null when none was provisioned (needs `network-tokens:read`).",
     authScopes: { scope: 'network-tokens:read' },
+    extensions: costExtension({ upstreamCalls: 1 }),
     resolve: (card, _args, context) =>
       context.loaders.networkToken.load({ vaultId: card.vaultId, panAlias: card.numberAlias }),
   }),
@@ -309,6 +313,7 @@ const NetworkTokenEventRef = builder.objectRef<NetworkTokenEvent>('NetworkTokenE
       description:
         "The network token, read once per event for all subscribers (GET /network-tokens/{pan_alias} in the event's vault); `NetworkTokenNotFoundError` when the vault no longer holds it.",
       authScopes: { scope: 'network-tokens:read' },
+      extensions: costExtension({ upstreamCalls: 1 }),
       errors: { types: [NetworkTokenNotFoundError] },
       resolve: (event, _args, context) => context.eventNetworkTokens.tokenOf(event),
     }),

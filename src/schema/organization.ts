@@ -6,6 +6,7 @@ import { OrganizationNotFoundError } from '../errors.ts';
 import type { OrganizationPageKey, VaultSummary } from '../loaders/index.ts';
 import type { MemberVault, OrganizationInvite, OrganizationMember, Page } from '../upstream/index.ts';
 import { builder } from './builder.ts';
+import { costExtension, ORGANIZATION_PAGE_SIZE } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -13,6 +14,12 @@ import { vaultIdArg, vaultOf } from './vault.ts';
  * GET /organizations/{organizationId}/members and /invites), as Relay connections over the
  * upstream's JSON:API pages.
  */
+
+/** Pothos offset-connection sizes from the shared constants, so the cost plugin multiplies by what is served. */
+const ORGANIZATION_CONNECTION_SIZE = {
+  defaultSize: ORGANIZATION_PAGE_SIZE.default,
+  maxSize: ORGANIZATION_PAGE_SIZE.max,
+};
 
 /** Upstream page size used for every read, so members pages are shared by all connections of a request. */
 const UPSTREAM_PAGE_SIZE = 100;
@@ -165,42 +172,56 @@ const OrganizationType = builder.objectRef<OrganizationParent>('Organization').i
       type: MemberType,
       nullable: true,
       description: 'Users of the organization, pending invitations excluded.',
+      extensions: costExtension({
+        upstreamCalls: 1,
+        listSize: { argument: 'first', ...ORGANIZATION_PAGE_SIZE },
+      }),
       resolve: (organization, args, context) => {
         assertForwardPaging(args);
-        return resolveOffsetConnection({ args }, async ({ offset, limit }) => {
-          const members = await slice(
-            (key) => context.loaders.organizationMembers.load(key),
-            organization,
-            offset,
-            limit,
-          );
-          primeVaults(
-            context,
-            members.flatMap((m) => m.vaults),
-          );
-          return members;
-        });
+        return resolveOffsetConnection(
+          { args, ...ORGANIZATION_CONNECTION_SIZE },
+          async ({ offset, limit }) => {
+            const members = await slice(
+              (key) => context.loaders.organizationMembers.load(key),
+              organization,
+              offset,
+              limit,
+            );
+            primeVaults(
+              context,
+              members.flatMap((m) => m.vaults),
+            );
+            return members;
+          },
+        );
       },
     }),
     invites: t.connection({
       type: InviteType,
       nullable: true,
       description: 'Pending invitations.',
+      extensions: costExtension({
+        upstreamCalls: 1,
+        listSize: { argument: 'first', ...ORGANIZATION_PAGE_SIZE },
+      }),
       resolve: (organization, args, context) => {
         assertForwardPaging(args);
-        return resolveOffsetConnection({ args }, async ({ offset, limit }) => {
-          const invites = await slice(
-            (key) => context.loaders.organizationInvites.load(key),
-            organization,
-            offset,
-            limit,
-          );
-          primeVaults(
-            context,
-            invites.flatMap((i) => i.vaults),
-          );
-          return invites;
-        });
+        return resolveOffsetConnection(
+          { args, ...ORGANIZATION_CONNECTION_SIZE },
+          async ({ offset, limit }) => {
+            const invites = await slice(
+              (key) => context.loaders.organizationInvites.load(key),
+              organization,
+              offset,
+              limit,
+            );
+            primeVaults(
+              context,
+              invites.flatMap((i) => i.vaults),
+            );
+            return invites;
+          },
+        );
       },
     }),
   }),
@@ -212,6 +233,7 @@ builder.queryField('organization', (t) =>
     description:
       "An organization by id, read with the caller's vault credentials (needs `organization-users:read`).",
     authScopes: { scope: 'organization-users:read' },
+    extensions: costExtension({ upstreamCalls: 1 }),
     errors: { types: [InputValidationError, OrganizationNotFoundError] },
     args: {
       id: t.arg.string({

@@ -6,6 +6,7 @@ import { AccountUpdaterClient } from './account-updater/client.ts';
 import { ACCOUNT_UPDATER_ERRORS } from './account-updater/error-table.ts';
 import { AccountsClient } from './accounts/client.ts';
 import { ACCOUNTS_ERRORS } from './accounts/error-table.ts';
+import { budgetedHttp, type UpstreamCallBudget } from './budget.ts';
 import { CardAttributesClient } from './card-attributes/client.ts';
 import { CARD_ATTRIBUTES_ERRORS } from './card-attributes/error-table.ts';
 import { CardInterfaceClient } from './card-interface/client.ts';
@@ -21,6 +22,7 @@ export type * from './account-updater/types.ts';
 export { AccountsClient } from './accounts/client.ts';
 export type * from './accounts/types.ts';
 export type { UpstreamClientOptions } from './authorized-request.ts';
+export { budgetedHttp, UpstreamCallBudget } from './budget.ts';
 export { CardAttributesClient } from './card-attributes/client.ts';
 export type * from './card-attributes/types.ts';
 export { CardInterfaceClient } from './card-interface/client.ts';
@@ -47,6 +49,11 @@ export interface Upstream {
   accounts: AccountsClient;
   /** Closes the pool: in-flight calls may finish for `graceMs` (default: their deadline), then are aborted. */
   close(graceMs?: number): Promise<void>;
+  /**
+   * The same clients with every call charged to `budget` (one operation's), sharing this pool and
+   * token cache (token requests are shared across operations, so they are not charged).
+   */
+  withBudget(budget: UpstreamCallBudget): Upstream;
 }
 
 /**
@@ -69,29 +76,31 @@ export function createUpstream(
     http,
     ...(telemetry.metrics ? { metrics: telemetry.metrics } : {}),
   });
-  return {
-    http,
+  const clientsOver = (clientHttp: UpstreamHttp): Upstream => ({
+    http: clientHttp,
     tokens,
     cardInterface: withGatewayErrors(
-      new CardInterfaceClient({ baseUrl: config.cardInterfaceUrl, tokens, http }),
+      new CardInterfaceClient({ baseUrl: config.cardInterfaceUrl, tokens, http: clientHttp }),
       CARD_INTERFACE_ERRORS,
     ),
     accountUpdater: withGatewayErrors(
-      new AccountUpdaterClient({ baseUrl: config.accountUpdaterUrl, tokens, http }),
+      new AccountUpdaterClient({ baseUrl: config.accountUpdaterUrl, tokens, http: clientHttp }),
       ACCOUNT_UPDATER_ERRORS,
     ),
     networkTokens: withGatewayErrors(
-      new NetworkTokensClient({ baseUrl: config.accountUpdaterUrl, tokens, http }),
+      new NetworkTokensClient({ baseUrl: config.accountUpdaterUrl, tokens, http: clientHttp }),
       NETWORK_TOKEN_ERRORS,
     ),
     cardAttributes: withGatewayErrors(
-      new CardAttributesClient({ baseUrl: config.cardAttributesUrl, tokens, http }),
+      new CardAttributesClient({ baseUrl: config.cardAttributesUrl, tokens, http: clientHttp }),
       CARD_ATTRIBUTES_ERRORS,
     ),
     accounts: withGatewayErrors(
-      new AccountsClient({ baseUrl: config.accountsUrl, tokens, http }),
+      new AccountsClient({ baseUrl: config.accountsUrl, tokens, http: clientHttp }),
       ACCOUNTS_ERRORS,
     ),
     close: (graceMs) => http.close(graceMs),
-  };
+    withBudget: (budget) => clientsOver(budgetedHttp(http, budget)),
+  });
+  return clientsOver(http);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BinAttributesCache } from '../../src/loaders/bin-attributes-cache.ts';
 import { UpstreamServiceError } from '../../src/errors.ts';
+import { BinAttributesCache } from '../../src/loaders/bin-attributes-cache.ts';
 import { type CardAttributes, UpstreamError } from '../../src/upstream/index.ts';
 
 /**

@@ -1,0 +1,232 @@
+import { readFileSync } from 'node:fs';
+import { type ExecutionResult, print } from 'graphql';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { graphql } from '../generated/index.ts';
+import { member } from '../support/results.ts';
+import { type Stack, startStack } from '../support/stack.ts';
+
+/**
+ * Issue 10, class 3 ("upstream amplification"): `nodes(ids:)` with thousands of forged ids, and a
+ * history page whose size comes from a variable joined with `card`, must not turn into thousands of
+ * upstream GETs. The ids are capped (`too-many-ids`), the cost is computed with the variables and
+ * refused before execution (`operation-too-expensive`) on HTTP, SSE and graphql-ws alike, the
+ * upstream calls of one operation are counted against its budget (`upstream-budget-exceeded`), and
+ * the cost never refuses a page size the resolver serves (the shipped CardEventHistory at its
+ * largest page).
+ */
+
+const VAULT1 = 'tntsandbox1';
+
+const ManyNodes = graphql(`
+  query HD_UC_ManyNodes($ids: [ID!]!) {
+    nodes(ids: $ids) { __typename id }
+  }
+`);
+
+const HistoryWithCards = graphql(`
+  query HD_UC_HistoryWithCards($first: Int) {
+    cardEvents(first: $first) {
+      __typename
+      ... on QueryCardEventsSuccess {
+        data { edges { node { id card { __typename ... on CardEventCardSuccess { data { cardId } } } } } }
+      }
+      ... on Error { code message }
+    }
+  }
+`);
+
+const FourCards = graphql(`
+  mutation HD_UC_FourCards($input: CreateCardInput!) {
+    a: createCard(input: $input) { __typename ... on UpstreamError { code retryable } ... on MutationCreateCardSuccess { data { cardId } } }
+    b: createCard(input: $input) { __typename ... on UpstreamError { code retryable } ... on MutationCreateCardSuccess { data { cardId } } }
+    c: createCard(input: $input) { __typename ... on UpstreamError { code retryable } ... on MutationCreateCardSuccess { data { cardId } } }
+    d: createCard(input: $input) { __typename ... on UpstreamError { code retryable } ... on MutationCreateCardSuccess { data { cardId } } }
+  }
+`);
+
+/** 3,000 well-formed but forged Relay IDs of the caller's vault. */
+const FORGED_IDS = Array.from({ length: 3_000 }, (_, i) =>
+  Buffer.from(`AccountUpdaterCard:${VAULT1}:CRD${String(i).padStart(22, '0')}`).toString('base64'),
+);
+
+type Errors = ExecutionResult['errors'];
+const codes = (errors: Errors) => (errors ?? []).map((error) => error.extensions?.code);
+
+/** A stack with `env` for the tests of one describe block, and the transports to reach it. */
+function gateway(env: Record<string, string>) {
+  let stack: Stack;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startStack(env);
+    token = await stack.token({ vaults: [VAULT1] });
+  });
+  afterAll(() => stack.stop());
+
+  /** Upstream requests (token endpoint aside) the sandbox answered while `work` ran. */
+  async function upstreamCallsDuring<T>(work: () => Promise<T>) {
+    const before = stack.app.sandbox!.requests().length;
+    const result = await work();
+    const calls = stack.app.sandbox!.requests().slice(before);
+    return { result, calls: calls.filter((call) => call.path !== '/oauth/token') };
+  }
+
+  /** Runs `document` over graphql-ws and resolves with its one result. */
+  function overWebSocket(query: string, variables: Record<string, unknown>): Promise<ExecutionResult> {
+    const client = stack.wsClient(token);
+    return new Promise((resolve, reject) => {
+      let result: ExecutionResult = {};
+      client.subscribe(
+        { query, variables },
+        {
+          next: (next) => (result = next as ExecutionResult),
+          error: reject,
+          complete: () => resolve(result),
+        },
+      );
+    });
+  }
+
+  /** Runs `document` over SSE (POST, Accept: text/event-stream) and resolves with its first result. */
+  async function overSse(query: string, variables: Record<string, unknown>): Promise<ExecutionResult> {
+    const response = await request(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ query, variables }),
+    });
+    const text = await response.body.text();
+    const line = text.split('\n').find((l) => l.startsWith('data:') && l.length > 6);
+    return JSON.parse(line!.slice(5)) as ExecutionResult;
+  }
+
+  return {
+    get stack() {
+      return stack;
+    },
+    get token() {
+      return token;
+    },
+    upstreamCallsDuring,
+    overWebSocket,
+    overSse,
+  };
+}
+
+describe('default limits (NODES_MAX_IDS=100, UPSTREAM_CALL_BUDGET=100)', () => {
+  const g = gateway({});
+
+  it('caps nodes(ids:): 3,000 forged ids answer too-many-ids with no upstream call, on every transport', async () => {
+    const http = await g.upstreamCallsDuring(() => g.stack.execute(ManyNodes, { ids: FORGED_IDS }, g.token));
+    expect(http.result.data).toEqual({ nodes: null });
+    expect(codes(http.result.errors)).toEqual(['too-many-ids']);
+    expect(http.result.errors?.[0]?.message).toBe('nodes accepts at most 100 ids, 3000 were sent');
+    expect(http.calls).toEqual([]);
+
+    // graphql-ws refuses a 3,000-id message by size (WS_MAX_PAYLOAD_BYTES); 150 still exceed the cap.
+    const ws = await g.upstreamCallsDuring(() =>
+      g.overWebSocket(print(ManyNodes), { ids: FORGED_IDS.slice(0, 150) }),
+    );
+    expect(ws.result.data).toEqual({ nodes: null });
+    expect(codes(ws.result.errors)).toEqual(['too-many-ids']);
+    expect(ws.calls).toEqual([]);
+
+    const sse = await g.upstreamCallsDuring(() => g.overSse(print(ManyNodes), { ids: FORGED_IDS }));
+    expect(sse.result.data).toEqual({ nodes: null });
+    expect(codes(sse.result.errors)).toEqual(['too-many-ids']);
+    expect(sse.calls).toEqual([]);
+  });
+
+  it('refuses cardEvents(first: $n) joined with card before any upstream GET, on every transport', async () => {
+    const variables = { first: 500 };
+    const http = await g.upstreamCallsDuring(() => g.stack.execute(HistoryWithCards, variables, g.token));
+    expect(http.result.status).toBe(400);
+    expect(http.result.data).toBeUndefined();
+    expect(codes(http.result.errors)).toEqual(['operation-too-expensive']);
+    expect(http.result.errors?.[0]).toMatchObject({
+      message:
+        'The operation may make 500 upstream calls, more than the budget of 100: ask for smaller pages (first), fewer ids or fewer joined fields',
+      extensions: { upstreamCalls: 500 },
+    });
+    expect(http.calls).toEqual([]);
+
+    const ws = await g.upstreamCallsDuring(() => g.overWebSocket(print(HistoryWithCards), variables));
+    expect(codes(ws.result.errors)).toEqual(['operation-too-expensive']);
+    expect(ws.calls).toEqual([]);
+
+    const sse = await g.upstreamCallsDuring(() => g.overSse(print(HistoryWithCards), variables));
+    expect(codes(sse.result.errors)).toEqual(['operation-too-expensive']);
+    expect(sse.calls).toEqual([]);
+
+    // The variable decides: one page more than the budget is refused, the budget itself is served.
+    const over = await g.stack.execute(HistoryWithCards, { first: 101 }, g.token);
+    expect(over.errors?.[0]?.extensions).toMatchObject({
+      code: 'operation-too-expensive',
+      upstreamCalls: 101,
+    });
+    const within = await g.stack.execute(HistoryWithCards, { first: 100 }, g.token);
+    expect(within.errors).toBeUndefined();
+    expect(within.data?.cardEvents?.__typename).toBe('QueryCardEventsSuccess');
+  });
+
+  it('serves the shipped CardEventHistory at the largest page the resolver allows (first: 500)', async () => {
+    const operations = readFileSync(new URL('../../src/client/operations.graphql', import.meta.url), 'utf8');
+    for (const first of [150, 500, 10_000]) {
+      const response = await request(`${g.stack.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${g.token}` },
+        body: JSON.stringify({ query: operations, operationName: 'CardEventHistory', variables: { first } }),
+      });
+      const body = (await response.body.json()) as ExecutionResult<{ cardEvents: { __typename: string } }>;
+      expect(response.statusCode).toBe(200);
+      expect(body.errors).toBeUndefined();
+      expect(body.data?.cardEvents.__typename).toBe('QueryCardEventsSuccess');
+    }
+  });
+});
+
+describe('UPSTREAM_CALL_BUDGET=3', () => {
+  const g = gateway({ UPSTREAM_CALL_BUDGET: '3' });
+
+  it('computes the cost with variables: nodes within the cap but over the upstream budget is refused before execution', async () => {
+    const ids = FORGED_IDS.slice(0, 4);
+    const http = await g.upstreamCallsDuring(() => g.stack.execute(ManyNodes, { ids }, g.token));
+    expect(http.result.status).toBe(400);
+    expect(http.result.data).toBeUndefined();
+    expect(http.result.errors).toMatchObject([
+      {
+        message:
+          'The operation may make 4 upstream calls, more than the budget of 3: ask for smaller pages (first), fewer ids or fewer joined fields',
+        extensions: { code: 'operation-too-expensive', cost: 4, upstreamCalls: 4 },
+      },
+    ]);
+    expect(http.calls).toEqual([]);
+
+    // Three ids fit: each is read (and, forged, answers null).
+    const fitting = await g.stack.execute(ManyNodes, { ids: ids.slice(0, 3) }, g.token);
+    expect(fitting.errors).toBeUndefined();
+    expect(fitting.data).toEqual({ nodes: [null, null, null] });
+  });
+
+  it('counts upstream calls while the operation runs: the call beyond the budget fails with upstream-budget-exceeded', async () => {
+    const { result, calls } = await g.upstreamCallsDuring(() =>
+      g.stack.execute(FourCards, { input: { pan: '4242424242424242', expMonth: 12, expYear: 30 } }, g.token),
+    );
+    expect(result.errors).toBeUndefined();
+    for (const alias of ['a', 'b', 'c'] as const) {
+      member(result.data?.[alias], 'MutationCreateCardSuccess');
+    }
+    expect(result.data?.d).toEqual({
+      __typename: 'UpstreamError',
+      code: 'upstream-budget-exceeded',
+      retryable: false,
+    });
+    expect(calls.map((call) => `${call.method} ${call.path}`)).toEqual(
+      Array.from({ length: 3 }, () => 'POST /card-interface/cards'),
+    );
+  });
+});
