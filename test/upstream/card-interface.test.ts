@@ -18,7 +18,7 @@ function pan(value: string): string {
 
 let fixture: UpstreamFixture;
 beforeAll(async () => {
-  fixture = await startFixture({ timeoutMs: 200, hangMs: 3000 });
+  fixture = await startFixture({ timeoutMs: 1_000, hangMs: 4_000 });
 });
 afterAll(async () => {
   await fixture.close();
