@@ -5,12 +5,13 @@ import { performance } from 'node:perf_hooks';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { InputValidationError } from '@pothos/plugin-validation';
-import { GraphQLError, Kind, parse } from 'graphql';
+import { type ExecutionResult, GraphQLError, type GraphQLFormattedError, Kind, parse } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
 import type { DestinationStream } from 'pino';
 import { WebSocketServer } from 'ws';
+import { onTokenExpiry } from './auth/token-expiry.ts';
 import { AuthenticationError, createTokenVerifier } from './auth/verify-token.ts';
 import type { Viewer } from './auth/viewer.ts';
 import type { Config } from './config.ts';
@@ -25,6 +26,7 @@ import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhoo
 import { createLogger, type Logger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
 import { redactPans } from './lib/pan.ts';
+import { redactExecutionResult, redactGraphQLError } from './lib/redaction.ts';
 import { createReadinessProbe, originOf, type ReadinessReport } from './lib/readiness.ts';
 import {
   createRequestRecord,
@@ -43,6 +45,7 @@ import { useOperationCost } from './plugins/operation-cost.ts';
 import { useOperationMetrics } from './plugins/operation-metrics.ts';
 import { useOperationTracing } from './plugins/operation-tracing.ts';
 import { useRequestId, withRequestId } from './plugins/request-id.ts';
+import { useTokenExpiry } from './plugins/token-expiry.ts';
 import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { schema } from './schema/index.ts';
 import { createUpstream, type Upstream } from './upstream/index.ts';
@@ -213,6 +216,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         ...(graphiql ? [graphiql] : []),
         useIntrospectionSwitch({ enabled: config.graphql.introspection }),
         useCardDataRedaction(),
+        useTokenExpiry(),
         // Bounds the shape of one document. Its cost limit is off: it runs before variables exist
         // (`first: $n` counted as 1) and does not know our page sizes; useOperationCost replaces it.
         EnvelopArmorPlugin({
@@ -549,9 +553,12 @@ function operationNamesOf(source: string): string[] {
 /**
  * graphql-ws on the gateway's port (`/graphql`). The client token comes in
  * `connectionParams.authorization` and is checked at `connection_init`: a missing or invalid token
- * closes the socket with 4403, and so does the token's expiry later on. A socket holds at most
- * `limits.maxSubscriptionsPerSocket` operations. Execution goes through Yoga's envelop so plugins
- * apply alike.
+ * closes the socket with 4403, and so does the token's expiry later on (src/auth/token-expiry.ts, the
+ * same instant SSE streams end). A socket holds at most `limits.maxSubscriptionsPerSocket`
+ * operations. Execution goes through Yoga's envelop so plugins (limits, redaction) apply alike.
+ * A bad operation (syntax error, validation error, limit breach, refused context, failed execution)
+ * fails only itself with an `error` message; the socket and its other subscriptions stay open.
+ * Every error, result and close reason leaves through the redaction of src/lib/redaction.ts.
  */
 function useGraphqlWs(
   wsServer: WebSocketServer,
@@ -564,8 +571,13 @@ function useGraphqlWs(
   type WsExtra = {
     viewer?: Viewer | null;
     operations?: Set<string>;
-    expiry?: NodeJS.Timeout;
+    cancelExpiry?: () => void;
     record?: RequestRecord;
+  };
+  /** A failure of our own code while preparing an operation: logged, answered as Yoga masks it. */
+  const unexpected = (error: unknown, id: string): GraphQLError[] => {
+    logger.error({ err: error, operationId: id }, 'graphql-ws operation could not be prepared');
+    return [new GraphQLError('Unexpected error.', { extensions: { code: 'internal-error' } })];
   };
   useServer<Record<string, unknown> | undefined, WsExtra>(
     {
@@ -593,21 +605,15 @@ function useGraphqlWs(
         }
         ctx.extra.viewer = viewer;
         ctx.extra.operations = new Set();
-        const closeAtExpiry = () => {
-          const remainingMs = viewer.expiresAt - Date.now();
-          if (remainingMs <= 0) {
-            ctx.extra.socket.close(4403, 'Forbidden: token expired');
-            return;
-          }
-          // Node clamps longer timer delays to 1 ms; wait in steps until the token really expires.
-          ctx.extra.expiry = setTimeout(closeAtExpiry, Math.min(remainingMs, MAX_TIMER_DELAY_MS));
-        };
-        closeAtExpiry();
+        // The same timer ends SSE streams (src/plugins/token-expiry.ts) at the same instant.
+        ctx.extra.cancelExpiry = onTokenExpiry(viewer.expiresAt, () =>
+          ctx.extra.socket.close(4403, 'Forbidden: token expired'),
+        );
         return true;
       },
-      onClose: (ctx) => clearTimeout(ctx.extra.expiry),
-      execute: (args) => (args.rootValue as EnvelopedRoot).execute(args),
-      subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args),
+      onClose: (ctx) => ctx.extra.cancelExpiry?.(),
+      execute: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).execute(args)),
+      subscribe: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).subscribe(args)),
       onSubscribe: async (ctx, id, payload) => {
         const operations = ctx.extra.operations!;
         if (operations.size >= limits.maxSubscriptionsPerSocket) {
@@ -617,27 +623,41 @@ function useGraphqlWs(
             }),
           ];
         }
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          viewer: ctx.extra.viewer ?? null,
-          params: payload,
-          requestRecord: ctx.extra.record,
-        } as never);
-        const document = parse(payload.query);
-        const errors = validate(schema, document);
-        if (errors.length > 0) {
-          const id = ctx.extra.record?.id;
-          return id ? (withRequestId({ errors }, id).errors as GraphQLError[]) : errors;
-        }
-        operations.add(id);
-        return {
-          schema,
-          operationName: payload.operationName ?? null,
-          document,
-          variableValues: payload.variables ?? null,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe } as EnvelopedRoot,
+        // A bad operation fails alone (an `error` message); the socket and its siblings stay.
+        const refuse = (errors: readonly GraphQLError[]) => {
+          const redacted = errors.map(redactGraphQLError);
+          const requestId = ctx.extra.record?.id;
+          return requestId ? (withRequestId({ errors: redacted }, requestId).errors as GraphQLError[]) : redacted;
         };
+        try {
+          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+            ...ctx,
+            viewer: ctx.extra.viewer ?? null,
+            params: payload,
+            requestRecord: ctx.extra.record,
+          } as never);
+          // parse throws the syntax error or the token limit breach of this operation only.
+          const document = parse(payload.query);
+          const errors = validate(schema, document);
+          if (errors.length > 0) return refuse(errors);
+          const contextValue = await contextFactory();
+          operations.add(id);
+          return {
+            schema,
+            operationName: payload.operationName ?? null,
+            document,
+            variableValues: payload.variables ?? null,
+            contextValue,
+            rootValue: { execute, subscribe } as EnvelopedRoot,
+          };
+        } catch (error) {
+          if (error instanceof GraphQLError) return refuse([error]);
+          return unexpected(error, id);
+        }
+      },
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        const redacted = redactExecutionResult(result);
+        return redacted === result ? undefined : redacted;
       },
       onComplete: (ctx, id) => {
         ctx.extra.operations?.delete(id);
@@ -648,6 +668,7 @@ function useGraphqlWs(
         const codes = errors.map((error) => errorCodeOf(error, 'GRAPHQL_VALIDATION_FAILED'));
         for (const code of codes) ctx.extra.record?.errorCodes.add(code);
         logger.info({ reqId: ctx.extra.record?.id, errorCodes: codes }, 'graphql-ws operation refused');
+        return errors.map((error) => toWsError(redactGraphQLError(error)));
       },
     },
     wsServer,
@@ -669,6 +690,10 @@ function useGraphqlWs(
         closeCode: code,
       }),
     );
+    // Close reasons are text that leaves the process: graphql-ws puts error messages in them.
+    const close = socket.close.bind(socket);
+    socket.close = (code?: number, reason?: string | Buffer) =>
+      close(code, reason === undefined ? undefined : redactPans(String(reason)));
     socket.removeAllListeners('error');
     socket.on('error', (error) => {
       logger.warn({ err: error.message }, 'graphql-ws socket error');
@@ -689,8 +714,35 @@ async function openEventLog(config: Config, logger: Logger): Promise<CardEventLo
 /** What the HTTP handler and graphql-ws pass to Yoga besides the request. */
 type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
 
-/** Longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+/**
+ * A GraphQL error as graphql-ws sends it: without Yoga's `http` extension (status and headers of the
+ * HTTP transport), as Yoga leaves it out of HTTP bodies too.
+ */
+function toWsError(error: GraphQLError): GraphQLFormattedError {
+  const { http: _http, ...extensions } = error.extensions;
+  const json = error.toJSON();
+  if (Object.keys(extensions).length > 0) return { ...json, extensions };
+  const { extensions: _all, ...rest } = json;
+  return rest;
+}
+
+/**
+ * Runs an enveloped execute/subscribe so that a throw becomes an error result of that operation
+ * (graphql-ws would otherwise close the whole socket with 4500).
+ */
+async function runSafely<T>(run: () => T | Promise<T>): Promise<T | ExecutionResult> {
+  try {
+    return await run();
+  } catch (error) {
+    return {
+      errors: [
+        error instanceof GraphQLError
+          ? redactGraphQLError(error)
+          : new GraphQLError('Unexpected error.', { extensions: { code: 'internal-error' } }),
+      ],
+    };
+  }
+}
 
 /** Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`. */
 type EnvelopedRoot = {

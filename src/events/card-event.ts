@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { redactPans } from '../lib/pan.ts';
 
 /**
  * Card lifecycle notification kinds that a webhook may carry: the `au_card.*` kinds of the
@@ -357,8 +358,9 @@ export function parseCardNotification(body: unknown): ParseCardNotificationResul
     occurrence: n.occurrence,
     orgId: n.org_id,
     integrationId: n.integration_id,
-    ...(n.summary !== undefined ? { summary: n.summary } : {}),
-    ...(n.description !== undefined ? { description: n.description } : {}),
+    // Free text of the sender: card data in it is masked before the event is stored or delivered.
+    ...(n.summary !== undefined ? { summary: redactPans(n.summary) } : {}),
+    ...(n.description !== undefined ? { description: redactPans(n.description) } : {}),
   };
   return { ok: true, event: Object.freeze(event) };
 }

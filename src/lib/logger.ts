@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
-import { redactPans } from './pan.ts';
+import { redactLogLine } from './redaction.ts';
 
 export type { Logger };
 
@@ -38,9 +38,10 @@ const REDACTED_PATHS = [
 ];
 
 /**
- * JSON logger (pino) with card-data redaction: structured paths above are censored, and every
- * message string passes through {@link redactPans} so a digit run that looks like a PAN is masked to
- * BIN and last four.
+ * JSON logger (pino) with card-data redaction: structured paths above are censored, and every line
+ * pino writes (message, serialized errors, every value at any depth) passes through
+ * {@link redactLogLine}, the one redaction mechanism of src/lib/redaction.ts: PANs are masked to BIN
+ * and last four, security code members become `[redacted]`.
  */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
@@ -48,12 +49,7 @@ export function createLogger(options: LoggerOptions): Logger {
       name: options.name,
       level: options.level,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      hooks: {
-        logMethod(args, method) {
-          const masked = args.map((arg) => (typeof arg === 'string' ? redactPans(arg) : arg));
-          return method.apply(this, masked as Parameters<typeof method>);
-        },
-      },
+      hooks: { streamWrite: redactLogLine },
     },
     options.destination,
   );

@@ -72,11 +72,62 @@ export function maskPan(pan: string): string {
   return `${digits.slice(0, 6)}${'*'.repeat(middle)}${digits.slice(-4)}`;
 }
 
+/** Digits of a run: a digit, then digits each optionally preceded by one space or hyphen. */
+const DIGIT_RUN = /\d(?:[ -]?\d)*/g;
+
 /**
- * Replaces every run of 13 to 19 digits (optionally separated by single spaces or hyphens) in free
- * text with its mask. Used on text that crosses a trust boundary (upstream error details, log
- * messages) as a last line of defence.
+ * Masks card numbers anywhere in free text, the one masking rule of everything that leaves the
+ * process (see src/lib/redaction.ts). A digit run is a maximal sequence of digits, each optionally
+ * separated from the next by one space or hyphen; it may be glued to letters or underscores
+ * (`CRD5105105105105100`, `tok_3714…`). Within a run:
+ * - every window of 13 to 19 consecutive digits that starts with 1-9 (no card number starts with 0)
+ *   and passes the Luhn check is masked to its first six and last four digits (the digits between
+ *   become `*`); windows are taken at every offset, so a PAN inside a longer run of digits is found;
+ * - a whole run of 13 to 19 digits starting with 1-9 is masked the same way even when it fails the
+ *   Luhn check (a mistyped PAN is still card data).
+ * Separators and the text's length are kept, and the result has no Luhn-valid 13 to 19 digit window
+ * starting with 1-9 left: masking only turns digits into `*`, so any digit window of the result was a window of the
+ * input, and each Luhn-valid one lost its middle digits.
+ * Cost: linear in the text (at most 7 windows of at most 19 digits per digit).
+ * @param text any string; returned unchanged (same instance) when nothing needs masking.
  */
 export function redactPans(text: string): string {
-  return text.replace(/\b\d(?:[ -]?\d){12,18}\b/g, (m) => maskPan(m));
+  if (text.length < 13) return text;
+  let out: string[] | undefined;
+  for (const match of text.matchAll(DIGIT_RUN)) {
+    const run = match[0];
+    if (run.length < 13) continue;
+    // Offsets (in `text`) of the run's digits, and the digits themselves.
+    const offsets: number[] = [];
+    let digits = '';
+    for (let i = 0; i < run.length; i++) {
+      const c = run.charCodeAt(i);
+      if (c >= 48 && c <= 57) {
+        offsets.push(match.index + i);
+        digits += run[i];
+      }
+    }
+    const n = digits.length;
+    if (n < 13) continue;
+    const hide = new Uint8Array(n);
+    let found = false;
+    for (let start = 0; start + 13 <= n; start++) {
+      // No card number starts with 0 (ISO/IEC 7812 major industry identifier); zero-padded ids do.
+      if (digits.charCodeAt(start) === 48) continue;
+      for (let length = 13; length <= 19 && start + length <= n; length++) {
+        if (isLuhnValid(digits.slice(start, start + length))) {
+          hide.fill(1, start + 6, start + length - 4);
+          found = true;
+        }
+      }
+    }
+    if (n <= 19 && digits.charCodeAt(0) !== 48) {
+      hide.fill(1, 6, n - 4);
+      found = true;
+    }
+    if (!found) continue;
+    out ??= text.split('');
+    for (let k = 0; k < n; k++) if (hide[k]) out[offsets[k]!] = '*';
+  }
+  return out ? out.join('') : text;
 }

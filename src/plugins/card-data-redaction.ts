@@ -1,46 +1,47 @@
-import { type ExecutionResult, GraphQLError } from 'graphql';
-import { type Plugin, usePayloadFormatter, type YogaInitialContext } from 'graphql-yoga';
-import { redactPans } from '../lib/pan.ts';
+import type { ExecutionResult, GraphQLError } from 'graphql';
+import { isAsyncIterable, type Plugin, usePayloadFormatter, type YogaInitialContext } from 'graphql-yoga';
+import { redactExecutionResult, redactExecutionResults, redactGraphQLError } from '../lib/redaction.ts';
 
 /**
- * Last line of defence for card data in GraphQL errors. graphql-js echoes offending literals and
- * variable values in its parse, validation and coercion messages (e.g. `String cannot represent a
- * non string value: 4000…`); a client that puts a PAN in the wrong place must not see it reflected
- * or have it logged. Every error message passes through {@link redactPans} (BIN and last four).
+ * Card data never leaves in a GraphQL answer: every result Yoga sends over HTTP (single, batched,
+ * SSE and multipart streams, and the errors of requests that never reached execution, such as a
+ * malformed JSON body whose parser message quotes the body) passes through the one redaction
+ * mechanism of src/lib/redaction.ts: messages lose echoed client values and PANs, every extension is
+ * redacted. Parse and validation errors and execution results are redacted where they arise too, so
+ * graphql-ws (which executes through the same envelop) and Yoga's own error logging get the redacted
+ * form.
  */
 export function useCardDataRedaction(): Plugin {
   return {
     onPluginInit({ addPlugin }) {
       // usePayloadFormatter is typed for envelop's bare context; Yoga's context extends it.
-      addPlugin(usePayloadFormatter((result) => redactResult(result)) as Plugin<YogaInitialContext>);
+      addPlugin(usePayloadFormatter((result) => redactIfChanged(result)) as Plugin<YogaInitialContext>);
     },
     onParse() {
       return ({ result, replaceParseResult }) => {
-        if (result instanceof Error) replaceParseResult(redactError(result));
+        if (result instanceof Error && 'extensions' in result) {
+          replaceParseResult(redactGraphQLError(result as GraphQLError));
+        }
       };
     },
     onValidate() {
       return ({ result, setResult }) => {
-        if (result.length > 0) setResult(result.map(redactError));
+        if (result.length > 0) setResult(result.map((error) => redactGraphQLError(error as GraphQLError)));
       };
+    },
+    onResultProcess({ result, setResult }) {
+      if (isAsyncIterable(result)) {
+        setResult(redactExecutionResults(result as AsyncIterable<ExecutionResult>));
+      } else if (Array.isArray(result)) {
+        setResult(result.map((r: ExecutionResult) => redactExecutionResult(r)));
+      } else {
+        setResult(redactExecutionResult(result as ExecutionResult));
+      }
     },
   };
 }
 
-function redactResult(result: ExecutionResult): ExecutionResult | false {
-  if (!result.errors?.length) return false;
-  return { ...result, errors: result.errors.map(redactError) };
-}
-
-function redactError<E extends Error>(error: E): E | GraphQLError {
-  const message = redactPans(error.message);
-  if (message === error.message) return error;
-  if (error instanceof GraphQLError) {
-    return new GraphQLError(message, {
-      ...(error.nodes ? { nodes: error.nodes } : {}),
-      ...(error.path ? { path: error.path } : {}),
-      extensions: error.extensions,
-    });
-  }
-  return new GraphQLError(message);
+function redactIfChanged(result: ExecutionResult): ExecutionResult | false {
+  const redacted = redactExecutionResult(result);
+  return redacted === result ? false : redacted;
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError } from '../errors.ts';
 import { isPlainPan } from '../lib/pan.ts';
+import { redactCardData } from '../lib/redaction.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
@@ -115,8 +116,10 @@ builder.node(CardRef, {
     }),
     metadata: t.field({
       type: 'JSON',
-      description: 'User-defined metadata (`data.meta`).',
-      resolve: (c) => c.meta,
+      description:
+        'User-defined metadata (`data.meta`). Card numbers in it are masked to BIN and last four, security code members are `[redacted]`.',
+      // Metadata stored before masking existed (or written around the gateway) is masked on the way out.
+      resolve: (c) => redactCardData(c.meta),
     }),
     updateSubscription: t.field({
       type: CardUpdateSubscriptionInfo,
@@ -300,7 +303,8 @@ builder.mutationField('createCard', (t) =>
         ...(input.cardholder ? { cardholder: stripNulls(input.cardholder) } : {}),
         ...(input.tokenType ? { tokenType: input.tokenType } : {}),
         ...(input.walletType ? { walletType: input.walletType } : {}),
-        ...(input.metadata ? { meta: input.metadata as Record<string, unknown> } : {}),
+        // Free text from the user: card data in it is masked before it is stored upstream.
+        ...(input.metadata ? { meta: redactCardData(input.metadata as Record<string, unknown>) } : {}),
       });
       return { ...card, vaultId: vault };
     },

@@ -1,0 +1,129 @@
+import { GraphQLError } from 'graphql';
+
+/**
+ * Token lifetime on long-lived transports: a subscription or a streamed response lives at most until
+ * the client token's `exp`. graphql-ws closes its socket with 4403 (src/app.ts); HTTP streams (SSE,
+ * multipart, graphql-sse) end with a `token-expired` error result (src/plugins/token-expiry.ts). Both
+ * use the timer below so they end at the same instant.
+ */
+
+/** Longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days); Node clamps longer ones to 1 ms. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/** Code of the error that ends a stream at token expiry. */
+export const TOKEN_EXPIRED_CODE = 'token-expired';
+
+/**
+ * Calls `onExpired` once, when `Date.now()` reaches `expiresAtMs` (at once, synchronously, when it
+ * already has). Expiries beyond setTimeout's range are waited for in steps.
+ * @param expiresAtMs the token's `exp` in ms since the epoch (Viewer `expiresAt`).
+ * @returns a function that cancels the timer (idempotent).
+ */
+export function onTokenExpiry(expiresAtMs: number, onExpired: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let cancelled = false;
+  const check = () => {
+    if (cancelled) return;
+    const remainingMs = expiresAtMs - Date.now();
+    if (remainingMs <= 0) {
+      cancelled = true;
+      onExpired();
+      return;
+    }
+    timer = setTimeout(check, Math.min(remainingMs, MAX_TIMER_DELAY_MS));
+  };
+  check();
+  return () => {
+    cancelled = true;
+    clearTimeout(timer);
+  };
+}
+
+/** The error result that ends an HTTP stream at token expiry: code `token-expired`. */
+export function tokenExpiredError(): GraphQLError {
+  return new GraphQLError('The client token has expired: subscribe again with a fresh token', {
+    extensions: { code: TOKEN_EXPIRED_CODE },
+  });
+}
+
+/**
+ * Ends `source` at `expiresAtMs`: results pass through until then; at expiry the source is returned
+ * (its producer stops: no more events, no more upstream reads), one last `expiredResult()` is yielded
+ * (also when the consumer is waiting for the next result) and the stream completes.
+ * `return()` of the wrapper cancels the timer and returns the source.
+ * @param source an async stream of results (a subscription's execution results).
+ * @param expiresAtMs the token's `exp` in ms since the epoch.
+ */
+export function untilTokenExpiry<R>(
+  source: AsyncIterable<R>,
+  expiresAtMs: number,
+  expiredResult: () => R,
+): AsyncIterableIterator<R> {
+  const iterator = source[Symbol.asyncIterator]();
+  let state: 'open' | 'expired' | 'closed' = 'open';
+  /** Resolves the consumer's pending `next()`, if any. */
+  let pending: ((result: IteratorResult<R, undefined>) => void) | undefined;
+  const stopSource = () => {
+    void Promise.resolve(iterator.return?.()).catch(() => {});
+  };
+  const cancel = onTokenExpiry(expiresAtMs, () => {
+    if (state !== 'open') return;
+    stopSource();
+    if (pending) {
+      const resolve = pending;
+      pending = undefined;
+      state = 'closed';
+      resolve({ done: false, value: expiredResult() });
+    } else {
+      state = 'expired';
+    }
+  });
+  const done = (): IteratorResult<R, undefined> => ({ done: true, value: undefined });
+  return {
+    next() {
+      if (state === 'closed') return Promise.resolve(done());
+      if (state === 'expired') {
+        state = 'closed';
+        return Promise.resolve({ done: false, value: expiredResult() });
+      }
+      return new Promise((resolve, reject) => {
+        pending = resolve;
+        iterator.next().then(
+          (result) => {
+            if (pending !== resolve) return;
+            pending = undefined;
+            if (result.done) {
+              state = 'closed';
+              cancel();
+              resolve(done());
+            } else {
+              resolve(result);
+            }
+          },
+          (error: unknown) => {
+            if (pending !== resolve) return;
+            pending = undefined;
+            state = 'closed';
+            cancel();
+            reject(error);
+          },
+        );
+      });
+    },
+    async return() {
+      const wasOpen = state === 'open';
+      state = 'closed';
+      cancel();
+      if (pending) {
+        const resolve = pending;
+        pending = undefined;
+        resolve(done());
+      }
+      if (wasOpen) await iterator.return?.();
+      return done();
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}

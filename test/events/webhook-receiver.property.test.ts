@@ -1,0 +1,255 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
+import { request } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type CardEvent, parseCardNotification } from '../../src/events/card-event.ts';
+import { type CardEventBus, createInMemoryCardEventBus } from '../../src/events/card-event-bus.ts';
+import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
+import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
+import { buildNotification } from './helpers/notifications.ts';
+
+/**
+ * Property tests of the webhook receiver: random mutations of a valid signed notification (members
+ * replaced, removed or added, free text with card numbers, bytes flipped after signing) never make
+ * it publish a bad notification, never let an exception escape (every request is answered with a
+ * 2xx/4xx status) and never let a PAN into a published event or a log line.
+ */
+
+const SECRET = 'whsec_property_secret_0123456789';
+const NOW_MS = Date.UTC(2026, 10, 21, 5, 1, 4);
+const NOW_S = Math.floor(NOW_MS / 1000);
+
+const logLines: string[] = [];
+const published: CardEvent[] = [];
+const inner = createInMemoryCardEventBus();
+const bus: CardEventBus = {
+  async publish(event) {
+    const outcome = await inner.publish(event);
+    if (outcome === 'published') published.push(event);
+    return outcome;
+  },
+  subscribe: (filter, signal) => inner.subscribe(filter, signal),
+};
+
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  const receiver = createWebhookReceiver({
+    secrets: [SECRET],
+    toleranceS: 300,
+    logger: createLogger({
+      level: 'debug',
+      name: 'test',
+      destination: { write: (line: string) => logLines.push(line) },
+    }),
+    bus,
+    now: () => NOW_MS,
+  });
+  server = createServer((req, res) => void receiver(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${CARD_EVENTS_WEBHOOK_PATH}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+beforeEach(() => {
+  published.length = 0;
+  logLines.length = 0;
+});
+
+/** Luhn-valid 13-19 digit windows of `text` (independent of the masker). */
+function luhnWindows(text: string): string[] {
+  const found: string[] = [];
+  for (const run of text.match(/\d{13,}/g) ?? []) {
+    for (let start = 0; start + 13 <= run.length; start++) {
+      for (let length = 13; length <= 19 && start + length <= run.length; length++) {
+        const window = run.slice(start, start + length);
+        // Card numbers start with 1-9 (ISO/IEC 7812).
+        if (!window.startsWith('0') && isLuhnValid(window)) found.push(window);
+      }
+    }
+  }
+  return found;
+}
+
+const panArbitrary = fc
+  .tuple(
+    fc.integer({ min: 13, max: 19 }),
+    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 18, maxLength: 18 }),
+  )
+  .map(([length, digits]) => {
+    const prefix = `4${digits.slice(0, length - 2).join('')}`;
+    return `${prefix}${luhnCheckDigit(prefix)}`;
+  });
+
+/** Free text with a PAN glued somewhere in it. */
+const textWithPan = fc
+  .tuple(
+    fc.string({ maxLength: 10 }),
+    fc.constantFrom('', 'PAN', 'CRD', 'tok_', '0'),
+    panArbitrary,
+    fc.string({ maxLength: 10 }),
+  )
+  .map((parts) => parts.join(''));
+
+const ENVELOPE_MEMBERS = [
+  'id',
+  'event',
+  'timestamp',
+  'description',
+  'summary',
+  'details',
+  'fingerprint',
+  'grouping',
+  'integration_id',
+  'occurrence',
+  'org_id',
+  'producer',
+  'scope',
+  'tenant',
+] as const;
+
+const DETAILS_MEMBERS = [
+  'card_id',
+  'occurred_at',
+  'new_account_number',
+  'old_account_number',
+  'new_expiration_date',
+  'old_expiration_date',
+  'exp_month',
+  'exp_year',
+  'created_at',
+] as const;
+
+type Body = Record<string, unknown>;
+
+/** One mutation of a notification (before it is signed). */
+const mutationArbitrary: fc.Arbitrary<(body: Body) => void> = fc.oneof(
+  // Replace an envelope member by any JSON value (or a string with a PAN).
+  fc
+    .tuple(fc.constantFrom(...ENVELOPE_MEMBERS), fc.oneof(fc.jsonValue(), textWithPan))
+    .map(([member, value]) => (body: Body) => {
+      body[member] = value;
+    }),
+  // Remove an envelope member.
+  fc.constantFrom(...ENVELOPE_MEMBERS).map((member) => (body: Body) => {
+    delete body[member];
+  }),
+  // Replace or remove a details member.
+  fc
+    .tuple(
+      fc.constantFrom(...DETAILS_MEMBERS),
+      fc.option(fc.oneof(fc.jsonValue(), textWithPan), { nil: undefined }),
+    )
+    .map(([member, value]) => (body: Body) => {
+      let details: Body;
+      try {
+        details = JSON.parse(String(body.details)) as Body;
+      } catch {
+        return; // an earlier mutation replaced details
+      }
+      if (details === null || typeof details !== 'object') return;
+      if (value === undefined) delete details[member];
+      else details[member] = value;
+      body.details = JSON.stringify(details);
+    }),
+  // Free text with a PAN where the specification allows free text.
+  textWithPan.map((summary) => (body: Body) => {
+    body.summary = summary;
+  }),
+  panArbitrary.map((pan) => (body: Body) => {
+    body.description = `Card ${pan} updated now!!!!!!!!!!`.slice(0, 31);
+  }),
+  // Unknown members are ignored, whatever they hold.
+  fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), textWithPan).map(([member, value]) => (body: Body) => {
+    if (!(ENVELOPE_MEMBERS as readonly string[]).includes(member)) body[member] = value;
+  }),
+);
+
+/** Posts `raw` signed as `signedBody` (the same bytes unless a test tampers after signing). */
+async function post(raw: string | Buffer, signedBody: string | Buffer = raw) {
+  const response = await request(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'vgs-signature': signWebhookBody(signedBody, SECRET, NOW_S),
+    },
+    body: raw,
+  });
+  return { status: response.statusCode, text: await response.body.text() };
+}
+
+describe('webhook receiver under random mutations', () => {
+  it('property: a re-signed mutated notification is published only when valid, without card data', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(mutationArbitrary, { minLength: 1, maxLength: 3 }), async (mutations) => {
+        published.length = 0;
+        logLines.length = 0;
+        const body = buildNotification();
+        for (const mutate of mutations) mutate(body);
+        const raw = JSON.stringify(body);
+        const { status, text } = await post(raw);
+        const verdict = parseCardNotification(JSON.parse(raw));
+        if (verdict.ok) {
+          expect(status).toBe(200);
+          expect(JSON.parse(text)).toEqual({ data: { id: body.id, status: 'accepted' } });
+          expect(published).toHaveLength(1);
+          expect(published[0]!.id).toBe(body.id);
+        } else {
+          expect(status).toBe(400);
+          expect(JSON.parse(text).errors[0].code).toBe('invalid-notification');
+          expect(published).toEqual([]);
+        }
+        // No PAN in what was published, answered or logged.
+        expect(luhnWindows(JSON.stringify(published)), JSON.stringify(published)).toEqual([]);
+        expect(luhnWindows(text)).toEqual([]);
+        expect(luhnWindows(logLines.join('').replace(/"time":\d+/g, ''))).toEqual([]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('property: bytes changed after signing are refused with 401 and nothing is published', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat(),
+        fc.integer({ min: 1, max: 255 }),
+        fc.boolean(),
+        async (position, xor, truncate) => {
+          published.length = 0;
+          const signed = Buffer.from(JSON.stringify(buildNotification()));
+          const tampered = Buffer.from(signed);
+          const at = position % tampered.length;
+          const raw = truncate ? tampered.subarray(0, at) : tampered;
+          if (!truncate) tampered[at] = tampered[at]! ^ xor;
+          const { status, text } = await post(raw, signed);
+          expect(status).toBe(401);
+          expect(JSON.parse(text).errors[0].code).toBe('bad-signature');
+          expect(published).toEqual([]);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('masks card numbers in summary and description before publishing', async () => {
+    const body = buildNotification({
+      envelope: {
+        summary: 'Card tok_4111111111111111 updated',
+        description: 'PAN 5105105105105100 changed...',
+      },
+    });
+    expect((body.description as string).length).toBe(31);
+    const { status } = await post(JSON.stringify(body));
+    expect(status).toBe(200);
+    expect(published).toHaveLength(1);
+    expect(published[0]!.summary).toBe('Card tok_411111******1111 updated');
+    expect(published[0]!.description).toBe('PAN 510510******5100 changed...');
+  });
+});

@@ -1,0 +1,240 @@
+import fc from 'fast-check';
+import { GraphQLError } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { isLuhnValid, luhnCheckDigit, redactPans } from '../../src/lib/pan.ts';
+import {
+  REDACTED,
+  redactCardData,
+  redactGraphQLError,
+  redactLogLine,
+  withoutEchoedValues,
+} from '../../src/lib/redaction.ts';
+
+/**
+ * The one redaction mechanism (src/lib/redaction.ts): PANs anywhere in a string, security codes by
+ * member name, client values echoed by graphql-js. The property tests feed random text with
+ * embedded Luhn-valid PANs and assert that none survives.
+ */
+
+/**
+ * Independent oracle: the Luhn-valid 13 to 19 digit windows of `text`, reading a single space or
+ * hyphen between two digits as nothing (as card numbers are written).
+ */
+function luhnWindows(text: string): string[] {
+  const compact = text.replace(/(\d)[ -](?=\d)/g, '$1');
+  const found: string[] = [];
+  for (const run of compact.match(/\d{13,}/g) ?? []) {
+    for (let start = 0; start + 13 <= run.length; start++) {
+      for (let length = 13; length <= 19 && start + length <= run.length; length++) {
+        const window = run.slice(start, start + length);
+        // Card numbers start with 1-9 (ISO/IEC 7812).
+        if (!window.startsWith('0') && isLuhnValid(window)) found.push(window);
+      }
+    }
+  }
+  return found;
+}
+
+/** A Luhn-valid PAN of 13 to 19 digits. */
+const panArbitrary = fc
+  .tuple(
+    fc.integer({ min: 13, max: 19 }),
+    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 18, maxLength: 18 }),
+  )
+  .map(([length, digits]) => {
+    // Card numbers start with 1-9 (ISO/IEC 7812).
+    const prefix = `${(digits[0]! % 9) + 1}${digits.slice(1, length - 1).join('')}`;
+    return `${prefix}${luhnCheckDigit(prefix)}`;
+  });
+
+/** A PAN as people and systems write it: plain, grouped by spaces or hyphens. */
+const writtenPanArbitrary = fc
+  .tuple(panArbitrary, fc.constantFrom('', ' ', '-'))
+  .map(([pan, separator]) => (separator ? (pan.match(/.{1,4}/g) ?? []).join(separator) : pan));
+
+/** Text around a PAN: letters, digits, underscores, punctuation, any Unicode. */
+const gluedTextArbitrary = fc.oneof(
+  fc.string({ unit: fc.constantFrom(...'abcXYZ_0123456789-: "\'{}[],.') }),
+  fc.string({ unit: 'grapheme' }),
+  fc.constantFrom('CRD', 'PAN', 'tok_', 'card=', '9', '00', 'x_1'),
+);
+
+describe('redactPans', () => {
+  it('masks PANs glued to letters, digits and underscores, keeping BIN, last four and length', () => {
+    expect(redactPans('CRD5105105105105100')).toBe('CRD510510******5100');
+    expect(redactPans('PAN4242424242424242!')).toBe('PAN424242******4242!');
+    expect(redactPans('tok_378282246310005_x')).toBe('tok_378282*****0005_x');
+    expect(redactPans('card 4111 1111 1111 1111 on file')).toBe('card 4111 11** **** 1111 on file');
+    expect(redactPans('4111-1111-1111-1111')).toBe('4111-11**-****-1111');
+  });
+
+  it('finds a PAN inside a longer run of digits', () => {
+    const masked = redactPans('000004111111111111111100000');
+    expect(masked).not.toContain('4111111111111111');
+    expect(luhnWindows(masked)).toEqual([]);
+  });
+
+  it('masks a whole 13-19 digit run that fails the Luhn check (a mistyped PAN)', () => {
+    expect(redactPans('4111111111111112')).toBe('411111******1112');
+  });
+
+  it('leaves text without card numbers unchanged (same instance)', () => {
+    const text = 'Card CRDabcdefghijklmnopqrstuv updated at 2026-11-21T05:01:02Z, 123456789012';
+    expect(redactPans(text)).toBe(text);
+  });
+
+  it('property: no embedded Luhn-valid PAN survives, wherever it stands', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(gluedTextArbitrary, writtenPanArbitrary), { minLength: 1, maxLength: 4 }),
+        gluedTextArbitrary,
+        (parts, tail) => {
+          const text = parts.map(([before, pan]) => before + pan).join('') + tail;
+          const masked = redactPans(text);
+          expect(masked).toHaveLength(text.length);
+          expect(luhnWindows(masked)).toEqual([]);
+          for (const [, pan] of parts) {
+            expect(masked.replace(/(\d)[ -](?=\d)/g, '$1')).not.toContain(pan.replace(/[ -]/g, ''));
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('property: random strings come out without a Luhn-valid window and are otherwise kept', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'0123456789 -a_') }), (text) => {
+        const masked = redactPans(text);
+        expect(luhnWindows(masked)).toEqual([]);
+        // Only digits become '*'.
+        for (let i = 0; i < text.length; i++) {
+          if (masked[i] !== text[i]) {
+            expect(masked[i]).toBe('*');
+            expect(text[i]).toMatch(/\d/);
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('redactCardData', () => {
+  it('masks strings and PAN-like integers at any depth and redacts security code members', () => {
+    const value = {
+      note: 'customer PAN4242424242424242',
+      nested: [{ cvc: '737', CVV2: 1234, security_code: '999', securityCode: null }],
+      amount: 4111111111111111,
+      '5105105105105100': 'key',
+      time: 1_763_900_000_000,
+    };
+    expect(redactCardData(value)).toEqual({
+      note: 'customer PAN424242******4242',
+      nested: [{ cvc: REDACTED, CVV2: REDACTED, security_code: REDACTED, securityCode: null }],
+      amount: '411111******1111',
+      '510510******5100': 'key',
+      time: redactCardData(1_763_900_000_000),
+    });
+  });
+
+  it('returns the same instance when nothing needs masking, and survives cycles', () => {
+    const clean = { a: [1, 'b', { c: true }] };
+    expect(redactCardData(clean)).toBe(clean);
+    const cyclic: Record<string, unknown> = { pan: 'x 4111111111111111' };
+    cyclic.self = cyclic;
+    expect(redactCardData(cyclic)).toEqual({ pan: 'x 411111******1111', self: REDACTED });
+  });
+
+  it('property: no embedded PAN survives in any JSON value', () => {
+    const withPans = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.tuple(gluedTextArbitrary, writtenPanArbitrary, gluedTextArbitrary).map((p) => p.join('')),
+        fc.string(),
+        fc.integer(),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ maxLength: 8 }), tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(withPans, (value) => {
+        expect(luhnWindows(JSON.stringify(redactCardData(value)) ?? '')).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('redactLogLine', () => {
+  it('masks messages and values of a pino line and keeps its time', () => {
+    const line = `${JSON.stringify({
+      time: 1_763_900_000_001,
+      level: 50,
+      err: { message: 'bad tok_5105105105105100', stack: 'Error: bad tok_5105105105105100\n at x' },
+      body: { cvc: '123' },
+      msg: 'failed for PAN4242424242424242',
+    })}\n`;
+    expect(JSON.parse(redactLogLine(line))).toEqual({
+      time: 1_763_900_000_001,
+      level: 50,
+      err: { message: 'bad tok_510510******5100', stack: 'Error: bad tok_510510******5100\n at x' },
+      body: { cvc: REDACTED },
+      msg: 'failed for PAN424242******4242',
+    });
+    const clean = `${JSON.stringify({ time: 1_763_900_000_001, level: 30, msg: 'ok' })}\n`;
+    expect(redactLogLine(clean)).toBe(clean);
+  });
+});
+
+describe('redactGraphQLError', () => {
+  it('drops the value a variable coercion error echoes (a CVC) and keeps path and reason', () => {
+    const reason = new GraphQLError('String cannot represent a non string value: 737');
+    const error = new GraphQLError(
+      `Variable "$input" got invalid value 737 at "input.cvc"; ${reason.message}`,
+      { originalError: reason },
+    );
+    const redacted = redactGraphQLError(error);
+    expect(redacted.message).toBe(
+      'Variable "$input" got invalid value at "input.cvc"; String cannot represent a non string value.',
+    );
+    // Idempotent: redaction runs at several layers.
+    expect(redactGraphQLError(redacted).message).toBe(redacted.message);
+  });
+
+  it('drops echoed literals of validation errors and enum values', () => {
+    expect(
+      withoutEchoedValues(
+        'Expected value of type "String", found 737; String cannot represent a non string value: 737',
+        'String cannot represent a non string value: 737',
+      ),
+    ).toBe('Expected value of type "String"; String cannot represent a non string value.');
+    expect(withoutEchoedValues('Expected value of type "Brand!", found "x737".')).toBe(
+      'Expected value of type "Brand!".',
+    );
+    expect(withoutEchoedValues('Value "x737" does not exist in "Brand" enum.')).toBe(
+      'Value does not exist in "Brand" enum.',
+    );
+  });
+
+  it('keeps only the name of extensions.originalError and masks every other extension', () => {
+    const error = new GraphQLError('POST body sent invalid JSON.', {
+      extensions: {
+        code: 'BAD_REQUEST',
+        originalError: {
+          name: 'SyntaxError',
+          message: 'Unexpected token in "{"cvc":"737","pan":"4111111111111111"',
+        },
+        detail: { text: 'PAN4111111111111111' },
+      },
+    });
+    expect(redactGraphQLError(error).toJSON()).toEqual({
+      message: 'POST body sent invalid JSON.',
+      extensions: {
+        code: 'BAD_REQUEST',
+        originalError: { name: 'SyntaxError' },
+        detail: { text: 'PAN411111******1111' },
+      },
+    });
+  });
+});
