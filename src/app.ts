@@ -26,8 +26,8 @@ import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhoo
 import { createLogger, type Logger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
 import { redactPans } from './lib/pan.ts';
-import { redactExecutionResult, redactGraphQLError } from './lib/redaction.ts';
 import { createReadinessProbe, originOf, type ReadinessReport } from './lib/readiness.ts';
+import { redactExecutionResult, redactGraphQLError } from './lib/redaction.ts';
 import {
   createRequestRecord,
   errorCodeOf,
@@ -627,7 +627,9 @@ function useGraphqlWs(
         const refuse = (errors: readonly GraphQLError[]) => {
           const redacted = errors.map(redactGraphQLError);
           const requestId = ctx.extra.record?.id;
-          return requestId ? (withRequestId({ errors: redacted }, requestId).errors as GraphQLError[]) : redacted;
+          return requestId
+            ? (withRequestId({ errors: redacted }, requestId).errors as GraphQLError[])
+            : redacted;
         };
         try {
           const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
