@@ -47,6 +47,8 @@ export interface CardExpiry {
  * - `newExpiry`, `oldExpiry`: from the `MMYY` fields.
  * - `expMonth` 1-12; `expYear` four digits (a two-digit year is read as 20YY).
  * - `fingerprint`: 64 lowercase hex characters.
+ * - Sender text (`summary`, `description`, `orgId`, `integrationId`, `fingerprint`) has every
+ *   Luhn-valid 13-19 digit window masked to BIN and last four (src/lib/pan.ts `redactPans`).
  *
  * Bus subscribers all receive the same instance, so it is frozen; memoize per-event work in a
  * WeakMap keyed by it.
@@ -206,7 +208,12 @@ const expYear = z
   });
 
 const cardDetailsObject = z.object({
-  card_id: z.string().length(25).startsWith('CRD'),
+  // A card id is a lookup key, never masked: one that carries a card number is not a card id.
+  card_id: z
+    .string()
+    .length(25)
+    .startsWith('CRD')
+    .refine((id) => redactPans(id) === id),
   occurred_at: optionalMember(isoTimestamp),
   new_account_number: maskedAccountNumber,
   old_account_number: maskedAccountNumber,
@@ -353,11 +360,12 @@ export function parseCardNotification(body: unknown): ParseCardNotificationResul
     oldExpiry: Object.freeze(d.old_expiration_date),
     expMonth: d.exp_month,
     expYear: d.exp_year,
-    fingerprint: n.fingerprint,
+    // Sender text, stored: masked like every other output (deterministic, so grouping still works).
+    fingerprint: redactPans(n.fingerprint),
     grouping: n.grouping,
     occurrence: n.occurrence,
-    orgId: n.org_id,
-    integrationId: n.integration_id,
+    orgId: redactPans(n.org_id),
+    integrationId: redactPans(n.integration_id),
     // Free text of the sender: card data in it is masked before the event is stored or delivered.
     ...(n.summary !== undefined ? { summary: redactPans(n.summary) } : {}),
     ...(n.description !== undefined ? { description: redactPans(n.description) } : {}),

@@ -53,6 +53,8 @@ export const NETWORK_TOKEN_EVENT_PREFIX = 'network_token.';
  * - `timestamp`, `occurredAt`: ISO 8601 strings as received (24 to 26 characters).
  * - `createdAt`: `details.created_at` (when provisioning was requested), `YYYY-MM-DDTHH:mm:ssZ`.
  * - `fingerprint`: 64 lowercase hex characters.
+ * - Sender text (`summary`, `description`, `orgId`, `integrationId`, `fingerprint`) has every
+ *   Luhn-valid 13-19 digit window masked to BIN and last four (src/lib/pan.ts `redactPans`).
  *
  * Hub subscribers all receive the same instance, so it is frozen; memoize per-event work in a
  * WeakMap keyed by it.
@@ -172,11 +174,12 @@ export function parseNetworkTokenNotification(body: unknown): ParseNetworkTokenN
     ...(d.occurred_at !== undefined ? { occurredAt: d.occurred_at } : {}),
     createdAt: d.created_at,
     timestamp: n.timestamp,
-    fingerprint: n.fingerprint,
+    // Sender text, stored: masked like every other output (deterministic, so grouping still works).
+    fingerprint: redactPans(n.fingerprint),
     grouping: n.grouping,
     occurrence: n.occurrence,
-    orgId: n.org_id,
-    integrationId: n.integration_id,
+    orgId: redactPans(n.org_id),
+    integrationId: redactPans(n.integration_id),
     // Free text of the sender: card data in it is masked before the event is stored or delivered.
     ...(n.summary !== undefined ? { summary: redactPans(n.summary) } : {}),
     ...(n.description !== undefined ? { description: redactPans(n.description) } : {}),

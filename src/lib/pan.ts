@@ -83,8 +83,6 @@ const DIGIT_RUN = /\d(?:[ -]?\d)*/g;
  * - every window of 13 to 19 consecutive digits that starts with 1-9 (no card number starts with 0)
  *   and passes the Luhn check is masked to its first six and last four digits (the digits between
  *   become `*`); windows are taken at every offset, so a PAN inside a longer run of digits is found;
- * - a whole run of 13 to 19 digits starting with 1-9 is masked the same way even when it fails the
- *   Luhn check (a mistyped PAN is still card data).
  * Separators and the text's length are kept, and the result has no Luhn-valid 13 to 19 digit window
  * starting with 1-9 left: masking only turns digits into `*`, so any digit window of the result was a window of the
  * input, and each Luhn-valid one lost its middle digits.
@@ -94,6 +92,7 @@ const DIGIT_RUN = /\d(?:[ -]?\d)*/g;
 export function redactPans(text: string): string {
   if (text.length < 13) return text;
   let out: string[] | undefined;
+  // Only Luhn-valid windows: identifiers (UUIDs, SHA-256 hex, epoch ms) often hold 13+ digit runs.
   for (const match of text.matchAll(DIGIT_RUN)) {
     const run = match[0];
     if (run.length < 13) continue;
@@ -120,10 +119,6 @@ export function redactPans(text: string): string {
           found = true;
         }
       }
-    }
-    if (n <= 19 && digits.charCodeAt(0) !== 48) {
-      hide.fill(1, 6, n - 4);
-      found = true;
     }
     if (!found) continue;
     out ??= text.split('');

@@ -83,7 +83,11 @@ describe('card data never leaves the gateway (class 1)', () => {
       errors: [
         {
           message: 'POST body sent invalid JSON.',
-          extensions: { code: 'BAD_REQUEST', originalError: { name: 'SyntaxError' } },
+          extensions: {
+            code: 'BAD_REQUEST',
+            originalError: { name: 'SyntaxError' },
+            requestId: expect.any(String),
+          },
         },
       ],
     });
@@ -131,7 +135,7 @@ describe('card data never leaves the gateway (class 1)', () => {
         {
           message: 'Cannot query field "tok_411111******1111" on type "Subscription".',
           locations: [{ line: 1, column: 16 }],
-          extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+          extensions: { code: 'GRAPHQL_VALIDATION_FAILED', requestId: expect.any(String) },
         },
       ],
     });
@@ -167,7 +171,7 @@ describe('card data never leaves the gateway (class 1)', () => {
         {
           message: 'Cannot query field "PAN424242******4242" on type "Subscription".',
           locations: [{ line: 1, column: 16 }],
-          extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+          extensions: { code: 'GRAPHQL_VALIDATION_FAILED', requestId: expect.any(String) },
         },
       ],
     });
