@@ -206,8 +206,10 @@ describe('webhook receiver under random mutations', () => {
           expect(JSON.parse(text).errors[0].code).toBe('invalid-notification');
           expect(published).toEqual([]);
         }
-        // No PAN in what was published, answered or logged.
-        expect(luhnWindows(JSON.stringify(published)), JSON.stringify(published)).toEqual([]);
+        // No PAN in what was published (but the identifiers the gateway looks cards up by, which it
+        // keeps as the provider sent them), answered or logged.
+        const publishedText = JSON.stringify(published.map(({ id: _id, cardId: _cardId, ...rest }) => rest));
+        expect(luhnWindows(publishedText), publishedText).toEqual([]);
         expect(luhnWindows(text)).toEqual([]);
         expect(luhnWindows(logLines.join('').replace(/"time":\d+/g, ''))).toEqual([]);
       }),
