@@ -72,13 +72,17 @@ export function maskPan(pan: string): string {
   return `${digits.slice(0, 6)}${'*'.repeat(middle)}${digits.slice(-4)}`;
 }
 
-/** Digits of a run: a digit, then digits each optionally preceded by one space or hyphen. */
-const DIGIT_RUN = /\d(?:[ -]?\d)*/g;
+/**
+ * A digit run: groups of at least three digits joined by single spaces or hyphens (card numbers as
+ * written: `4111 1111 1111 1111`, `3782-822463-10005`), or plain consecutive digits. A shorter group
+ * is not joined, so identifiers such as UUIDs (`…-a8b1-457178578416`) are not read as card numbers.
+ */
+const DIGIT_RUN = /\d{3,}(?:[ -]\d{3,})+|\d+/g;
 
 /**
  * Masks card numbers anywhere in free text, the one masking rule of everything that leaves the
- * process (see src/lib/redaction.ts). A digit run is a maximal sequence of digits, each optionally
- * separated from the next by one space or hyphen; it may be glued to letters or underscores
+ * process (see src/lib/redaction.ts). A digit run is a maximal sequence of digits, or of groups of at
+ * least three digits separated by one space or hyphen; it may be glued to letters or underscores
  * (`CRD5105105105105100`, `tok_3714…`). Within a run:
  * - every window of 13 to 19 consecutive digits that starts with 1-9 (no card number starts with 0)
  *   and passes the Luhn check is masked to its first six and last four digits (the digits between

@@ -21,7 +21,7 @@ import {
  * hyphen between two digits as nothing (as card numbers are written).
  */
 function luhnWindows(text: string): string[] {
-  const compact = text.replace(/(\d)[ -](?=\d)/g, '$1');
+  const compact = text.replace(/(\d{3})[ -](?=\d{3})/g, '$1');
   const found: string[] = [];
   for (const run of compact.match(/\d{13,}/g) ?? []) {
     for (let start = 0; start + 13 <= run.length; start++) {
@@ -48,9 +48,18 @@ const panArbitrary = fc
   });
 
 /** A PAN as people and systems write it: plain, grouped by spaces or hyphens. */
-const writtenPanArbitrary = fc
-  .tuple(panArbitrary, fc.constantFrom('', ' ', '-'))
-  .map(([pan, separator]) => (separator ? (pan.match(/.{1,4}/g) ?? []).join(separator) : pan));
+const writtenPanArbitrary = fc.tuple(panArbitrary, fc.constantFrom('', ' ', '-')).map(([pan, separator]) => {
+  if (!separator) return pan;
+  // Groups of four, a tail shorter than three joining the last group (cards are not written
+  // `4111 1111 1111 1`).
+  const groups = pan.match(/.{1,4}/g) ?? [];
+  const tail = groups.at(-1)!;
+  if (tail.length < 3 && groups.length > 1) {
+    groups.pop();
+    groups[groups.length - 1] += tail;
+  }
+  return groups.join(separator);
+});
 
 /** Text around a PAN: letters, digits, underscores, punctuation, any Unicode. */
 const gluedTextArbitrary = fc.oneof(
@@ -74,8 +83,9 @@ describe('redactPans', () => {
     expect(luhnWindows(masked)).toEqual([]);
   });
 
-  it('leaves identifiers alone: zero-padded ids and runs with no Luhn-valid window', () => {
+  it('leaves identifiers alone: zero-padded ids, UUIDs and runs with no Luhn-valid window', () => {
     expect(redactPans('ACsandbox000000000000001')).toBe('ACsandbox000000000000001');
+    expect(redactPans('dc165aee-4904-47a9-a8b1-457178578416')).toBe('dc165aee-4904-47a9-a8b1-457178578416');
     expect(redactPans('1234567890123')).toBe('1234567890123');
   });
 
@@ -95,7 +105,7 @@ describe('redactPans', () => {
           expect(masked).toHaveLength(text.length);
           expect(luhnWindows(masked)).toEqual([]);
           for (const [, pan] of parts) {
-            expect(masked.replace(/(\d)[ -](?=\d)/g, '$1')).not.toContain(pan.replace(/[ -]/g, ''));
+            expect(masked.replace(/(\d{3})[ -](?=\d{3})/g, '$1')).not.toContain(pan.replace(/[ -]/g, ''));
           }
         },
       ),
