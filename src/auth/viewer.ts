@@ -15,7 +15,7 @@ export const UPSTREAM_SCOPES = [
 export type UpstreamScope = (typeof UPSTREAM_SCOPES)[number];
 
 /** A vault (tenant) id: 11 letters or digits (contract §2). */
-export const VAULT_ID_PATTERN = /^[A-Za-z0-9]{11}$/;
+export { VAULT_ID_PATTERN } from '../contracts/common.ts';
 
 /**
  * The authenticated client of one GraphQL operation, from a verified JWT (see verify-token.ts).

@@ -1,4 +1,12 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import {
+  ACCOUNT_UPDATER_META,
+  type cardRecord,
+  type checkDocument,
+  type createCardAttributes,
+  createCardRequest,
+  type subscriptionDocument,
+} from '../contracts/card-interface.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
 import {
   type AuthContext,
@@ -34,6 +42,9 @@ interface Subscription {
   updatedAtMs: number;
 }
 
+type CreateAttributes = z.output<typeof createCardAttributes>;
+type CheckDocument = z.input<typeof checkDocument>;
+
 /** A card of the card interface as stored (never serialised as is: it holds the PAN). */
 interface StoredCard {
   id: string;
@@ -44,10 +55,10 @@ interface StoredCard {
   cvcAlias?: string;
   expMonth: number;
   expYear: number;
-  cvcStatus?: 'active';
-  cardholder?: Record<string, unknown>;
-  tokenType?: 'dpan' | 'mpan' | 'pan';
-  walletType?: 'apple_pay' | 'google_pay';
+  cvcStatus?: CreateAttributes['cvc_status'];
+  cardholder?: CreateAttributes['cardholder'];
+  tokenType?: CreateAttributes['token_type'];
+  walletType?: CreateAttributes['wallet_type'];
   meta: Record<string, unknown>;
   createdAtMs: number;
   updatedAtMs: number;
@@ -73,80 +84,44 @@ export class CardInterfaceStore {
   }
 }
 
-const addressSchema = z
-  .object({
-    address1: z.string().optional(),
-    address2: z.string().optional(),
-    address3: z.string().optional(),
-    address4: z.string().optional(),
-    city: z.string().optional(),
-  })
-  .catchall(z.union([z.string(), z.number(), z.boolean(), z.null()]));
-
-const createCardSchema = z.object({
-  data: z.object({
-    // The specification's create document has `data.attributes` and `data.meta` only; a `type`, when
-    // sent (JSON:API clients do), must name the resource.
-    type: z.literal('cards').optional(),
-    attributes: z.object({
-      pan: z
-        .string()
-        .regex(/^\d{13,19}$/, 'must be 13 to 19 digits')
-        .optional(),
-      pan_alias: z.string().min(1).optional(),
-      cvc: z
-        .string()
-        .regex(/^\d{3,4}$/, 'must be 3 or 4 digits')
-        .optional(),
-      cvc_alias: z.string().min(1).optional(),
-      cvc_status: z.literal('active').optional(),
-      exp_month: z.int().min(1).max(12),
-      exp_year: z.int().min(0).max(99),
-      cardholder: z
-        .object({
-          name: z.string().optional(),
-          company: z.string().optional(),
-          address: addressSchema.optional(),
-        })
-        .optional(),
-      token_type: z.enum(['dpan', 'mpan', 'pan']).optional(),
-      wallet_type: z.enum(['apple_pay', 'google_pay']).optional(),
-    }),
-    meta: z.record(z.string(), z.unknown()).optional(),
-  }),
-});
-
 const ATTRIBUTES = '/data/attributes';
-/** Member of `data.meta` the sandbox owns (subscription state); clients may not set it. */
-const ACCOUNT_UPDATER_META = 'account_updater';
 
-function cardDocument(card: StoredCard): unknown {
-  const attributes: Record<string, unknown> = { pan_alias: card.panAlias };
-  if (card.cvcAlias) attributes.cvc_alias = card.cvcAlias;
-  attributes.bin = card.pan.slice(0, 6);
-  attributes.last4 = card.pan.slice(-4);
-  attributes.brand = card.brand;
-  attributes.exp_month = card.expMonth;
-  attributes.exp_year = card.expYear;
-  if (card.cvcStatus) attributes.cvc_status = card.cvcStatus;
-  if (card.cardholder) attributes.cardholder = card.cardholder;
-  if (card.tokenType) attributes.token_type = card.tokenType;
-  if (card.walletType) attributes.wallet_type = card.walletType;
-  attributes.created_at = cardInterfaceTimestamp(card.createdAtMs);
-  attributes.updated_at = cardInterfaceTimestamp(card.updatedAtMs);
+/** The card record of the contract (`cardRecord`); typed by it, so a member it lacks fails to compile. */
+function cardDocument(card: StoredCard): z.input<typeof cardRecord> {
   const meta: Record<string, unknown> = { ...card.meta };
   if (card.subscription) {
     meta[ACCOUNT_UPDATER_META] = { subscription_id: card.subscription.id, state: 'enrolled' };
   }
-  return { data: { type: 'cards', id: card.id, attributes, meta } };
+  return {
+    data: {
+      type: 'cards',
+      id: card.id,
+      attributes: {
+        pan_alias: card.panAlias,
+        ...(card.cvcAlias ? { cvc_alias: card.cvcAlias } : {}),
+        bin: card.pan.slice(0, 6),
+        last4: card.pan.slice(-4),
+        brand: card.brand,
+        exp_month: card.expMonth,
+        exp_year: card.expYear,
+        ...(card.cvcStatus ? { cvc_status: card.cvcStatus } : {}),
+        ...(card.cardholder ? { cardholder: card.cardholder } : {}),
+        ...(card.tokenType ? { token_type: card.tokenType } : {}),
+        ...(card.walletType ? { wallet_type: card.walletType } : {}),
+        created_at: cardInterfaceTimestamp(card.createdAtMs),
+        updated_at: cardInterfaceTimestamp(card.updatedAtMs),
+      },
+      meta,
+    },
+  };
 }
 
-function subscriptionDocument(
+function subscriptionDocumentOf(
   id: string,
   state: 'enrolled' | 'failed',
   createdAtMs: number,
   updatedAtMs: number,
-) {
+): z.input<typeof subscriptionDocument> {
   return {
     data: {
       type: 'card_update_subscriptions',
@@ -204,7 +179,7 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
   };
 
   router.add('POST', `${CARD_INTERFACE_PREFIX}/cards`, 'cards:write', async ({ req, res, auth }) => {
-    const parsed = createCardSchema.safeParse(await readJsonBody(req, JSON_API_MEDIA_TYPE));
+    const parsed = createCardRequest.safeParse(await readJsonBody(req, JSON_API_MEDIA_TYPE));
     if (!parsed.success) throw validationError(parsed.error.issues, '');
     const { attributes, meta = {} } = parsed.data.data;
 
@@ -287,17 +262,22 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
     }
     if (card.subscription) {
       const { id, createdAtMs, updatedAtMs } = card.subscription;
-      sendJson(res, 200, subscriptionDocument(id, 'enrolled', createdAtMs, updatedAtMs), JSON_API_MEDIA_TYPE);
+      sendJson(
+        res,
+        200,
+        subscriptionDocumentOf(id, 'enrolled', createdAtMs, updatedAtMs),
+        JSON_API_MEDIA_TYPE,
+      );
       return;
     }
     const at = now();
     if (cardInterfaceScenario(card.pan).kind === 'subscription-fails') {
-      sendJson(res, 200, subscriptionDocument(newSubscriptionId(), 'failed', at, at), JSON_API_MEDIA_TYPE);
+      sendJson(res, 200, subscriptionDocumentOf(newSubscriptionId(), 'failed', at, at), JSON_API_MEDIA_TYPE);
       return;
     }
     card.subscription = { id: newSubscriptionId(), createdAtMs: at, updatedAtMs: at };
     card.updatedAtMs = at;
-    sendJson(res, 200, subscriptionDocument(card.subscription.id, 'enrolled', at, at), JSON_API_MEDIA_TYPE);
+    sendJson(res, 200, subscriptionDocumentOf(card.subscription.id, 'enrolled', at, at), JSON_API_MEDIA_TYPE);
   });
 
   router.add('DELETE', subscriptionsPath, 'cards:write', ({ req, res, auth, params }) => {
@@ -318,7 +298,7 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
       req.resume();
       const card = cardOr404(auth, params.card_id!);
       let event: string;
-      const updatedValues: { field_name: string; old_value: unknown; new_value: unknown }[] = [];
+      const updatedValues: NonNullable<CheckDocument['data']['attributes']['updated_values']> = [];
       if (card.brand === 'diners' || card.brand === 'jcb') {
         event = 'non_participating';
       } else {
@@ -345,7 +325,7 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
           });
         }
       }
-      const document = {
+      const document: CheckDocument = {
         data: { type: 'card_updates', id: card.id, attributes: { event, updated_values: updatedValues } },
       };
       sendJson(res, 200, stringifyWithRawNumbers(document), JSON_API_MEDIA_TYPE);

@@ -1,5 +1,6 @@
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
+import { cvc, expMonth, FORMAT_PRESERVING_ALIAS_PATTERN, TOK_ALIAS_PATTERN } from '../contracts/common.ts';
 import {
   AccountUpdaterNotSupportedError,
   CardBrandNotSupportedError,
@@ -15,7 +16,7 @@ import type {
   Merchant,
 } from '../upstream/account-updater/client.ts';
 import { builder } from './builder.ts';
-import { cvcSchema, digitsOnly, expMonthSchema, loadCardNode, stripNulls } from './card.ts';
+import { digitsOnly, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
 import { costExtension } from './paging.ts';
 import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
@@ -132,8 +133,8 @@ export const v1NumberSchema = z
   .transform((v) => (/^[\d -]+$/.test(v) ? v.replace(/[ -]/g, '') : v))
   .refine(
     (v) =>
-      /^tok_[A-Za-z0-9_]{1,120}$/.test(v) ||
-      /^\d{6}[A-Za-z0-9]{0,9}[A-Za-z][A-Za-z0-9]{0,9}\d{4}$/.test(v) ||
+      TOK_ALIAS_PATTERN.test(v) ||
+      FORMAT_PRESERVING_ALIAS_PATTERN.test(v) ||
       (isPlainPan(v) && PAN_FAMILIES.has(cardBrandOf(v) ?? '')),
     'must be a Luhn-valid card number of a supported brand, or a card alias',
   );
@@ -204,7 +205,7 @@ const merchantSchema = z.looseObject({
 const v1CardFields = {
   name: z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
   number: v1NumberSchema,
-  expMonth: expMonthSchema,
+  expMonth,
   expYear: yearSchema,
   merchant: merchantSchema.nullish(),
 };
@@ -235,7 +236,7 @@ const CheckAccountUpdaterCardInput = builder.inputType('CheckAccountUpdaterCardI
     }),
     merchant: t.field({ type: MerchantInput, required: false, description: 'Merchant of the check.' }),
   }),
-  validate: z.looseObject({ ...v1CardFields, cvv: cvcSchema.nullish() }),
+  validate: z.looseObject({ ...v1CardFields, cvv: cvc.nullish() }),
 });
 
 const CardCheckResultType = builder.objectRef<CardCheckResult>('CardCheckResult').implement({

@@ -1,5 +1,7 @@
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
+import { LOOKUP_DIGITS_PATTERN } from '../contracts/card-attributes.ts';
+import { TOK_ALIAS_PATTERN } from '../contracts/common.ts';
 import { CardAttributesNotFoundError } from '../errors.ts';
 import { isLuhnValid } from '../lib/pan.ts';
 import type { CardAttributes } from '../upstream/index.ts';
@@ -176,7 +178,7 @@ export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttribut
  */
 const attributesNumberSchema = z
   .string()
-  .refine((v) => /^tok_[A-Za-z0-9_]{1,120}$/.test(v) || /^\d(?:[ -]?\d){5,18}$/.test(v), {
+  .refine((v) => TOK_ALIAS_PATTERN.test(v) || LOOKUP_DIGITS_PATTERN.test(v), {
     message:
       'must be a BIN, a card number of up to 19 digits (single spaces or hyphens allowed), or a tok_ alias',
     // A malformed value has no Luhn check to fail: report only the shape.

@@ -1,6 +1,8 @@
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import type { GraphQLContext } from '../context.ts';
+import { CVC_STATUSES, type TOKEN_TYPES, type WALLET_TYPES } from '../contracts/card-interface.ts';
+import { cvc, expMonth, tokAlias, twoDigitYear } from '../contracts/common.ts';
 import { CardNotFoundError } from '../errors.ts';
 import { isPlainPan } from '../lib/pan.ts';
 import { redactCardData } from '../lib/redaction.ts';
@@ -16,34 +18,64 @@ import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
  * credentials after checking the caller may see that vault.
  */
 
+/**
+ * GraphQL enum values of a contract enumeration: the wire value upper-cased as the name
+ * (`apple_pay` → `APPLE_PAY`), one description per value.
+ */
+function enumValuesOf<const V extends string>(descriptions: Record<V, string>) {
+  return Object.fromEntries(
+    Object.entries<string>(descriptions).map(([value, description]) => [
+      value.toUpperCase(),
+      { value, description },
+    ]),
+  ) as { [K in V as Uppercase<K>]: { value: K; description: string } };
+}
+
 export const TokenTypeEnum = builder.enumType('TokenType', {
   description: 'Kind of number the card record holds (spec "Card": token_type).',
-  values: {
-    DPAN: { value: 'dpan', description: 'Device PAN (wallet token).' },
-    MPAN: { value: 'mpan', description: 'Merchant PAN (merchant token).' },
-    PAN: { value: 'pan', description: 'Funding PAN.' },
-  } as const,
+  values: enumValuesOf<(typeof TOKEN_TYPES)[number]>({
+    dpan: 'Device PAN (wallet token).',
+    mpan: 'Merchant PAN (merchant token).',
+    pan: 'Funding PAN.',
+  }),
 });
 
 export const WalletTypeEnum = builder.enumType('WalletType', {
   description: 'Wallet a device PAN belongs to (spec "Card": wallet_type).',
-  values: {
-    APPLE_PAY: { value: 'apple_pay', description: 'Apple Pay.' },
-    GOOGLE_PAY: { value: 'google_pay', description: 'Google Pay.' },
-  } as const,
+  values: enumValuesOf<(typeof WALLET_TYPES)[number]>({ apple_pay: 'Apple Pay.', google_pay: 'Google Pay.' }),
 });
 
 type Cardholder = NonNullable<CardInterfaceCard['cardholder']>;
 type CardholderAddress = NonNullable<Cardholder['address']>;
 
+/** A named address line; the further members the contract keeps as given are not exposed. */
+const addressLine = (value: string | number | boolean | null | undefined) =>
+  typeof value === 'string' ? value : null;
+
 const CardholderAddressType = builder.objectRef<CardholderAddress>('CardholderAddress').implement({
   description: 'Cardholder address (spec "Card": cardholder.address).',
   fields: (t) => ({
-    address1: t.exposeString('address1', { nullable: true, description: 'Address line 1.' }),
-    address2: t.exposeString('address2', { nullable: true, description: 'Address line 2.' }),
-    address3: t.exposeString('address3', { nullable: true, description: 'Address line 3.' }),
-    address4: t.exposeString('address4', { nullable: true, description: 'Address line 4.' }),
-    city: t.exposeString('city', { nullable: true, description: 'City.' }),
+    address1: t.string({
+      nullable: true,
+      description: 'Address line 1.',
+      resolve: (a) => addressLine(a.address1),
+    }),
+    address2: t.string({
+      nullable: true,
+      description: 'Address line 2.',
+      resolve: (a) => addressLine(a.address2),
+    }),
+    address3: t.string({
+      nullable: true,
+      description: 'Address line 3.',
+      resolve: (a) => addressLine(a.address3),
+    }),
+    address4: t.string({
+      nullable: true,
+      description: 'Address line 4.',
+      resolve: (a) => addressLine(a.address4),
+    }),
+    city: t.string({ nullable: true, description: 'City.', resolve: (a) => addressLine(a.city) }),
   }),
 });
 
@@ -168,14 +200,6 @@ const panSchema = z
   .string()
   .transform((v) => v.replace(/[ -]/g, ''))
   .refine(isPlainPan, 'must be a card number of 13 to 19 digits that passes the Luhn check');
-const aliasSchema = z.string().regex(/^tok_[A-Za-z0-9_]{1,120}$/, 'must be a tok_ alias');
-export const expMonthSchema = z.number().int().min(1, 'must be 1 to 12').max(12, 'must be 1 to 12');
-export const expYearSchema = z
-  .number()
-  .int()
-  .min(0, 'must be a two-digit year')
-  .max(99, 'must be a two-digit year');
-export const cvcSchema = z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits');
 
 const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 
@@ -220,12 +244,12 @@ const cardholderSchema = z.looseObject({
 const createCardInputSchema = z
   .looseObject({
     pan: panSchema.nullish(),
-    panAlias: aliasSchema.nullish(),
-    cvc: cvcSchema.nullish(),
-    cvcAlias: aliasSchema.nullish(),
-    cvcStatus: z.literal('active', 'must be active').nullish(),
-    expMonth: expMonthSchema,
-    expYear: expYearSchema,
+    panAlias: tokAlias.nullish(),
+    cvc: cvc.nullish(),
+    cvcAlias: tokAlias.nullish(),
+    cvcStatus: z.enum(CVC_STATUSES, 'must be active').nullish(),
+    expMonth,
+    expYear: twoDigitYear,
     cardholder: cardholderSchema.nullish(),
     metadata: z.record(z.string(), z.unknown(), 'must be a JSON object').nullish(),
   })

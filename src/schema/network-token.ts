@@ -1,6 +1,12 @@
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import {
+  expMonth,
+  FORMAT_PRESERVING_ALIAS_PATTERN,
+  TOK_ALIAS_PATTERN,
+  twoDigitYear,
+} from '../contracts/common.ts';
+import {
   CardBrandNotSupportedError,
   NetworkTokenDeclinedError,
   NetworkTokenNotFoundError,
@@ -11,7 +17,6 @@ import type { InVault } from '../loaders/index.ts';
 import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts';
 import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
 import { builder } from './builder.ts';
-import { expMonthSchema } from './card.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
@@ -125,10 +130,7 @@ export const NetworkTokenRef = builder.objectRef<InVault<NetworkToken>>('Network
 
 const panAliasSchema = z
   .string()
-  .regex(
-    /^(tok_[A-Za-z0-9_]{1,120}|\d{6}[A-Za-z0-9]{0,9}[A-Za-z][A-Za-z0-9]{0,9}\d{4})$/,
-    'must be a PAN alias',
-  );
+  .refine((v) => TOK_ALIAS_PATTERN.test(v) || FORMAT_PRESERVING_ALIAS_PATTERN.test(v), 'must be a PAN alias');
 
 const HolderInfoInput = builder.inputType('NetworkTokenHolderInfoInput', {
   description: 'Holder information sent with a provisioning request.',
@@ -149,8 +151,8 @@ const ProvisionNetworkTokenInput = builder.inputType('ProvisionNetworkTokenInput
   }),
   validate: z.looseObject({
     panAlias: panAliasSchema,
-    expMonth: expMonthSchema,
-    expYear: z.number().int().min(0, 'must be a two-digit year').max(99, 'must be a two-digit year'),
+    expMonth,
+    expYear: twoDigitYear,
     holderInfo: z
       .looseObject({
         name: z.string().max(200, 'must be at most 200 characters').nullish(),

@@ -1,13 +1,13 @@
-import { z } from 'zod';
 import { resolveVault, VaultAccessError } from '../auth/viewer.ts';
 import type { GraphQLContext } from '../context.ts';
+import { cardId, vaultId } from '../contracts/common.ts';
 import { UnauthenticatedError, VaultNotAllowedError, VaultRequiredError } from '../errors.ts';
 
-/** Vault ids are 11 characters (contract §2: tenant). */
-export const vaultIdSchema = z.string().regex(/^[A-Za-z0-9]{11}$/, 'must be an 11-character vault id');
+/** Vault ids are 11 characters (contract §2: tenant; src/contracts/common.ts). */
+export const vaultIdSchema = vaultId;
 
-/** v1 and card interface card ids: `CRD` + Base62 (spec "Limits"; gap decisions: 25 characters). */
-export const cardIdSchema = z.string().regex(/^CRD[A-Za-z0-9]{1,61}$/, 'must be a card id (CRD…)');
+/** v1 and card interface card ids: `CRD` + 22 Base62 characters (src/contracts/common.ts). */
+export const cardIdSchema = cardId;
 
 /** Options of the optional `vaultId` argument every vault-scoped root field takes. */
 export const vaultIdArg = {

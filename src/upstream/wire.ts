@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CARD_ID_PATTERN, cardId } from '../contracts/common.ts';
 import { maskPan } from '../lib/pan.ts';
 import { InvalidArgumentError } from './errors.ts';
 
@@ -41,24 +42,7 @@ export const errorBodySchema = z.union([
   })),
 ]);
 
-const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
-
-/**
- * An upstream timestamp normalised to ISO 8601 UTC with milliseconds (`YYYY-MM-DDTHH:mm:ss.sssZ`).
- * Accepts the 24-character v1 form and the card interface's zone-less microsecond form
- * (`2026-11-21T05:01:02.123000`), which is read as UTC (docs/gap-decisions.md "Common"); digits past
- * milliseconds are truncated.
- */
-export const isoTimestamp = z.string().transform((value, ctx) => {
-  const match = TIMESTAMP.exec(value);
-  const fraction = match?.[2] ? match[2].slice(0, 4).padEnd(4, '0') : '';
-  const ms = match ? Date.parse(`${match[1]}${fraction}${match[3] ?? 'Z'}`) : Number.NaN;
-  if (Number.isNaN(ms)) {
-    ctx.addIssue({ code: 'custom', message: 'expected an ISO 8601 timestamp' });
-    return z.NEVER;
-  }
-  return new Date(ms).toISOString();
-});
+export { isoTimestamp, openEnum } from '../contracts/common.ts';
 
 /**
  * A value the specification calls an alias of a PAN (v1 `number`). An upstream that sent a plain card
@@ -69,30 +53,17 @@ export const aliasOrMaskedPan = z
   .min(1)
   .transform((value) => (/^\d{12,19}$/.test(value) ? maskPan(value) : value));
 
-/**
- * An enumeration the spec leaves open ("complete enumerations not shown"): the known values are typed,
- * and any other non-empty string passes through unchanged, so an upstream value added later never
- * fails a read. Output type `T | (string & {})` (editors still suggest the known values).
- */
-export function openEnum<const T extends string>(known: readonly [T, ...T[]]): z.ZodType<T | (string & {})> {
-  return z.union([z.enum(known), z.string().min(1)]);
-}
-
-/** Card ids of both card areas: `CRD` then Base62 (docs/gap-decisions.md "Identifiers"). */
-const CARD_ID = /^CRD[A-Za-z0-9]*$/;
-const CARD_ID_MAX_LENGTH = 128;
-
-/** Zod check of a card id in a response body. */
-export const cardIdSchema = z.string().regex(CARD_ID);
+/** Zod check of a card id in a response body (src/contracts/common.ts). */
+export const cardIdSchema = cardId;
 
 /**
  * Validates a caller-supplied card id before it reaches a URL.
- * @throws InvalidArgumentError (argument `cardId`) unless it matches `^CRD[A-Za-z0-9]*$` and is at
- *   most 128 characters.
+ * @throws InvalidArgumentError (argument `cardId`) unless it is `CRD` + 22 letters and digits
+ *   (src/contracts/common.ts, CARD_ID_PATTERN).
  */
-export function assertCardId(cardId: string): void {
-  if (typeof cardId !== 'string' || cardId.length > CARD_ID_MAX_LENGTH || !CARD_ID.test(cardId)) {
-    throw new InvalidArgumentError('cardId', 'expected CRD followed by letters and digits');
+export function assertCardId(id: string): void {
+  if (typeof id !== 'string' || !CARD_ID_PATTERN.test(id)) {
+    throw new InvalidArgumentError('cardId', 'expected CRD followed by 22 letters and digits');
   }
 }
 

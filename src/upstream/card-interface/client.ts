@@ -1,19 +1,31 @@
+import { CARD_INTERFACE_MEDIA_TYPE as JSON_API } from '../../contracts/card-interface.ts';
 import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
 import type { UpstreamCall, UpstreamHttp } from '../http.ts';
 import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
 import { assertCardId, joinUrl } from '../wire.ts';
 import {
+  type CardInterfaceCard,
+  type CardUpdateSubscription,
+  type CardUpdates,
+  type CreateCardInput,
   cardDocumentSchema,
   checkDocumentReviver,
   checkDocumentSchema,
   createCardDocument,
   subscriptionDocumentSchema,
 } from './schemas.ts';
-import type { CardInterfaceCard, CardUpdateSubscription, CardUpdates, CreateCardInput } from './types.ts';
 
-export type * from './types.ts';
-
-const JSON_API = 'application/vnd.api+json';
+export type {
+  Cardholder,
+  CardholderAddress,
+  CardInterfaceCard,
+  CardTokenType,
+  CardUpdatedValue,
+  CardUpdateSubscription,
+  CardUpdates,
+  CardWalletType,
+  CreateCardInput,
+} from './schemas.ts';
 
 /**
  * Client of the card interface (spec, area `{base_url}`, `application/vnd.api+json` both ways):

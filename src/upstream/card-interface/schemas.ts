@@ -1,132 +1,65 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import {
+  ACCOUNT_UPDATER_META,
+  cardRecord,
+  checkDocument,
+  type createCardAttributes,
+  subscriptionDocument,
+} from '../../contracts/card-interface.ts';
+import { type CamelCaseKeys, camelCaseKeys, snakeCaseKeys } from '../../lib/case.ts';
 import { maskPan } from '../../lib/pan.ts';
 import type { JsonReviver } from '../http.ts';
-import { cardIdSchema, isoTimestamp, withoutUndefined } from '../wire.ts';
-import type {
-  Cardholder,
-  CardInterfaceCard,
-  CardUpdatedValue,
-  CardUpdateSubscription,
-  CardUpdates,
-  CreateCardInput,
-} from './types.ts';
 
 /**
- * zod schemas of the card interface's JSON:API documents (spec "Card (card interface)", "Card update
- * subscription", "Card updates"; docs/gap-decisions.md "Card interface"), each transforming the wire
- * document into its domain type, and the request-body builder of `POST /cards`.
+ * The card interface client's view of its contract (src/contracts/card-interface.ts): each answer is
+ * parsed with the contract's schema and projected into a camelCase domain value whose type is derived
+ * from the contract (`z.output`), so a member added to the contract reaches the domain type, and from
+ * there the GraphQL type, without code here. No domain value holds a PAN or CVC in the clear.
  */
 
-const cardholderWire = z
-  .object({
-    name: z.string().optional(),
-    company: z.string().optional(),
-    address: z
-      .object({
-        address1: z.string().optional(),
-        address2: z.string().optional(),
-        address3: z.string().optional(),
-        address4: z.string().optional(),
-        city: z.string().optional(),
-        region: z.string().optional(),
-        country: z.string().optional(),
-        postal_code: z.string().optional(),
-      })
-      .optional(),
-  })
-  .transform((wire): Cardholder => {
-    const cardholder: Cardholder = {};
-    if (wire.name !== undefined) cardholder.name = wire.name;
-    if (wire.company !== undefined) cardholder.company = wire.company;
-    if (wire.address) {
-      const { postal_code: postalCode, ...rest } = wire.address;
-      cardholder.address = withoutUndefined({ ...rest, postalCode });
-    }
-    return cardholder;
-  });
+/**
+ * A card of the card interface (docs/gap-decisions.md "Card interface", Card record): the record's
+ * attributes camelCased (`panAlias`, `cvcAlias`, `bin`, `last4`, `brand`, `expMonth`, `expYear` two
+ * digits, `cvcStatus`, `cardholder`, `tokenType`, `walletType`, `createdAt`/`updatedAt` ISO 8601 UTC
+ * with milliseconds), `id`, `meta` (the user-defined `data.meta` without `account_updater`, keys as
+ * the user wrote them) and `accountUpdater` (`{subscriptionId, state}`, present while subscribed).
+ */
+export const cardDocumentSchema = cardRecord.transform(({ data }) => {
+  const { [ACCOUNT_UPDATER_META]: accountUpdater, ...meta } = data.meta ?? {};
+  return {
+    id: data.id,
+    ...camelCaseKeys(data.attributes),
+    meta: meta as Record<string, unknown>,
+    ...(accountUpdater ? { accountUpdater: camelCaseKeys(accountUpdater) } : {}),
+  };
+});
 
-const accountUpdaterMetaWire = z.object({ subscription_id: z.string().min(1), state: z.string().min(1) });
-
-const cardMetaWire = z.object({ account_updater: accountUpdaterMetaWire.optional() }).catchall(z.unknown());
-
-/** `{"data":{"type":"cards","id","attributes":{…},"meta":{…}}}` → {@link CardInterfaceCard}. */
-export const cardDocumentSchema = z
-  .object({
-    data: z.object({
-      type: z.literal('cards'),
-      id: cardIdSchema,
-      attributes: z.object({
-        pan_alias: z.string().min(1),
-        cvc_alias: z.string().min(1).optional(),
-        bin: z.string().regex(/^\d{6,8}$/),
-        last4: z.string().regex(/^\d{4}$/),
-        brand: z.string().min(1),
-        exp_month: z.number().int().min(1).max(12),
-        exp_year: z.number().int().min(0),
-        cvc_status: z.string().optional(),
-        cardholder: cardholderWire.optional(),
-        token_type: z.enum(['dpan', 'mpan', 'pan']).optional(),
-        wallet_type: z.enum(['apple_pay', 'google_pay']).optional(),
-        created_at: isoTimestamp,
-        updated_at: isoTimestamp,
-      }),
-      meta: cardMetaWire.optional(),
-    }),
-  })
-  .transform(({ data }): CardInterfaceCard => {
-    const a = data.attributes;
-    const { account_updater: accountUpdater, ...meta } = data.meta ?? {};
-    const card: CardInterfaceCard = {
-      id: data.id,
-      panAlias: a.pan_alias,
-      bin: a.bin,
-      last4: a.last4,
-      brand: a.brand,
-      expMonth: a.exp_month,
-      expYear: a.exp_year,
-      createdAt: a.created_at,
-      updatedAt: a.updated_at,
-      meta,
-    };
-    if (a.cvc_alias !== undefined) card.cvcAlias = a.cvc_alias;
-    if (a.cvc_status !== undefined) card.cvcStatus = a.cvc_status;
-    if (a.cardholder !== undefined) card.cardholder = a.cardholder;
-    if (a.token_type !== undefined) card.tokenType = a.token_type;
-    if (a.wallet_type !== undefined) card.walletType = a.wallet_type;
-    if (accountUpdater) {
-      card.accountUpdater = { subscriptionId: accountUpdater.subscription_id, state: accountUpdater.state };
-    }
-    return card;
-  });
+/** A card of the card interface, see {@link cardDocumentSchema}. */
+export type CardInterfaceCard = z.output<typeof cardDocumentSchema>;
+/** Cardholder of a card (spec "Card (card interface)", `cardholder`). */
+export type Cardholder = NonNullable<CardInterfaceCard['cardholder']>;
+/** Cardholder address: `address1`-`address4`, `city`, and further scalar members as given. */
+export type CardholderAddress = NonNullable<Cardholder['address']>;
+/** `token_type` (spec "Card (card interface)"). */
+export type CardTokenType = NonNullable<CardInterfaceCard['tokenType']>;
+/** `wallet_type` (spec "Card (card interface)"). */
+export type CardWalletType = NonNullable<CardInterfaceCard['walletType']>;
 
 /**
- * `{"data":{"type":"card_update_subscriptions","id":"CUS…","attributes":{created_at,state,updated_at}}}`
- * → {@link CardUpdateSubscription} (the card id comes from the request).
+ * Answer of `POST /cards/{card_id}/card-update-subscriptions` (spec "Card update subscription"):
+ * `id` (`CUS…`), `cardId` (from the request), `state` (`enrolled`, `failed` for 4002 test cards,
+ * others passed through), timestamps as in {@link CardInterfaceCard}.
  */
 export function subscriptionDocumentSchema(cardId: string) {
-  return z
-    .object({
-      data: z.object({
-        type: z.literal('card_update_subscriptions'),
-        id: z.string().min(1),
-        attributes: z.object({
-          state: z.string().min(1),
-          created_at: isoTimestamp,
-          updated_at: isoTimestamp,
-        }),
-      }),
-    })
-    .transform(({ data }): CardUpdateSubscription => {
-      const subscription: CardUpdateSubscription = {
-        id: data.id,
-        cardId,
-        state: data.attributes.state,
-        createdAt: data.attributes.created_at,
-        updatedAt: data.attributes.updated_at,
-      };
-      return subscription;
-    });
+  return subscriptionDocument.transform(({ data }) => ({
+    id: data.id,
+    cardId,
+    ...camelCaseKeys(data.attributes),
+  }));
 }
+
+/** Answer of the subscribe call, see {@link subscriptionDocumentSchema}. */
+export type CardUpdateSubscription = z.output<ReturnType<typeof subscriptionDocumentSchema>>;
 
 /**
  * JSON reviver for the check answer: `old_value`/`new_value` numbers are kept as their source text,
@@ -137,91 +70,72 @@ export const checkDocumentReviver: JsonReviver = (key, value, context) =>
     ? context.source
     : value;
 
-/** A full PAN (JSON number or digit string) masked at once; the issue message never quotes it. */
-const maskedPanValue = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const digits = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : '') : value;
-  if (!/^\d{12,19}$/.test(digits)) {
-    ctx.addIssue({ code: 'custom', message: 'expected a card number' });
-    return z.NEVER;
-  }
-  return maskPan(digits);
-});
-
-/** An expiry month or year, sent as a number (or, after the reviver, its source text). */
-const expiryValue = z.union([z.number(), z.string().regex(/^\d{1,4}$/)]).transform((value) => Number(value));
-
-const updatedValueWire = z.discriminatedUnion('field_name', [
-  z.object({ field_name: z.literal('pan'), old_value: maskedPanValue, new_value: maskedPanValue }),
-  z.object({ field_name: z.literal('exp_month'), old_value: expiryValue, new_value: expiryValue }),
-  z.object({ field_name: z.literal('exp_year'), old_value: expiryValue, new_value: expiryValue }),
-]);
-
 /**
- * `{"data":{"type":"card_updates","id","attributes":{"event","updated_values":[…]}}}` →
- * {@link CardUpdates}; PANs are masked here (docs/gap-decisions.md "Card interface", Check). Parse the
- * body with {@link checkDocumentReviver}.
+ * One changed field of an on-demand check (spec "Card updates", `updated_values`). The upstream sends
+ * full PANs for `pan`; they are masked to BIN and last four (`510026******3001`) while parsing.
  */
-export function checkDocumentSchema(cardId: string) {
-  return z
-    .object({
-      data: z.object({
-        type: z.literal('card_updates'),
-        attributes: z.object({
-          event: z.string().min(1),
-          updated_values: z.array(updatedValueWire).default([]),
-        }),
-      }),
-    })
-    .transform(
-      ({ data }): CardUpdates => ({
-        cardId,
-        event: data.attributes.event,
-        updatedValues: data.attributes.updated_values.map((item): CardUpdatedValue => {
-          if (item.field_name === 'pan') {
-            return { fieldName: 'pan', oldValue: item.old_value, newValue: item.new_value };
-          }
-          return {
-            fieldName: item.field_name === 'exp_month' ? 'expMonth' : 'expYear',
-            oldValue: item.old_value,
-            newValue: item.new_value,
-          };
-        }),
-      }),
-    );
+export type CardUpdatedValue =
+  | { fieldName: 'pan'; oldValue: string; newValue: string }
+  | { fieldName: 'expMonth' | 'expYear'; oldValue: number; newValue: number };
+
+/** A full PAN (digits) masked at once; anything else is not a card number. */
+function maskedPan(value: string | number): string | undefined {
+  const digits = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : '') : value;
+  return /^\d{12,19}$/.test(digits) ? maskPan(digits) : undefined;
 }
 
+/**
+ * Answer of `POST /cards/{card_id}/check` (spec "Card updates"; docs/gap-decisions.md "Card
+ * interface", Check) → `{cardId, event, updatedValues}`: `event` `updated`, `valid`, `closed`,
+ * `expired`, `contact_cardholder_advice`, `non_participating` (others passed through);
+ * `updatedValues` empty unless `updated`, PANs masked here. Parse the body with
+ * {@link checkDocumentReviver}.
+ */
+export function checkDocumentSchema(cardId: string) {
+  return checkDocument.transform(({ data }, ctx) => {
+    const updatedValues: CardUpdatedValue[] = [];
+    for (const item of data.attributes.updated_values) {
+      if (item.field_name === 'pan') {
+        const oldValue = maskedPan(item.old_value);
+        const newValue = maskedPan(item.new_value);
+        if (oldValue === undefined || newValue === undefined) {
+          // The issue names the member only: the value may be card data.
+          ctx.addIssue({ code: 'custom', message: 'expected a card number', path: ['updated_values'] });
+          continue;
+        }
+        updatedValues.push({ fieldName: 'pan', oldValue, newValue });
+      } else {
+        updatedValues.push({
+          fieldName: item.field_name === 'exp_month' ? 'expMonth' : 'expYear',
+          oldValue: Number(item.old_value),
+          newValue: Number(item.new_value),
+        });
+      }
+    }
+    return { cardId, event: data.attributes.event, updatedValues };
+  });
+}
+
+/** Answer of the check call, see {@link checkDocumentSchema}. */
+export type CardUpdates = z.output<ReturnType<typeof checkDocumentSchema>>;
+
+/**
+ * Input of `POST /cards`: the contract's create attributes camelCased (`pan` or `panAlias`, `cvc`,
+ * `cvcAlias`, `cvcStatus`, `expMonth` 1-12, `expYear` two digits, `cardholder`, `tokenType`,
+ * `walletType`) and `meta`, sent as `data.meta` (free-form; `account_updater` is the service's). The
+ * upstream validates; its 400 names the bad member in `UpstreamError.pointer`.
+ */
+export type CreateCardInput = CamelCaseKeys<z.input<typeof createCardAttributes>> & {
+  meta?: Record<string, unknown>;
+};
+
 /** Builds the JSON:API body of `POST /cards` from {@link CreateCardInput}; undefined members are omitted. */
-export function createCardDocument(input: CreateCardInput): unknown {
-  const cardholder = input.cardholder;
+export function createCardDocument({ meta, ...attributes }: CreateCardInput): unknown {
   return {
     data: {
       type: 'cards',
-      attributes: withoutUndefined({
-        pan: input.pan,
-        pan_alias: input.panAlias,
-        cvc: input.cvc,
-        cvc_alias: input.cvcAlias,
-        cvc_status: input.cvcStatus,
-        exp_month: input.expMonth,
-        exp_year: input.expYear,
-        cardholder: cardholder && {
-          name: cardholder.name,
-          company: cardholder.company,
-          address: cardholder.address && {
-            address1: cardholder.address.address1,
-            address2: cardholder.address.address2,
-            address3: cardholder.address.address3,
-            address4: cardholder.address.address4,
-            city: cardholder.address.city,
-            region: cardholder.address.region,
-            country: cardholder.address.country,
-            postal_code: cardholder.address.postalCode,
-          },
-        },
-        token_type: input.tokenType,
-        wallet_type: input.walletType,
-      }),
-      ...(input.meta === undefined ? {} : { meta: input.meta }),
+      attributes: snakeCaseKeys(attributes),
+      ...(meta === undefined ? {} : { meta }),
     },
   };
 }

@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import {
+  BIN_PATTERN,
+  cardId,
+  cvc,
+  expMonth,
+  isoTimestamp,
+  LAST4_PATTERN,
+  openEnum,
+  PAN_PATTERN,
+  tokAlias,
+  twoDigitYear,
+} from './common.ts';
+
+/**
+ * The card interface area (`{base_url}`, `application/vnd.api+json`) written once: the JSON:API
+ * documents of spec "Card (card interface)", "Card update subscription", "Card updates" and the
+ * endpoints table, with the gaps filled by docs/gap-decisions.md "Card interface". The upstream
+ * client (src/upstream/card-interface) parses answers with these schemas and derives its domain types
+ * from them; the sandbox (src/sandbox/card-interface.ts) validates requests with them and types its
+ * answers with `z.input`; the GraphQL input validation (src/schema/card.ts) reuses the limits.
+ */
+
+/** Media type of the area (spec, area table). */
+export const CARD_INTERFACE_MEDIA_TYPE = 'application/vnd.api+json';
+
+/** `token_type` (spec "Card (card interface)": allowed values). */
+export const TOKEN_TYPES = ['dpan', 'mpan', 'pan'] as const;
+/** `wallet_type` (spec "Card (card interface)": allowed values). */
+export const WALLET_TYPES = ['apple_pay', 'google_pay'] as const;
+/** `cvc_status`: the one value the spec gives; others are refused (docs/gap-decisions.md). */
+export const CVC_STATUSES = ['active'] as const;
+/** `brand` of a card record (docs/gap-decisions.md "Card record"); others pass through when read. */
+export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb'] as const;
+/** Subscription `state`: `enrolled` (spec), `failed` (docs/gap-decisions.md, test cards 4002). */
+export const SUBSCRIPTION_STATES = ['enrolled', 'failed'] as const;
+/** Check `event` values (spec: `updated`; docs/gap-decisions.md "Check: event values"). */
+export const CHECK_EVENTS = [
+  'updated',
+  'valid',
+  'closed',
+  'expired',
+  'contact_cardholder_advice',
+  'non_participating',
+] as const;
+/** Subscription id: `CUS` + 22 Base62 characters (spec: prefix `CUS`; docs/gap-decisions.md). */
+export const SUBSCRIPTION_ID_PATTERN = /^CUS[A-Za-z0-9]{22}$/;
+/** Member of `data.meta` the service owns while a card is subscribed (spec: removed on unsubscription). */
+export const ACCOUNT_UPDATER_META = 'account_updater';
+
+/**
+ * `cardholder.address` (spec: `address1`-`address4`, `city` strings, "plus further fields"): further
+ * members are kept when their value is a string, number, boolean or null (docs/gap-decisions.md
+ * "Cardholder address members").
+ */
+export const cardholderAddress = z
+  .object({
+    address1: z.string().optional(),
+    address2: z.string().optional(),
+    address3: z.string().optional(),
+    address4: z.string().optional(),
+    city: z.string().optional(),
+  })
+  .catchall(z.union([z.string(), z.number(), z.boolean(), z.null()]));
+
+/** `cardholder` (spec: `name`, `company`, `address`); unknown members are dropped. */
+export const cardholder = z.object({
+  name: z.string().optional(),
+  company: z.string().optional(),
+  address: cardholderAddress.optional(),
+});
+
+/**
+ * `data.attributes` of `POST /cards` (spec "Card (card interface)"; required members per
+ * docs/gap-decisions.md: `exp_month`, `exp_year` and at least one of `pan`/`pan_alias`, checked by the
+ * service since it needs the vault). Never echoed: it holds the PAN and CVC.
+ */
+export const createCardAttributes = z.object({
+  pan: z.string().regex(PAN_PATTERN, 'must be 13 to 19 digits').optional(),
+  pan_alias: z.string().min(1).optional(),
+  cvc: cvc.optional(),
+  cvc_alias: z.string().min(1).optional(),
+  cvc_status: z.enum(CVC_STATUSES).optional(),
+  exp_month: expMonth,
+  exp_year: twoDigitYear,
+  cardholder: cardholder.optional(),
+  token_type: z.enum(TOKEN_TYPES).optional(),
+  wallet_type: z.enum(WALLET_TYPES).optional(),
+});
+
+/**
+ * Body of `POST /cards` (spec: `data.attributes` and an optional free-form `data.meta`; a JSON:API
+ * `data.type`, when sent, names the resource).
+ */
+export const createCardRequest = z.object({
+  data: z.object({
+    type: z.literal('cards').optional(),
+    attributes: createCardAttributes,
+    meta: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+/** `data.meta.account_updater` while the card is subscribed (docs/gap-decisions.md "Card record"). */
+export const accountUpdaterMeta = z.object({
+  subscription_id: z.string().regex(SUBSCRIPTION_ID_PATTERN),
+  state: openEnum(['enrolled']),
+});
+
+/**
+ * The card record (`POST /cards` 201, `GET /cards/{card_id}` 200; docs/gap-decisions.md "Card
+ * record"): aliases, BIN and last four, never `pan` nor `cvc`. `meta` is the submitted metadata plus
+ * `account_updater` while subscribed.
+ */
+export const cardRecordAttributes = z.object({
+  pan_alias: tokAlias,
+  cvc_alias: tokAlias.optional(),
+  bin: z.string().regex(BIN_PATTERN),
+  last4: z.string().regex(LAST4_PATTERN),
+  brand: openEnum(CARD_BRANDS),
+  exp_month: expMonth,
+  exp_year: twoDigitYear,
+  cvc_status: openEnum(CVC_STATUSES).optional(),
+  cardholder: cardholder.optional(),
+  token_type: z.enum(TOKEN_TYPES).optional(),
+  wallet_type: z.enum(WALLET_TYPES).optional(),
+  created_at: isoTimestamp,
+  updated_at: isoTimestamp,
+});
+
+/** The card record document, see {@link cardRecordAttributes}. */
+export const cardRecord = z.object({
+  data: z.object({
+    type: z.literal('cards'),
+    id: cardId,
+    attributes: cardRecordAttributes,
+    meta: z
+      .object({ [ACCOUNT_UPDATER_META]: accountUpdaterMeta.optional() })
+      .catchall(z.unknown())
+      .optional(),
+  }),
+});
+
+/** `POST /cards/{card_id}/card-update-subscriptions` 200 (spec "Card update subscription"). */
+export const subscriptionDocument = z.object({
+  data: z.object({
+    type: z.literal('card_update_subscriptions'),
+    id: z.string().regex(SUBSCRIPTION_ID_PATTERN),
+    attributes: z.object({
+      created_at: isoTimestamp,
+      state: openEnum(SUBSCRIPTION_STATES),
+      updated_at: isoTimestamp,
+    }),
+  }),
+});
+
+/**
+ * An `old_value`/`new_value` of a check: a JSON number (spec), full PANs included. The client reads
+ * these numbers as their source text (a 19-digit PAN does not survive a double), so digit strings are
+ * the same value.
+ */
+export const checkValue = z.union([z.number().min(0), z.string().regex(/^\d{1,19}$/)]);
+
+/** One item of `updated_values` (spec "Card updates": `field_name` `pan`, `exp_month`, `exp_year`). */
+export const updatedValue = z.object({
+  field_name: z.enum(['pan', 'exp_month', 'exp_year']),
+  old_value: checkValue,
+  new_value: checkValue,
+});
+
+/** `POST /cards/{card_id}/check` 200 (spec "Card updates"; `data.id` is the card id, gap decisions). */
+export const checkDocument = z.object({
+  data: z.object({
+    type: z.literal('card_updates'),
+    id: cardId.optional(),
+    attributes: z.object({
+      event: openEnum(CHECK_EVENTS),
+      updated_values: z.array(updatedValue).default([]),
+    }),
+  }),
+});
