@@ -1,4 +1,16 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import {
+  ACCOUNT_UPDATER_CAPABILITY,
+  type cardCheckDocument,
+  cardCheckRequest,
+  ENROLLING_EVENT,
+  enrolRequest,
+  type merchant as merchantAnswer,
+  type merchantRequest,
+  type v1CardDocument,
+} from '../contracts/account-updater.ts';
+import type { billingAddress } from '../contracts/common.ts';
+import { FORMAT_PRESERVING_ALIAS_PATTERN } from '../contracts/common.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
 import {
@@ -14,7 +26,7 @@ import {
 import { isoUtc, newCardId } from './ids.ts';
 import { checkScenario, enrolmentScenario, replacementPan } from './test-cards.ts';
 import type { TimerSet } from './timers.ts';
-import { type AliasVault, FORMAT_PRESERVING_ALIAS_PATTERN, TOK_ALIAS_PATTERN } from './vault.ts';
+import { type AliasVault, TOK_ALIAS_PATTERN } from './vault.ts';
 import type { CardNotificationInput } from './webhooks.ts';
 
 /**
@@ -25,12 +37,6 @@ import type { CardNotificationInput } from './webhooks.ts';
 
 /** Path prefix of the area in the sandbox (contract §1). */
 export const ACCOUNT_UPDATER_PREFIX = '/account-updater';
-
-/**
- * `event` of a card whose enrolment has not completed: spec "Enroll request rules" 5, the synchronous
- * answer reports the state and the latest event type (docs/gap-decisions.md "Account updater v1").
- */
-export const ENROLLING_EVENT = 'au_card.enrolling';
 
 /** A merchant registered for account updater in a vault (gap decisions, "Merchants"). */
 export interface RegisteredMerchant {
@@ -48,50 +54,9 @@ export const SANDBOX_MERCHANTS: Readonly<Record<string, readonly RegisteredMerch
 };
 
 /** The `merchant` member of v1 answers. */
-interface MerchantOut {
-  service_merchant_id: string;
-  sub_merchant_name: string;
-  sub_merchant_mid: number;
-}
+type MerchantOut = Required<z.input<typeof merchantAnswer>>;
 
-/** Members of the v1 `billing_address` (spec "Card (account updater, version 1)"); also `holder_info.billing_address`. */
-export const billingAddressSchema = z.object({
-  name: z.string().optional(),
-  company: z.string().optional(),
-  address1: z.string().optional(),
-  address2: z.string().optional(),
-  city: z.string().optional(),
-  region: z.string().optional(),
-  country: z.string().optional(),
-  postal_code: z.string().optional(),
-  phone: z.string().optional(),
-});
-
-const merchantSchema = z.object({
-  service_merchant_id: z.string().min(1).optional(),
-  sub_merchant_name: z.string().min(1).optional(),
-});
-
-const enrolSchema = z.object({
-  name: z.string().min(1),
-  number: z.string().min(1),
-  exp_month: z.int().min(1).max(12),
-  exp_year: z.int().min(0).max(9999),
-  billing_address: billingAddressSchema.optional(),
-  merchant: merchantSchema.optional(),
-});
-
-const cardCheckSchema = z.object({
-  name: z.string().optional(),
-  number: z.string().min(1),
-  exp_month: z.int().min(1).max(12),
-  exp_year: z.int().min(0).max(9999),
-  cvv: z
-    .string()
-    .regex(/^\d{3,4}$/, 'must match ^\\d{3,4}$')
-    .optional(),
-  merchant: merchantSchema.optional(),
-});
+type Merchant = z.output<typeof merchantRequest>;
 
 /** A saved (non-mock) v1 card. Holds the PAN; never serialised as is. */
 interface V1Card {
@@ -101,7 +66,7 @@ interface V1Card {
   name: string;
   expMonth: number;
   expYear: number;
-  billingAddress?: z.infer<typeof billingAddressSchema>;
+  billingAddress?: z.output<typeof billingAddress>;
   merchant?: MerchantOut;
   state: 'enrolling' | 'enrolled';
   event: string;
@@ -183,7 +148,7 @@ function resolveNumber(
  */
 function resolveMerchant(
   registered: readonly RegisteredMerchant[],
-  merchant: z.infer<typeof merchantSchema> | undefined,
+  merchant: Merchant | undefined,
 ): MerchantOut | undefined {
   const errors: ErrorObject[] = [];
   if (registered.length > 1 && !merchant?.service_merchant_id) {
@@ -216,6 +181,9 @@ function resolveMerchant(
   };
 }
 
+/** The card-check answer; typed by the contract (`cardCheckDocument`). */
+const checkAnswer = (data: z.input<typeof cardCheckDocument>['data']) => ({ data });
+
 /** `exp_year` + 3, keeping a two-digit year two digits. */
 function yearPlusThree(year: number): number {
   return year < 100 ? (year + 3) % 100 : year + 3;
@@ -232,7 +200,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
   const { store, aliases, timers, now, logger } = deps;
   const merchants = deps.merchants ?? SANDBOX_MERCHANTS;
 
-  const cardDocument = (card: V1Card, vault: string) => ({
+  const cardDocument = (card: V1Card, vault: string): z.input<typeof v1CardDocument> => ({
     data: {
       id: card.id,
       name: card.name,
@@ -241,7 +209,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
       exp_year: card.expYear,
       ...(card.billingAddress ? { billing_address: card.billingAddress } : {}),
       ...(card.merchant ? { merchant: card.merchant } : {}),
-      capabilities: card.state === 'enrolled' ? ['ACCOUNT_UPDATER'] : [],
+      capabilities: card.state === 'enrolled' ? [ACCOUNT_UPDATER_CAPABILITY] : [],
       created_at: isoUtc(card.createdAtMs),
       updated_at: isoUtc(card.updatedAtMs),
       state: card.state,
@@ -250,7 +218,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
   });
 
   router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/cards`, 'cards:write', async ({ req, res, auth }) => {
-    const parsed = enrolSchema.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
+    const parsed = enrolRequest.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
     if (!parsed.success) throw validationError(parsed.error.issues, '');
     const body = parsed.data;
     const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
@@ -342,7 +310,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
   });
 
   router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/card-check`, 'cards:write', async ({ req, res, auth }) => {
-    const parsed = cardCheckSchema.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
+    const parsed = cardCheckRequest.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
     if (!parsed.success) throw validationError(parsed.error.issues, '');
     const body = parsed.data;
     const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
@@ -360,7 +328,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
         failure_code: 'account-updater-not-supported',
         event: 'au_card.non_participating',
       };
-      sendJson(res, 200, { data }, JSON_MEDIA_TYPE);
+      sendJson(res, 200, checkAnswer(data), JSON_MEDIA_TYPE);
       return;
     }
     if (
@@ -383,6 +351,6 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
       ...(scenario.update === 'expiry' ? { exp_year: yearPlusThree(body.exp_year) } : {}),
       event: scenario.event,
     };
-    sendJson(res, 200, { data }, JSON_MEDIA_TYPE);
+    sendJson(res, 200, checkAnswer(data), JSON_MEDIA_TYPE);
   });
 }

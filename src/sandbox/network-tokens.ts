@@ -1,8 +1,15 @@
 import { createHash, randomInt, randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import {
+  holderInfo as holderInfoSchema,
+  type NETWORK_TOKEN_STATES,
+  type networkTokenDocument,
+  PHONE_NUMBER_MAX_DIGITS,
+} from '../contracts/account-updater.ts';
+import { FORMAT_PRESERVING_ALIAS_PATTERN } from '../contracts/common.ts';
 import type { Logger } from '../lib/logger.ts';
 import { cardBrandOf } from '../lib/pan.ts';
-import { ACCOUNT_UPDATER_PREFIX, billingAddressSchema } from './account-updater.ts';
+import { ACCOUNT_UPDATER_PREFIX } from './account-updater.ts';
 import {
   type ErrorObject,
   HttpError,
@@ -17,7 +24,7 @@ import { isoUtc, isoUtcSeconds } from './ids.ts';
 import { SANDBOX_ORG_ID } from './oauth.ts';
 import { networkTokenScenario } from './test-cards.ts';
 import type { TimerSet } from './timers.ts';
-import { type AliasVault, FORMAT_PRESERVING_ALIAS_PATTERN, TOK_ALIAS_PATTERN } from './vault.ts';
+import { type AliasVault, TOK_ALIAS_PATTERN } from './vault.ts';
 import { integrationIdOf, type NotificationEnvelope } from './webhooks.ts';
 
 /**
@@ -28,7 +35,7 @@ import { integrationIdOf, type NotificationEnvelope } from './webhooks.ts';
  */
 
 /** Final states of a network token. While provisioning is pending a token has no `state`. */
-export type NetworkTokenState = 'ACTIVE' | 'SUSPENDED' | 'DELETED';
+export type NetworkTokenState = (typeof NETWORK_TOKEN_STATES)[number];
 
 /** `description` of network token notifications (31 characters, the length the spec's table fixes). */
 export const NETWORK_TOKEN_NOTIFICATION_DESCRIPTION = 'Network token state change sent';
@@ -102,14 +109,6 @@ export function buildNetworkTokenNotification(input: NetworkTokenNotificationInp
   return { envelope, body: JSON.stringify(envelope) };
 }
 
-const holderInfoSchema = z.object({
-  name: z.string().optional(),
-  email: z.string().optional(),
-  /** A phone number (spec), not a card number. */
-  number: z.string().optional(),
-  billing_address: billingAddressSchema.optional(),
-});
-
 type HolderInfo = z.infer<typeof holderInfoSchema>;
 
 /**
@@ -127,7 +126,6 @@ const REQUIRED_FIELDS = ['pan_alias', 'exp_month', 'exp_year'] as const;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** A phone number: optional `+`, digits with spaces, dots, hyphens or parentheses; at most 15 digits (E.164). */
 const PHONE_PATTERN = /^\+?[0-9][0-9 ().-]{3,24}$/;
-const MAX_PHONE_DIGITS = 15;
 
 /** A network token as stored. Holds the PAN; never serialised as is. */
 interface StoredNetworkToken {
@@ -200,7 +198,11 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
   const tokens = new Map<string, StoredNetworkToken>();
   const keyOf = (vault: string, pan: string): string => `${vault}\u0000${pan}`;
 
-  const tokenDocument = (token: StoredNetworkToken, panAlias: string, view: 'full' | 'deleted') => ({
+  const tokenDocument = (
+    token: StoredNetworkToken,
+    panAlias: string,
+    view: 'full' | 'deleted',
+  ): z.input<typeof networkTokenDocument> => ({
     data: {
       pan_alias: panAlias,
       ...(token.tokenLast4 !== undefined ? { network_token_last4: token.tokenLast4 } : {}),
@@ -295,7 +297,7 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
       if (
         holderInfo.number !== undefined &&
         (!PHONE_PATTERN.test(holderInfo.number) ||
-          holderInfo.number.replace(/\D/g, '').length > MAX_PHONE_DIGITS)
+          holderInfo.number.replace(/\D/g, '').length > PHONE_NUMBER_MAX_DIGITS)
       ) {
         malformed.push(
           problem(

@@ -1,4 +1,5 @@
-import { ACCOUNT_UPDATER_PREFIX, ENROLLING_EVENT } from './account-updater.ts';
+import { ENROLLING_EVENT } from '../contracts/account-updater.ts';
+import { ACCOUNT_UPDATER_PREFIX } from './account-updater.ts';
 import { BRAND_NAMES, CARD_ATTRIBUTES_PREFIX, CARD_CATEGORIES, CARD_TYPES } from './card-attributes.ts';
 import { CARD_INTERFACE_PREFIX } from './card-interface.ts';
 import { JSON_API_MEDIA_TYPE, JSON_MEDIA_TYPE, type Router, SCOPES, type Scope, sendJson } from './http.ts';

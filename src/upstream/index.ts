@@ -17,8 +17,8 @@ import { NetworkTokensClient } from './network-tokens/client.ts';
 import { NETWORK_TOKEN_ERRORS } from './network-tokens/error-table.ts';
 import { AccessTokenProvider } from './oauth/access-token-provider.ts';
 
+export type * from './account-updater/client.ts';
 export { AccountUpdaterClient } from './account-updater/client.ts';
-export type * from './account-updater/types.ts';
 export { AccountsClient } from './accounts/client.ts';
 export type * from './accounts/types.ts';
 export type { UpstreamClientOptions } from './authorized-request.ts';
@@ -29,8 +29,8 @@ export type * from './card-interface/client.ts';
 export { CardInterfaceClient } from './card-interface/client.ts';
 export { InvalidArgumentError, type UpstreamArea, UpstreamError } from './errors.ts';
 export { createUpstreamHttp, type UpstreamHttp, type UpstreamHttpOptions } from './http.ts';
+export type * from './network-tokens/client.ts';
 export { NetworkTokensClient } from './network-tokens/client.ts';
-export type * from './network-tokens/types.ts';
 export { AccessTokenProvider, type AccessTokenProviderOptions } from './oauth/access-token-provider.ts';
 
 /**

@@ -15,7 +15,8 @@ import {
   waitFor,
 } from './helpers.ts';
 
-const DELAY_MS = 50;
+/** Long enough that a read right after provisioning still sees it pending on a loaded machine. */
+const DELAY_MS = 250;
 const SECRET = 'whsec_network_tokens_0123456789';
 const OTHER_SECRET = 'whsec_network_tokens_vault_2_0123';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

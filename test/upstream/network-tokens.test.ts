@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
+import type { NetworkToken, ProvisionNetworkTokenInput } from '../../src/upstream/network-tokens/client.ts';
 import { NetworkTokensClient } from '../../src/upstream/network-tokens/client.ts';
 import { networkTokenEnvelopeSchema } from '../../src/upstream/network-tokens/schemas.ts';
-import type { NetworkToken, ProvisionNetworkTokenInput } from '../../src/upstream/network-tokens/types.ts';
 import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
 
 /** Network tokens client against the embedded sandbox (spec "Network token"; contract §5, §6). */

@@ -2,10 +2,26 @@ import { requestWithBearer, type UpstreamClientOptions } from '../authorized-req
 import type { UpstreamCall, UpstreamHttp } from '../http.ts';
 import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
 import { assertCardId, joinUrl } from '../wire.ts';
-import { cardCheckBody, cardCheckEnvelopeSchema, cardEnvelopeSchema, enrollCardBody } from './schemas.ts';
-import type { AccountUpdaterCard, CardCheckInput, CardCheckResult, EnrollCardInput } from './types.ts';
+import {
+  type AccountUpdaterCard,
+  type CardCheckInput,
+  type CardCheckResult,
+  cardCheckBody,
+  cardCheckEnvelopeSchema,
+  cardEnvelopeSchema,
+  type EnrollCardInput,
+  enrollCardBody,
+} from './schemas.ts';
 
-export type * from './types.ts';
+export type {
+  AccountUpdaterCard,
+  BillingAddress,
+  CardCheckInput,
+  CardCheckResult,
+  EnrollCardInput,
+  Merchant,
+  MerchantInput,
+} from './schemas.ts';
 
 /**
  * Client of account updater version 1 (spec, area `{account_updater_url}`, `application/json`,

@@ -2,10 +2,21 @@ import { requestWithBearer, type UpstreamClientOptions } from '../authorized-req
 import type { UpstreamCall, UpstreamHttp } from '../http.ts';
 import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
 import { joinUrl } from '../wire.ts';
-import { assertPanAlias, networkTokenEnvelopeSchema, provisionBody } from './schemas.ts';
-import type { NetworkToken, ProvisionNetworkTokenInput } from './types.ts';
+import {
+  assertPanAlias,
+  type NetworkToken,
+  networkTokenEnvelopeSchema,
+  type ProvisionNetworkTokenInput,
+  provisionBody,
+} from './schemas.ts';
 
-export type * from './types.ts';
+export type {
+  NetworkToken,
+  NetworkTokenCard,
+  NetworkTokenHolderInfo,
+  NetworkTokenState,
+  ProvisionNetworkTokenInput,
+} from './schemas.ts';
 
 /**
  * Client of the network tokens endpoints (spec "Network token", area `{account_updater_url}`,
