@@ -4,7 +4,8 @@ import { sleep, startSandbox, type TestSandbox } from './helpers.ts';
 
 const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const DELAY_MS = 50;
+/** Long enough that a read right after enrolment still sees it enrolling on a loaded machine. */
+const DELAY_MS = 200;
 
 /** Format-preserving alias of a PAN per gap decisions: BIN + 7 Base62 with a letter + last four. */
 const fpeAliasOf = (pan: string) =>
@@ -69,7 +70,7 @@ describe('POST /account-updater/cards: normal cards', () => {
     expect(whileEnrolling.status).toBe(200);
     expect(whileEnrolling.body).toEqual(response.body);
 
-    await sleep(DELAY_MS + 100);
+    await expect.poll(async () => (await getCard(id)).body.data.state).toBe('enrolled');
     const enrolled = await getCard(id);
     expect(enrolled.status).toBe(200);
     expect(enrolled.body.data).toMatchObject({
