@@ -1,15 +1,10 @@
+import { SCOPES } from '../contracts/oauth.ts';
+
 /**
  * Upstream scope names (contract §2). A client token grants a subset of them; the gateway checks the
  * scope an upstream endpoint needs (gap decisions, "Scopes per endpoint") before calling it.
  */
-export const UPSTREAM_SCOPES = [
-  'cards:read',
-  'cards:write',
-  'network-tokens:read',
-  'network-tokens:write',
-  'card-attributes:basic',
-  'organization-users:read',
-] as const;
+export const UPSTREAM_SCOPES = SCOPES;
 
 /** One of {@link UPSTREAM_SCOPES}. */
 export type UpstreamScope = (typeof UPSTREAM_SCOPES)[number];

@@ -86,7 +86,9 @@ export const isoTimestamp = z
  * and any other non-empty string passes through unchanged, so an upstream value added later never
  * fails a read. Output type `T | (string & {})` (editors still suggest the known values).
  */
-export function openEnum<const T extends string>(known: readonly [T, ...T[]]): z.ZodType<T | (string & {})> {
+export function openEnum<const T extends string>(
+  known: readonly [T, ...T[]],
+): z.ZodType<T | (string & {}), T | (string & {})> {
   return z.union([z.enum(known), z.string().min(1)]);
 }
 

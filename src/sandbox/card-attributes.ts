@@ -1,5 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import {
+  CARD_ATTRIBUTE_BRANDS,
+  CARD_CATEGORIES,
+  CARD_COMMERCIAL_TYPES,
+  CARD_TYPES,
+  type cardAttributesResult,
+  LOOKUP_DIGITS_PATTERN,
+  LUHN_FREE_MAX_DIGITS,
+  PREPAID_TYPES,
+  REGULATION_STATUSES,
+} from '../contracts/card-attributes.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
 import { badRequest, httpError, JSON_MEDIA_TYPE, type Router, readJsonBody, sendJson } from './http.ts';
 import type { AliasVault } from './vault.ts';
@@ -15,7 +26,7 @@ import type { AliasVault } from './vault.ts';
 export const CARD_ATTRIBUTES_PREFIX = '/card-attributes';
 
 /** Brand names of the table, one per card family of `src/lib/pan.ts`. */
-export const BRAND_NAMES: Readonly<Record<CardBrand, string>> = {
+export const BRAND_NAMES: Readonly<Record<CardBrand, (typeof CARD_ATTRIBUTE_BRANDS)[number]>> = {
   visa: 'VISA',
   mastercard: 'MASTERCARD',
   amex: 'AMERICAN EXPRESS',
@@ -24,39 +35,21 @@ export const BRAND_NAMES: Readonly<Record<CardBrand, string>> = {
   jcb: 'JCB',
 };
 
-/** `card_type` values of the table (spec: `DEBIT` observed). */
-export const CARD_TYPES = ['CREDIT', 'DEBIT', 'CHARGE'] as const;
-/** `card_category` values of the table (spec: `PREPAID` observed). */
-export const CARD_CATEGORIES = [
-  'STANDARD',
-  'CLASSIC',
-  'GOLD',
-  'PLATINUM',
-  'SIGNATURE',
-  'INFINITE',
-  'WORLD',
-  'WORLD_ELITE',
-  'BUSINESS',
-  'CORPORATE',
-  'PURCHASING',
-  'PREPAID',
-] as const;
-
-const brandNames = Object.values(BRAND_NAMES) as [string, ...string[]];
+export { CARD_CATEGORIES, CARD_TYPES };
 
 /** One row of `bin-table.json`, in wire names; `bin` is 6 or 8 digits as a string. */
 const binEntrySchema = z.strictObject({
   bin: z.string().regex(/^[1-9]\d{5}(?:\d{2})?$/, 'must be 6 or 8 digits'),
-  brand: z.enum(brandNames),
+  brand: z.enum(CARD_ATTRIBUTE_BRANDS),
   issuing_organization: z.string().min(1),
   card_type: z.enum(CARD_TYPES),
   card_category: z.enum(CARD_CATEGORIES),
   issuing_country_name: z.string().min(1),
   issuing_country_code: z.string().regex(/^[A-Z]{2}$/, 'must be ISO 3166-1 alpha-2'),
   maximum_pan_length: z.int().min(12).max(19),
-  card_commercial_type: z.enum(['PERSONAL', 'COMMERCIAL']),
-  regulation_status: z.enum(['REGULATED', 'UNREGULATED']),
-  prepaid_type: z.enum(['RELOADABLE', 'NON_RELOADABLE']).optional(),
+  card_commercial_type: z.enum(CARD_COMMERCIAL_TYPES),
+  regulation_status: z.enum(REGULATION_STATUSES),
+  prepaid_type: z.enum(PREPAID_TYPES).optional(),
   cobadged_brands: z.string().min(1).optional(),
 });
 
@@ -69,27 +62,8 @@ const binTableSchema = z.object({
 /** A row of the BIN table (wire names of the spec's "Card attributes result", `bin` as digits). */
 export type BinEntry = z.infer<typeof binEntrySchema>;
 
-/**
- * The "Card attributes result" of the spec as the sandbox answers it. `bin` is the matched table
- * prefix (6 or 8 digits) as an integer; `prepaid_type` only for `card_category` `PREPAID`;
- * `cobadged_brands` only for co-badged products.
- */
-export interface CardAttributesResult {
-  bin: number;
-  brand: string;
-  issuing_organization: string;
-  card_type: string;
-  card_category: string;
-  issuing_country_name: string;
-  issuing_country_code: string;
-  maximum_pan_length: number;
-  card_commercial_type: string;
-  regulation_status: string;
-  /** Eight-digit `YYYYMMDD` date of the data set. */
-  version: number;
-  prepaid_type?: string;
-  cobadged_brands?: string;
-}
+/** The "Card attributes result" as the sandbox answers it, typed by the contract. */
+export type CardAttributesResult = z.input<typeof cardAttributesResult>;
 
 /** A loaded BIN table: its data set `version` (`YYYYMMDD`) and its rows by prefix. */
 export interface BinTable {
@@ -179,11 +153,6 @@ export function cardAttributesOf(table: BinTable, entry: BinEntry): CardAttribut
   };
 }
 
-/** Spec "Card attributes", `number`: 6 to 19 digits with optional single spaces or hyphens between them. */
-const DIGITS_WITH_SEPARATORS = /^\d(?:[ -]?\d){5,18}$/;
-/** A PAN with more digits than this must pass Luhn (spec, rule 3 for `number`). */
-const LUHN_FREE_MAX_DIGITS = 11;
-
 /** Dependencies of {@link registerCardAttributeRoutes}. */
 export interface CardAttributeDeps {
   aliases: AliasVault;
@@ -223,7 +192,7 @@ export function registerCardAttributeRoutes(router: Router, deps: CardAttributeD
         const pan = deps.aliases.resolvePan(auth.vault, number);
         if (!pan) throw httpError(404, 'not-found', 'number: no card with this alias in the vault');
         digits = pan;
-      } else if (DIGITS_WITH_SEPARATORS.test(number)) {
+      } else if (LOOKUP_DIGITS_PATTERN.test(number)) {
         digits = number.replace(/[ -]/g, '');
         if (digits.length > LUHN_FREE_MAX_DIGITS && !isLuhnValid(digits)) {
           throw badRequest(

@@ -1,4 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { z } from 'zod';
+import type { errorObject } from '../contracts/common.ts';
+import { SCOPES as CONTRACT_SCOPES } from '../contracts/oauth.ts';
 
 /**
  * Small HTTP helpers of the embedded sandbox: body reading with a size limit, JSON / JSON:API answers,
@@ -13,18 +16,8 @@ export const JSON_MEDIA_TYPE = 'application/json';
 /** Largest accepted request body: 1 MiB; larger bodies answer 413 `payload-too-large`. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** One JSON:API error object of contract §3; `status` is the HTTP status as a string. */
-export interface ErrorObject {
-  status: string;
-  code: string;
-  /** Human-readable; names fields, never carries a PAN or CVC. */
-  detail: string;
-  /**
-   * What the error is about: `pointer`, the JSON pointer of the offending request member (gap decisions,
-   * "Common"), or `parameter`, the name of the offending query parameter (e.g. `page[size]`).
-   */
-  source?: { pointer: string } | { parameter: string };
-}
+/** One JSON:API error object of contract §3 (src/contracts/common.ts, `errorObject`). */
+export type ErrorObject = z.input<typeof errorObject>;
 
 /**
  * An error answer. Thrown by handlers and helpers; the server turns it into
@@ -176,14 +169,7 @@ export function sendError(res: ServerResponse, error: HttpError, mediaType: stri
 }
 
 /** OAuth 2.0 scopes of contract §2. */
-export const SCOPES = [
-  'cards:read',
-  'cards:write',
-  'network-tokens:read',
-  'network-tokens:write',
-  'card-attributes:basic',
-  'organization-users:read',
-] as const;
+export const SCOPES = CONTRACT_SCOPES;
 
 /** One scope name of {@link SCOPES}. */
 export type Scope = (typeof SCOPES)[number];

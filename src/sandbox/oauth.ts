@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { SANDBOX_CREDENTIALS, type VaultCredentials } from '../config.ts';
+import { TOKEN_LIFETIME_S } from '../contracts/oauth.ts';
 import {
   type AuthContext,
   JSON_MEDIA_TYPE,
@@ -16,8 +17,7 @@ import {
  * docs/gap-decisions.md, "Scopes per endpoint").
  */
 
-/** Token lifetime fixed by contract §2: 1200 s (20 minutes). */
-export const TOKEN_LIFETIME_S = 1200;
+export { TOKEN_LIFETIME_S };
 
 /** Sandbox organization of contract §2 (24 characters). */
 export const SANDBOX_ORG_ID = 'ACsandbox000000000000001';

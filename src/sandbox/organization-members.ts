@@ -1,3 +1,12 @@
+import type { z } from 'zod';
+import type {
+  inviteResource,
+  MEMBER_PERMISSIONS,
+  MEMBER_ROLES,
+  memberResource,
+  VAULT_ENVIRONMENTS,
+  vaultMembership,
+} from '../contracts/accounts.ts';
 import {
   type ErrorObject,
   HttpError,
@@ -23,51 +32,32 @@ export const DEFAULT_PAGE_SIZE = 20;
 /** Largest accepted `page[size]`. */
 export const MAX_PAGE_SIZE = 100;
 
-/** Environment of a vault (`env_identifier`): `LIVE` is the spec's observed value, `SANDBOX` ours. */
-export type VaultEnvironment = 'SANDBOX' | 'LIVE';
-/** Role of a user in the organization or in one vault (docs/gap-decisions.md, "Organization members"). */
-export type MemberRole = 'owner' | 'admin' | 'developer' | 'viewer';
-/** Organization permission (spec: `read`, `write`, `admin` observed). */
-export type MemberPermission = 'read' | 'write' | 'admin';
+/** Environment of a vault (`env_identifier`), a value of the contract's list. */
+export type VaultEnvironment = (typeof VAULT_ENVIRONMENTS)[number];
+/** Role of a user in the organization or in one vault, a value of the contract's list. */
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+/** Organization permission, a value of the contract's list. */
+export type MemberPermission = (typeof MEMBER_PERMISSIONS)[number];
 
-/** One item of a user's or invitation's `vaults`. */
-export interface VaultMembership {
-  /** Vault (tenant) id, 11 characters. */
-  id: string;
-  name: string;
+/** One item of a user's or invitation's `vaults` (src/contracts/accounts.ts). */
+export type VaultMembership = z.input<typeof vaultMembership> & {
   role: MemberRole;
   env_identifier: VaultEnvironment;
-}
+};
 
 /** `attributes` of a `users` resource, exactly as sent (spec "Organization member (user)"). */
-export interface MemberAttributes {
-  /** ISO 8601 UTC with milliseconds (24 characters). */
-  created_at: string;
-  id: string;
-  name: string;
-  email_address: string;
+export type MemberAttributes = Required<
+  Omit<z.input<typeof memberResource>['attributes'], 'vaults' | 'sso_id'>
+> & {
   vaults: VaultMembership[];
-  role: MemberRole;
-  permissions: MemberPermission[];
   /** Identifier of the user at the identity provider (a UUID in the sandbox). */
   sso_id: string;
-}
+};
 
 /** `attributes` of an `invites` resource (our shape: the spec does not show it). */
-export interface InviteAttributes {
-  /** When the invitation was sent, ISO 8601 UTC with milliseconds. */
-  created_at: string;
-  id: string;
-  email_address: string;
-  /** Organization role the invitee gets on accepting. */
-  role: MemberRole;
-  /** Vault access the invitee gets on accepting. */
+export type InviteAttributes = Required<Omit<z.input<typeof inviteResource>['attributes'], 'vaults'>> & {
   vaults: VaultMembership[];
-  /** `id` of the member who sent it. */
-  invited_by: string;
-  /** Always `pending`: accepted invitations become members and are no longer listed. */
-  state: 'pending';
-}
+};
 
 /** The two sandbox vaults as they appear in memberships (contract §2). */
 const VAULT_1 = { id: 'tntsandbox1', name: 'Sandbox vault 1', env_identifier: 'SANDBOX' } as const;

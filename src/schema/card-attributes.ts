@@ -1,6 +1,6 @@
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
-import { LOOKUP_DIGITS_PATTERN } from '../contracts/card-attributes.ts';
+import { LOOKUP_DIGITS_PATTERN, LUHN_FREE_MAX_DIGITS, RAW_BIN_DIGITS } from '../contracts/card-attributes.ts';
 import { TOK_ALIAS_PATTERN } from '../contracts/common.ts';
 import { CardAttributesNotFoundError } from '../errors.ts';
 import { isLuhnValid } from '../lib/pan.ts';
@@ -185,7 +185,7 @@ const attributesNumberSchema = z
     abort: true,
   })
   .refine(
-    (v) => v.startsWith('tok_') || digitsOnly(v).length <= 11 || isLuhnValid(digitsOnly(v)),
+    (v) => v.startsWith('tok_') || digitsOnly(v).length <= LUHN_FREE_MAX_DIGITS || isLuhnValid(digitsOnly(v)),
     'must pass the Luhn check',
   );
 
@@ -208,7 +208,8 @@ builder.queryField('cardAttributes', (t) =>
     resolve: async (_root, args, context) => {
       const vaultId = vaultOf(context, args.vaultId);
       const number = args.number.startsWith('tok_') ? args.number : digitsOnly(args.number);
-      if (number.length === 6) return context.loaders.binAttributes.load({ vaultId, bin: number });
+      if (number.length === RAW_BIN_DIGITS)
+        return context.loaders.binAttributes.load({ vaultId, bin: number });
       return context.upstream.cardAttributes.lookup(vaultId, number).catch((error: unknown) => {
         if (error instanceof CardAttributesNotFoundError) return null;
         throw error;

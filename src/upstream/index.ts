@@ -19,12 +19,12 @@ import { AccessTokenProvider } from './oauth/access-token-provider.ts';
 
 export type * from './account-updater/client.ts';
 export { AccountUpdaterClient } from './account-updater/client.ts';
+export type * from './accounts/client.ts';
 export { AccountsClient } from './accounts/client.ts';
-export type * from './accounts/types.ts';
 export type { UpstreamClientOptions } from './authorized-request.ts';
 export { budgetedHttp, UpstreamCallBudget } from './budget.ts';
+export type * from './card-attributes/client.ts';
 export { CardAttributesClient } from './card-attributes/client.ts';
-export type * from './card-attributes/types.ts';
 export type * from './card-interface/client.ts';
 export { CardInterfaceClient } from './card-interface/client.ts';
 export { InvalidArgumentError, type UpstreamArea, UpstreamError } from './errors.ts';

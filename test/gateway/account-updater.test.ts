@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { graphql } from '../generated/index.ts';
 import { member } from '../support/results.ts';
-import { type Stack, sleep, startStack } from '../support/stack.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 
 /**
  * Account updater v1 through the gateway's GraphQL API over HTTP against the embedded sandbox:
@@ -36,7 +36,7 @@ const Enrol = graphql(`
     enrollAccountUpdaterCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { ...IT_AU_CardFields } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on UpstreamError { retryable status }
       ... on InputValidationError { issues { path message } }
     }
@@ -48,7 +48,7 @@ const ReadCard = graphql(`
     accountUpdaterCard(cardId: $cardId, vaultId: $vaultId) {
       __typename
       ... on QueryAccountUpdaterCardSuccess { data { ...IT_AU_CardFields } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -78,7 +78,7 @@ const Check = graphql(`
           merchant { serviceMerchantId subMerchantName subMerchantMid }
         }
       }
-      ... on Error { code message }
+      ...ErrorFields
       ... on UpstreamError { retryable status }
     }
   }
@@ -189,14 +189,15 @@ describe('account updater v1 through GraphQL', () => {
 
   /** Reads the card until `state` is ENROLLED (the sandbox completes enrolment after 100 ms). */
   async function waitUntilEnrolled(cardId: string, token: string, timeoutMs = 3_000) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const result = await readCard(cardId, token);
-      const card = member(result.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data;
-      if (card.state === 'ENROLLED') return card;
-      if (Date.now() > deadline) throw new Error(`card ${cardId} still ${card.state} after ${timeoutMs} ms`);
-      await sleep(25);
-    }
+    return vi.waitFor(
+      async () => {
+        const result = await readCard(cardId, token);
+        const card = member(result.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data;
+        expect(card.state).toBe('ENROLLED');
+        return card;
+      },
+      { timeout: timeoutMs, interval: 25 },
+    );
   }
 
   /** The format-preserving alias of `pan` in vault 1, read through a stateless check (no enrolment). */

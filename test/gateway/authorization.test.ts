@@ -14,7 +14,7 @@ const CreateCard = graphql(`
     createCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationCreateCardSuccess { data { id cardId vaultId } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -24,7 +24,7 @@ const ReadCard = graphql(`
     card(cardId: $cardId, vaultId: $vaultId) {
       __typename
       ... on QueryCardSuccess { data { cardId vaultId } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -34,7 +34,7 @@ const ReadAccountUpdaterCard = graphql(`
     accountUpdaterCard(cardId: $cardId, vaultId: $vaultId) {
       __typename
       ... on QueryAccountUpdaterCardSuccess { data { cardId } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -44,7 +44,7 @@ const Enrol = graphql(`
     enrollAccountUpdaterCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId vaultId } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -54,7 +54,7 @@ const CheckAccountUpdaterCard = graphql(`
     checkAccountUpdaterCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationCheckAccountUpdaterCardSuccess { data { event } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -63,7 +63,7 @@ const Subscribe = graphql(`
   mutation IT_AZ_Subscribe($cardId: String!, $vaultId: String) {
     subscribeCardUpdates(cardId: $cardId, vaultId: $vaultId) {
       __typename
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -72,7 +72,7 @@ const Unsubscribe = graphql(`
   mutation IT_AZ_Unsubscribe($cardId: String!, $vaultId: String) {
     unsubscribeCardUpdates(cardId: $cardId, vaultId: $vaultId) {
       __typename
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -81,7 +81,7 @@ const CheckCardUpdates = graphql(`
   mutation IT_AZ_CheckCardUpdates($cardId: String!, $vaultId: String) {
     checkCardUpdates(cardId: $cardId, vaultId: $vaultId) {
       __typename
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);

@@ -37,7 +37,7 @@ const Lookup = graphql(`
     cardAttributes(number: $number, vaultId: $vaultId) {
       __typename
       ... on QueryCardAttributesSuccess { data { ...IT4_CA_AttributesFields } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
   }
@@ -48,7 +48,7 @@ const CreateCard = graphql(`
     createCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationCreateCardSuccess { data { panAlias cvcAlias } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);

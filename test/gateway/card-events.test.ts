@@ -42,7 +42,7 @@ const Enrol = graphql(`
     enrollAccountUpdaterCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId state } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);

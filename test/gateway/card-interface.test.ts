@@ -40,7 +40,7 @@ const CreateCard = graphql(`
     createCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationCreateCardSuccess { data { ...IT_CI_CardFields } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on UpstreamError { retryable status }
       ... on InputValidationError { issues { path message } }
     }
@@ -52,7 +52,7 @@ const ReadCard = graphql(`
     card(cardId: $cardId, vaultId: $vaultId) {
       __typename
       ... on QueryCardSuccess { data { ...IT_CI_CardFields } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -72,7 +72,7 @@ const Subscribe = graphql(`
     subscribeCardUpdates(cardId: $cardId, vaultId: $vaultId) {
       __typename
       ... on MutationSubscribeCardUpdatesSuccess { data { subscriptionId state createdAt updatedAt } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on UpstreamError { retryable status }
     }
   }
@@ -83,7 +83,7 @@ const Unsubscribe = graphql(`
     unsubscribeCardUpdates(cardId: $cardId, vaultId: $vaultId) {
       __typename
       ... on MutationUnsubscribeCardUpdatesSuccess { data { cardId metadata updateSubscription { subscriptionId state } } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -93,7 +93,7 @@ const CheckUpdates = graphql(`
     checkCardUpdates(cardId: $cardId, vaultId: $vaultId) {
       __typename
       ... on MutationCheckCardUpdatesSuccess { data { event updatedValues { fieldName oldValue newValue } } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on UpstreamError { retryable status }
     }
   }

@@ -20,7 +20,7 @@ const CreateCard = graphql(`
     createCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationCreateCardSuccess { data { cardId panAlias } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
   }
@@ -31,7 +31,7 @@ const Enrol = graphql(`
     enrollAccountUpdaterCard(input: $input) {
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
   }
@@ -42,7 +42,7 @@ const Check = graphql(`
     checkAccountUpdaterCard(input: $input) {
       __typename
       ... on MutationCheckAccountUpdaterCardSuccess { data { event } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
   }
@@ -52,17 +52,17 @@ const ByCardId = graphql(`
   mutation IT_IV_ByCardId($cardId: String!) {
     subscribeCardUpdates(cardId: $cardId) {
       __typename
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
     unsubscribeCardUpdates(cardId: $cardId) {
       __typename
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
     checkCardUpdates(cardId: $cardId) {
       __typename
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
   }
@@ -72,12 +72,12 @@ const ReadByCardId = graphql(`
   query IT_IV_ReadByCardId($cardId: String!) {
     card(cardId: $cardId) {
       __typename
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
     accountUpdaterCard(cardId: $cardId) {
       __typename
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
   }

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { graphql } from '../generated/index.ts';
 import { member } from '../support/results.ts';
-import { BULK_TEST_PANS, type Stack, sleep, startStack } from '../support/stack.ts';
+import { BULK_TEST_PANS, type Stack, startStack } from '../support/stack.ts';
 
 /**
  * The joins of the graph through the gateway's GraphQL API over HTTP against the embedded sandbox,
@@ -19,7 +19,7 @@ const Enrol = graphql(`
     enrollAccountUpdaterCard(input: $input) {
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { id cardId number state } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -44,7 +44,7 @@ const Provision = graphql(`
     provisionNetworkToken(input: $input) {
       __typename
       ... on MutationProvisionNetworkTokenSuccess { data { panAlias state } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -54,7 +54,7 @@ const TokenState = graphql(`
     networkToken(panAlias: $panAlias) {
       __typename
       ... on QueryNetworkTokenSuccess { data { state networkTokenLast4 } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -64,7 +64,7 @@ const TokenWithAttributes = graphql(`
     networkToken(panAlias: $panAlias) {
       __typename
       ... on QueryNetworkTokenSuccess { data { panAlias cardBin attributes { bin brand cardType } } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -81,7 +81,7 @@ const AccountUpdaterCard = graphql(`
           attributes { bin brand issuingOrganization cardType cardCategory issuingCountryCode version }
         }
       }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -100,7 +100,7 @@ const CreateCard = graphql(`
           updateSubscription { subscriptionId state }
         }
       }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -110,7 +110,7 @@ const ReadCard = graphql(`
     card(cardId: $cardId) {
       __typename
       ... on QueryCardSuccess { data { cardId updateSubscription { subscriptionId state } } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -120,7 +120,7 @@ const Subscribe = graphql(`
     subscribeCardUpdates(cardId: $cardId) {
       __typename
       ... on MutationSubscribeCardUpdatesSuccess { data { subscriptionId state } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -130,7 +130,7 @@ const Unsubscribe = graphql(`
     unsubscribeCardUpdates(cardId: $cardId) {
       __typename
       ... on MutationUnsubscribeCardUpdatesSuccess { data { cardId updateSubscription { subscriptionId state } } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -140,7 +140,7 @@ const LookupAttributes = graphql(`
     cardAttributes(number: $number) {
       __typename
       ... on QueryCardAttributesSuccess { data { bin brand cardType cardCategory prepaidType } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -223,14 +223,15 @@ describe('joins through GraphQL', () => {
     expect(
       member(provisioned.data?.provisionNetworkToken, 'MutationProvisionNetworkTokenSuccess').data.state,
     ).toBe('PENDING');
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const read = await stack.execute(TokenState, { panAlias }, vault1Token);
-      const token = member(read.data?.networkToken, 'QueryNetworkTokenSuccess').data;
-      if (token.state !== 'PENDING') return token;
-      if (Date.now() > deadline) throw new Error(`token still PENDING after ${timeoutMs} ms`);
-      await sleep(20);
-    }
+    return vi.waitFor(
+      async () => {
+        const read = await stack.execute(TokenState, { panAlias }, vault1Token);
+        const token = member(read.data?.networkToken, 'QueryNetworkTokenSuccess').data;
+        expect(token.state).not.toBe('PENDING');
+        return token;
+      },
+      { timeout: timeoutMs, interval: 20 },
+    );
   }
 
   // First: the BIN cache is app-wide, and the tests after this one fill it.
@@ -257,16 +258,17 @@ describe('joins through GraphQL', () => {
       }));
 
       const ids = cards.map((card) => card.id);
-      const deadline = Date.now() + 5_000;
-      for (;;) {
-        const states = await stack.execute(States, { ids }, vault1Token);
-        expect(states.errors).toBeUndefined();
-        const nodes = states.data?.nodes ?? [];
-        if (nodes.every((node) => node?.__typename === 'AccountUpdaterCard' && node.state === 'ENROLLED'))
-          break;
-        if (Date.now() > deadline) throw new Error('bulk cards still enrolling after 5 s');
-        await sleep(25);
-      }
+      await vi.waitFor(
+        async () => {
+          const states = await stack.execute(States, { ids }, vault1Token);
+          expect(states.errors).toBeUndefined();
+          const nodes = states.data?.nodes ?? [];
+          expect(
+            nodes.map((node) => (node?.__typename === 'AccountUpdaterCard' ? node.state : null)),
+          ).toEqual(ids.map(() => 'ENROLLED'));
+        },
+        { timeout: 5_000, interval: 25 },
+      );
 
       const tokens = await Promise.all(
         cards.filter((card) => card.hasToken).map((card) => provisionAndWait(card.number)),

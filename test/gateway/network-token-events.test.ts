@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { graphql } from '../generated/index.ts';
-import { collect, type Stack, sleep, startStack } from '../support/stack.ts';
+import { collect, type Stack, startStack } from '../support/stack.ts';
 
 /**
  * Network token notifications end to end (docs/gap-decisions.md "Network token notifications",
@@ -38,7 +38,7 @@ const CreateCard = graphql(`
     createCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationCreateCardSuccess { data { panAlias } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -48,7 +48,7 @@ const Provision = graphql(`
     provisionNetworkToken(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationProvisionNetworkTokenSuccess { data { state } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -59,11 +59,9 @@ const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** Waits until `count` live `networkTokenEvents` subscriptions of `tenant` are registered on the hub. */
 async function waitForTokenSubscribers(app: App, tenant: string, count: number): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while ((app.networkTokenEvents?.subscriberCount(tenant) ?? 0) !== count) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} subscribers of ${tenant}`);
-    await sleep(10);
-  }
+  await expect
+    .poll(() => app.networkTokenEvents?.subscriberCount(tenant) ?? 0, { timeout: 5_000, interval: 10 })
+    .toBe(count);
 }
 
 describe('networkTokenEvents subscription', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import type { ProvisionNetworkTokenInput } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
@@ -36,7 +36,7 @@ const CreateCard = graphql(`
     createCard(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationCreateCardSuccess { data { cardId panAlias } }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -46,7 +46,7 @@ const Provision = graphql(`
     provisionNetworkToken(input: $input, vaultId: $vaultId) {
       __typename
       ... on MutationProvisionNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on UpstreamError { retryable status }
       ... on InputValidationError { issues { path message } }
     }
@@ -58,7 +58,7 @@ const Read = graphql(`
     networkToken(panAlias: $panAlias, vaultId: $vaultId) {
       __typename
       ... on QueryNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
   }
@@ -69,7 +69,7 @@ const Delete = graphql(`
     deleteNetworkToken(panAlias: $panAlias, vaultId: $vaultId) {
       __typename
       ... on MutationDeleteNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
-      ... on Error { code message }
+      ...ErrorFields
       ... on InputValidationError { issues { path message } }
     }
   }
@@ -170,16 +170,17 @@ describe('network tokens through GraphQL', () => {
 
   /** Reads the token until provisioning reported its final state (the sandbox takes 100 ms). */
   async function waitForFinalState(panAlias: string, token = vault1Token, timeoutMs = 3_000) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const current = member(
-        (await read(panAlias, token)).data?.networkToken,
-        'QueryNetworkTokenSuccess',
-      ).data;
-      if (current.state !== 'PENDING') return current;
-      if (Date.now() > deadline) throw new Error(`token still PENDING after ${timeoutMs} ms`);
-      await sleep(20);
-    }
+    return vi.waitFor(
+      async () => {
+        const current = member(
+          (await read(panAlias, token)).data?.networkToken,
+          'QueryNetworkTokenSuccess',
+        ).data;
+        expect(current.state).not.toBe('PENDING');
+        return current;
+      },
+      { timeout: timeoutMs, interval: 20 },
+    );
   }
 
   /** Runs `work` and returns it with the sandbox requests answered meanwhile. */

@@ -59,7 +59,7 @@ const Members = graphql(`
           }
         }
       }
-      ... on Error { code message }
+      ...ErrorFields
       ... on UpstreamError { retryable status }
       ... on InputValidationError { issues { path message } }
     }
@@ -79,7 +79,7 @@ const Invites = graphql(`
           }
         }
       }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -96,7 +96,7 @@ const Everything = graphql(`
           invites { edges { node { ...IT4_ORG_InviteFields } } pageInfo { hasNextPage } }
         }
       }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
@@ -108,7 +108,7 @@ const Backwards = graphql(`
       ... on QueryOrganizationSuccess {
         data { members(last: $last, before: $before) { edges { node { id } } } }
       }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { print } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
 import { request } from 'undici';
 import WebSocket from 'ws';
@@ -12,6 +13,7 @@ import type { CardEventType } from '../../src/events/card-event.ts';
 import { encodeCursor } from '../../src/events/event-log.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
 import { buildNotification } from '../events/helpers/notifications.ts';
+import { ErrorFields } from './results.ts';
 import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './stack.ts';
 
 /**
@@ -298,9 +300,10 @@ const CARD_EVENTS_HISTORY_QUERY = `
           pageInfo { hasNextPage endCursor }
         }
       }
-      ... on Error { code message }
+      ...ErrorFields
     }
-  }`;
+  }
+  ${print(ErrorFields)}`;
 
 type HistoryPage = {
   data?: {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OrganizationMember } from '../../src/upstream/accounts/client.ts';
 import { AccountsClient } from '../../src/upstream/accounts/client.ts';
 import { membersPageSchema } from '../../src/upstream/accounts/schemas.ts';
-import type { OrganizationMember } from '../../src/upstream/accounts/types.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
 import { CREDENTIALS, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';

@@ -2,9 +2,17 @@ import { requestWithBearer, type UpstreamClientOptions } from '../authorized-req
 import type { UpstreamCall, UpstreamHttp } from '../http.ts';
 import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
 import { joinUrl } from '../wire.ts';
-import { assertOrganizationId, invitesPageSchema, membersPageSchema, pageQuery } from './schemas.ts';
-import type { OrganizationInvite, OrganizationMember, Page, PageRequest } from './types.ts';
+import {
+  assertOrganizationId,
+  invitesPageSchema,
+  membersPageSchema,
+  type OrganizationInvite,
+  type OrganizationMember,
+  pageQuery,
+} from './schemas.ts';
+import type { Page, PageRequest } from './types.ts';
 
+export type { MemberVault, OrganizationInvite, OrganizationMember } from './schemas.ts';
 export type * from './types.ts';
 
 const JSON_API = 'application/vnd.api+json';

@@ -1,7 +1,13 @@
 import { z } from 'zod';
+import {
+  inviteResource,
+  memberResource,
+  PAGE_NUMBER_PATTERN,
+  pageDocument,
+} from '../../contracts/accounts.ts';
+import { camelCaseKeys } from '../../lib/case.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { isoTimestamp, openEnum } from '../wire.ts';
-import type { MemberVault, OrganizationInvite, OrganizationMember, Page, PageRequest } from './types.ts';
+import type { Page, PageRequest } from './types.ts';
 
 /**
  * zod schemas of the organization members area's JSON:API collections (spec "Organization member
@@ -9,78 +15,29 @@ import type { MemberVault, OrganizationInvite, OrganizationMember, Page, PageReq
  * plus the checks and query of the request.
  */
 
-const roleWire = openEnum(['owner', 'admin', 'developer', 'viewer']);
+/**
+ * A `users` resource → organization member: `id`, the attributes camelCased (`name`, `emailAddress`,
+ * `role`, `permissions`, `createdAt` ISO 8601 UTC with milliseconds, `vaults` of `{id, name, role,
+ * envIdentifier}`), `ssoId` only when the upstream gave one.
+ */
+const memberSchema = memberResource.transform(({ id, attributes: { sso_id: ssoId, id: _id, ...a } }) => ({
+  ...camelCaseKeys(a),
+  id,
+  ...(ssoId ? { ssoId } : {}),
+}));
 
-const vaultWire = z
-  .object({
-    id: z.string().min(1),
-    name: z.string(),
-    role: roleWire,
-    env_identifier: openEnum(['LIVE', 'SANDBOX']),
-  })
-  .transform(
-    (wire): MemberVault => ({
-      id: wire.id,
-      name: wire.name,
-      role: wire.role,
-      envIdentifier: wire.env_identifier,
-    }),
-  );
+/** An `invites` resource → invitation: `id`, the attributes camelCased (`invitedBy`, `state`, …). */
+const inviteSchema = inviteResource.transform(({ id, attributes: { id: _id, ...a } }) => ({
+  ...camelCaseKeys(a),
+  id,
+}));
 
-const memberResource = z
-  .object({
-    id: z.string().min(1),
-    type: z.literal('users'),
-    attributes: z.object({
-      created_at: isoTimestamp,
-      name: z.string(),
-      email_address: z.string().min(1),
-      vaults: z.array(vaultWire),
-      role: roleWire,
-      permissions: z.array(openEnum(['read', 'write', 'admin'])),
-      sso_id: z.string().nullable().optional(),
-    }),
-  })
-  .transform(({ id, attributes: a }): OrganizationMember => {
-    const member: OrganizationMember = {
-      id,
-      name: a.name,
-      emailAddress: a.email_address,
-      role: a.role,
-      permissions: a.permissions,
-      createdAt: a.created_at,
-      vaults: a.vaults,
-    };
-    if (a.sso_id) member.ssoId = a.sso_id;
-    return member;
-  });
-
-const inviteResource = z
-  .object({
-    id: z.string().min(1),
-    type: z.literal('invites'),
-    attributes: z.object({
-      created_at: isoTimestamp,
-      email_address: z.string().min(1),
-      role: roleWire,
-      vaults: z.array(vaultWire),
-      invited_by: z.string().min(1),
-      state: openEnum(['pending']),
-    }),
-  })
-  .transform(
-    ({ id, attributes: a }): OrganizationInvite => ({
-      id,
-      emailAddress: a.email_address,
-      role: a.role,
-      vaults: a.vaults,
-      invitedBy: a.invited_by,
-      state: a.state,
-      createdAt: a.created_at,
-    }),
-  );
-
-const PAGE_NUMBER = /^[1-9]\d{0,8}$/;
+/** A member of an organization (spec "Organization member (user)"), see `memberSchema`. */
+export type OrganizationMember = z.output<typeof memberSchema>;
+/** A pending invitation (docs/gap-decisions.md "Organization members"), see `inviteSchema`. */
+export type OrganizationInvite = z.output<typeof inviteSchema>;
+/** One vault of a membership or invitation. */
+export type MemberVault = OrganizationMember['vaults'][number];
 
 /**
  * `links.next`: a link (path-absolute or absolute) carrying `page[number]` and usually `page[size]`,
@@ -100,35 +57,40 @@ const nextLinkWire = z
     }
     const number = query.get('page[number]');
     const size = query.get('page[size]');
-    if (number === null || !PAGE_NUMBER.test(number) || (size !== null && !PAGE_NUMBER.test(size))) {
+    if (
+      number === null ||
+      !PAGE_NUMBER_PATTERN.test(number) ||
+      (size !== null && !PAGE_NUMBER_PATTERN.test(size))
+    ) {
       ctx.addIssue({ code: 'custom', message: 'expected page[number] and page[size] in the next link' });
       return z.NEVER;
     }
     return size === null ? { number: Number(number) } : { number: Number(number), size: Number(size) };
   });
 
-/** `{"data":[…], "links":{…,"next"}, "meta":{"total"}}` with `item` resources → {@link Page}. */
+/**
+ * A page of the contract (`{"data":[…], "links":{…,"next"}, "meta":{"total"}}`) with `item` resources
+ * projected → {@link Page}; `links.next` read into the next page request.
+ */
 function pageSchema<T>(item: z.ZodType<T>) {
-  return z
-    .object({
-      data: z.array(item),
-      links: z.object({ next: nextLinkWire }).optional(),
-      meta: z.object({ total: z.number().int().min(0).optional() }).optional(),
-    })
-    .transform((wire): Page<T> => {
-      const page: Page<T> = { items: wire.data };
-      if (wire.meta?.total !== undefined) page.total = wire.meta.total;
-      const next = wire.links?.next;
-      if (next !== undefined) page.nextPage = next;
-      return page;
-    });
+  return pageDocument(item).transform((wire, ctx): Page<T> => {
+    const page: Page<T> = { items: wire.data };
+    if (wire.meta?.total !== undefined) page.total = wire.meta.total;
+    const next = nextLinkWire.safeParse(wire.links?.next);
+    if (!next.success) {
+      ctx.addIssue({ code: 'custom', message: 'expected page[number] and page[size] in the next link' });
+      return z.NEVER;
+    }
+    if (next.data !== undefined) page.nextPage = next.data;
+    return page;
+  });
 }
 
 /** A page of `users` (`GET /organizations/{organizationId}/members`) → `Page<OrganizationMember>`. */
-export const membersPageSchema = pageSchema(memberResource);
+export const membersPageSchema = pageSchema(memberSchema);
 
 /** A page of `invites` (`GET /organizations/{organizationId}/invites`) → `Page<OrganizationInvite>`. */
-export const invitesPageSchema = pageSchema(inviteResource);
+export const invitesPageSchema = pageSchema(inviteSchema);
 
 /** Organization ids: `AC` + 22 characters in the provider's examples; letters, digits, `_`, `-`. */
 const ORGANIZATION_ID = /^[A-Za-z0-9_-]{1,128}$/;

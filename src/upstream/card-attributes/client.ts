@@ -2,10 +2,9 @@ import { requestWithBearer, type UpstreamClientOptions } from '../authorized-req
 import type { UpstreamHttp } from '../http.ts';
 import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
 import { joinUrl } from '../wire.ts';
-import { assertLookupNumber, cardAttributesSchema, lookupBody } from './schemas.ts';
-import type { CardAttributes } from './types.ts';
+import { assertLookupNumber, type CardAttributes, cardAttributesSchema, lookupBody } from './schemas.ts';
 
-export type * from './types.ts';
+export type { CardAttributes } from './schemas.ts';
 
 /**
  * Client of the card attributes lookup (spec "Card attributes", area `{card_enrichment_url}`,

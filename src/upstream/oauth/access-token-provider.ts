@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import type { VaultCredentials } from '../../config.ts';
+import { tokenResponse } from '../../contracts/oauth.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { UpstreamError } from '../errors.ts';
 import type { UpstreamHttp } from '../http.ts';
@@ -8,14 +8,10 @@ import type { UpstreamHttp } from '../http.ts';
  * Token endpoint answer (sandbox contract §2):
  * `{"access_token","token_type":"Bearer","expires_in":1200,"scope"}`, `expires_in` in seconds.
  */
-const tokenResponseSchema = z
-  .object({
-    access_token: z.string().min(1),
-    token_type: z.string().regex(/^bearer$/i),
-    expires_in: z.number().positive(),
-    scope: z.string().optional(),
-  })
-  .transform((body) => ({ accessToken: body.access_token, expiresInS: body.expires_in }));
+const tokenResponseSchema = tokenResponse.transform((body) => ({
+  accessToken: body.access_token,
+  expiresInS: body.expires_in,
+}));
 
 /** Seconds before the announced expiry at which a cached token stops being handed out. */
 const EXPIRY_SKEW_S = 60;
