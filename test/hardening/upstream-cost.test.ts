@@ -31,7 +31,7 @@ const HistoryWithCards = graphql(`
       ... on QueryCardEventsSuccess {
         data { edges { node { id card { __typename ... on CardEventCardSuccess { data { cardId } } } } } }
       }
-      ... on Error { code message }
+      ...ErrorFields
     }
   }
 `);
