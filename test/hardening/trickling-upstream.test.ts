@@ -74,7 +74,7 @@ function remoteEnv(extra: Record<string, string>): Record<string, string> {
   };
 }
 
-const CARD_QUERY = `query HD_TU_Card { card(cardId: "CRDtrickle0000000000000001") {
+const CARD_QUERY = `query HD_TU_Card { card(cardId: "CRDtrickle000000000000001") {
   __typename ... on UpstreamError { code retryable status } } }`;
 const BIN_QUERY = `query HD_TU_Bin { cardAttributes(number: "510026") {
   __typename ... on UpstreamError { code retryable status } } }`;
@@ -118,7 +118,7 @@ describe('a trickling upstream, UPSTREAM_TIMEOUT_MS=1500', () => {
     // The deadline, not the 2 s chunk interval (nor a per-chunk timer), ends the call.
     expect(elapsed).toBeGreaterThanOrEqual(deadlineMs - 50);
     expect(elapsed).toBeLessThan(deadlineMs + 1_000);
-    expect(calls).toEqual(['GET /card-interface/cards/CRDtrickle0000000000000001']);
+    expect(calls).toEqual(['GET /card-interface/cards/CRDtrickle000000000000001']);
   });
 
   it('answers the same over graphql-ws', async () => {
