@@ -18,8 +18,17 @@ import type { Config } from './config.ts';
 import { type ContextServices, createContext, type GraphQLContext } from './context.ts';
 import { GatewayError } from './errors.ts';
 import { type CardEventStream, createCardEventStream } from './events/card-event-stream.ts';
-import type { CardEventLog } from './events/event-log.ts';
-import { createNetworkTokenEventHub, type NetworkTokenEventHub } from './events/network-token-event-hub.ts';
+import {
+  CARD_EVENT_LOG,
+  type EventLog,
+  type EventLogKind,
+  type LogEvent,
+  NETWORK_TOKEN_EVENT_LOG,
+} from './events/event-log.ts';
+import {
+  createNetworkTokenEventStream,
+  type NetworkTokenEventStream,
+} from './events/network-token-event-stream.ts';
 import { createRedisEventLog } from './events/redis-event-log.ts';
 import { createSqliteEventLog } from './events/sqlite-event-log.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
@@ -81,10 +90,10 @@ export interface App {
   /** The card event stream, once started (live subscriber counts for health checks and tests). */
   readonly events: CardEventStream | undefined;
   /**
-   * The in-process hub of network token notifications, once started (live subscriber counts for
-   * health checks and tests). Not durable, not shared between replicas.
+   * The durable stream of network token notifications, once started (live subscriber counts for
+   * health checks and tests); shared between replicas like card events.
    */
-  readonly networkTokenEvents: NetworkTokenEventHub | undefined;
+  readonly networkTokenEvents: NetworkTokenEventStream | undefined;
   /** The app's Prometheus registry and metrics. */
   readonly metrics: Metrics;
   /** The app's tracer (no-op unless `OTEL_*` configure an exporter). */
@@ -108,7 +117,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
   });
   let sandbox: Sandbox | undefined;
   let events: CardEventStream | undefined;
-  let networkTokenEvents: NetworkTokenEventHub | undefined;
+  let networkTokenEvents: NetworkTokenEventStream | undefined;
   let upstream: Upstream | undefined;
   let server: Server | undefined;
   let metricsServer: Server | undefined;
@@ -150,7 +159,14 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
     }
     upstream = createUpstream(upstreamConfig, logger, { metrics, ...(tracing.enabled ? { tracer } : {}) });
     events = await createCardEventStream({
-      log: await openEventLog(config, logger),
+      log: await openEventLog(config, logger, CARD_EVENT_LOG),
+      logger,
+      metrics,
+      backend: config.events.backend,
+      ...(tracing.enabled ? { tracer } : {}),
+    });
+    networkTokenEvents = await createNetworkTokenEventStream({
+      log: await openEventLog(config, logger, NETWORK_TOKEN_EVENT_LOG),
       logger,
       metrics,
       backend: config.events.backend,
@@ -171,7 +187,6 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       ].map(originOf),
       isShuttingDown: () => shuttingDown,
     });
-    networkTokenEvents = createNetworkTokenEventHub();
     const services: ContextServices = {
       upstream,
       events,
@@ -420,8 +435,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         await new Promise<void>((resolve) => wsServer!.close(() => resolve()));
       }
       // 3. Finish webhook appends in flight, then close the event log.
-      await events?.close();
-      networkTokenEvents?.close();
+      await Promise.all([events?.close(), networkTokenEvents?.close()]);
       // SSE responses end a moment after their streams do; close each connection as it goes idle,
       // and any still open after 5 s.
       const sweep = setInterval(() => server?.closeIdleConnections(), 50);
@@ -705,12 +719,16 @@ function useGraphqlWs(
 }
 
 /** Opens the configured durable event log (`EVENTS_BACKEND`). */
-async function openEventLog(config: Config, logger: Logger): Promise<CardEventLog> {
+async function openEventLog<E extends LogEvent>(
+  config: Config,
+  logger: Logger,
+  kind: EventLogKind<E>,
+): Promise<EventLog<E>> {
   const retention = { maxAgeMs: config.events.retentionMaxAgeMs, maxCount: config.events.retentionMaxCount };
   if (config.events.backend === 'redis') {
-    return createRedisEventLog({ url: config.events.redisUrl!, retention, logger });
+    return createRedisEventLog({ url: config.events.redisUrl!, retention, logger, kind });
   }
-  return createSqliteEventLog({ dataDir: config.events.dataDir, retention });
+  return createSqliteEventLog({ dataDir: config.events.dataDir, retention, kind });
 }
 
 /** What the HTTP handler and graphql-ws pass to Yoga besides the request. */

@@ -1,7 +1,7 @@
 import type { Viewer } from './auth/viewer.ts';
 import type { Config } from './config.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
-import type { NetworkTokenEventHub } from './events/network-token-event-hub.ts';
+import type { NetworkTokenEventStream } from './events/network-token-event-stream.ts';
 import type { Logger } from './lib/logger.ts';
 import type { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import {
@@ -18,7 +18,7 @@ import { type Upstream, UpstreamCallBudget } from './upstream/index.ts';
  * - `loaders`: per-request DataLoaders (src/loaders); never shared across requests.
  * - `eventCards`: app-wide, per-event memo so `CardEvent.card` is fetched once per event for all
  *   subscribers of its vault.
- * - `networkTokenEvents`: live network token notifications of the webhook receiver (in process only).
+ * - `networkTokenEvents`: the durable stream of network token notifications (live, resume, history).
  * - `eventNetworkTokens`: app-wide, per-event memo so `NetworkTokenEvent.token` is fetched once per
  *   event for all subscribers of its vault.
  */
@@ -29,7 +29,7 @@ export interface GraphQLContext {
   loaders: Loaders;
   events: CardEventStream;
   eventCards: EventCardCache;
-  networkTokenEvents: NetworkTokenEventHub;
+  networkTokenEvents: NetworkTokenEventStream;
   eventNetworkTokens: EventNetworkTokenCache;
   logger: Logger;
   /** What one operation may ask for (src/config.ts `operationLimits`). */
@@ -48,7 +48,7 @@ export interface ContextServices {
   binAttributes: BinAttributesCache;
   events: CardEventStream;
   eventCards: EventCardCache;
-  networkTokenEvents: NetworkTokenEventHub;
+  networkTokenEvents: NetworkTokenEventStream;
   eventNetworkTokens: EventNetworkTokenCache;
   logger: Logger;
   limits: Config['operationLimits'];

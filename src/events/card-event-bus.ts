@@ -146,7 +146,8 @@ class Subscriber<E extends BusEvent> {
  * - Every subscriber receives the same (frozen) event instance.
  * - Each subscriber buffers at most `maxBufferedEvents`; one more ends it with SlowSubscriberError
  *   (its buffer is dropped) instead of growing without bound.
- * - The last `dedupeCapacity` notification ids are kept in an LRU; a repeat is not delivered.
+ * - The last `dedupeCapacity` (tenant, notification id) pairs are kept in an LRU; a repeat is not
+ *   delivered (the same id in another vault is another event).
  * Events are lost on restart and are not shared between processes.
  * @throws RangeError when a limit is not a positive integer.
  */
@@ -221,7 +222,7 @@ export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOption
 
   return {
     async publish(event) {
-      if (!remember(event.id)) return 'duplicate';
+      if (!remember(`${event.tenant}\u0000${event.id}`)) return 'duplicate';
       const subscribers = byTenant.get(event.tenant);
       if (!subscribers) return 'published';
       // A copy: fail() may remove a subscriber from the set during delivery.

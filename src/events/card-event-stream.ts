@@ -7,10 +7,21 @@ import type { CardEvent } from './card-event.ts';
 import {
   type CardEventBus,
   type CardEventFilter,
-  createInMemoryCardEventBus,
+  createInMemoryBus,
   type PublishOutcome,
 } from './card-event-bus.ts';
-import type { CardEventLog, HistoryCursor, LoggedCardEvent } from './event-log.ts';
+import {
+  CARD_EVENT_LOG,
+  type CardEventLog,
+  cardLogFilter,
+  type EventLog,
+  type EventLogFilter,
+  type EventLogKind,
+  type HistoryCursor,
+  type LogEvent,
+  type Logged,
+  type LoggedCardEvent,
+} from './event-log.ts';
 
 /** Options of {@link createCardEventStream}. */
 export interface CardEventStreamOptions {
@@ -59,6 +70,28 @@ export interface CardEventStream extends CardEventBus {
   close(): Promise<void>;
 }
 
+/**
+ * A durable event stream of any {@link EventLogKind} (card events, network token notifications):
+ * `publish` appends durably (deduplicated by tenant and id), the log's tail fans each entry out once
+ * per process, `resume` replays after a position then goes live with no gap and no duplicate,
+ * `history` pages by (timestamp, position). Filters name the kind's subject.
+ */
+export interface EventStream<E extends LogEvent> {
+  publish(event: E): Promise<PublishOutcome>;
+  subscribe(filter: EventLogFilter, signal?: AbortSignal): AsyncIterableIterator<Logged<E>>;
+  resume(filter: EventLogFilter, after: bigint | null): AsyncIterableIterator<Logged<E>>;
+  history(filter: EventLogFilter, after: HistoryCursor | null, limit: number): Promise<Logged<E>[]>;
+  subscriberCount(tenant?: string): number;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Options of {@link createEventStream}: those of a card event stream, for a log of `kind`. */
+export interface EventStreamOptions<E extends LogEvent> extends Omit<CardEventStreamOptions, 'log'> {
+  log: EventLog<E>;
+  kind: EventLogKind<E>;
+}
+
 const REPLAY_PAGE = 500;
 /** Receipts remembered for delivery lag and fan-out span parents; the oldest are forgotten first. */
 const MAX_TRACKED_RECEIPTS = 10_000;
@@ -71,9 +104,26 @@ interface Receipt {
 
 /** Builds the stream and positions the log's tail; see {@link CardEventStream}. */
 export async function createCardEventStream(options: CardEventStreamOptions): Promise<CardEventStream> {
-  const { log, logger, metrics, tracer } = options;
+  const stream = await createEventStream({ ...options, kind: CARD_EVENT_LOG });
+  return {
+    ...stream,
+    subscribe: (filter, signal) => stream.subscribe(cardLogFilter(filter), signal),
+    resume: (filter, after) => stream.resume(cardLogFilter(filter), after),
+    history: (filter, after, limit) => stream.history(cardLogFilter(filter), after, limit),
+  };
+}
+
+/** Builds a durable stream over `options.log` and positions its tail; see {@link EventStream}. */
+export async function createEventStream<E extends LogEvent>(
+  options: EventStreamOptions<E>,
+): Promise<EventStream<E>> {
+  const { log, logger, metrics, tracer, kind } = options;
   const backend = options.backend ?? 'unknown';
-  const bus = createInMemoryCardEventBus({ maxBufferedEvents: options.maxBufferedEvents ?? 1_000 });
+  const bus = createInMemoryBus<Logged<E>>({
+    maxBufferedEvents: options.maxBufferedEvents ?? 1_000,
+    subjectOf: (event) => kind.subjectOf(event),
+  });
+  const label = kind.name === 'card_events' ? 'card_event' : 'network_token_event';
   const receipts = new Map<string, Receipt>();
   const stopTail = await log.tail((event) => {
     if (!tracer) {
@@ -87,7 +137,7 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
       ? trace.setSpanContext(context.active(), receipt.spanContext)
       : context.active();
     const span = tracer.startSpan(
-      'card_event fan-out',
+      `${label} fan-out`,
       {
         attributes: {
           'cardgraph.event.type': event.type,
@@ -100,7 +150,7 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
   });
 
   /** Records the lag of a live event handed to a subscriber (receipt here, or append elsewhere). */
-  function delivered(event: LoggedCardEvent): void {
+  function delivered(event: Logged<E>): void {
     if (!metrics) return;
     const since = receipts.get(event.id)?.receivedAtMs ?? log.appendedAtMs?.(event);
     if (since !== undefined) metrics.deliveryLag.observe(Math.max(0, Date.now() - since) / 1000);
@@ -108,23 +158,24 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
   const inFlight = new Set<Promise<unknown>>();
   const trimTimer = setInterval(() => {
     log.trim().then(
-      (dropped) => dropped > 0 && logger.info({ dropped }, 'card event retention applied'),
-      (error: unknown) => logger.error({ err: (error as Error).message }, 'card event retention failed'),
+      (dropped) => dropped > 0 && logger.info({ dropped, log: kind.name }, 'event retention applied'),
+      (error: unknown) =>
+        logger.error({ err: (error as Error).message, log: kind.name }, 'event retention failed'),
     );
   }, options.trimIntervalMs ?? 60_000);
   trimTimer.unref();
   let closing = false;
 
-  function resume(filter: CardEventFilter, after: bigint | null): AsyncIterableIterator<LoggedCardEvent> {
+  function resume(filter: EventLogFilter, after: bigint | null): AsyncIterableIterator<Logged<E>> {
     // Subscribe to live events before reading history, so nothing falls between the two; entries
     // seen in both are dropped by position.
     const live = bus.subscribe(filter);
     let last = after;
-    let replay: LoggedCardEvent[] = [];
+    let replay: Logged<E>[] = [];
     let replaying = after !== null;
     let finished = false;
 
-    async function next(): Promise<IteratorResult<LoggedCardEvent>> {
+    async function next(): Promise<IteratorResult<Logged<E>>> {
       while (!finished) {
         const replayed = replay.shift();
         if (replayed) {
@@ -138,7 +189,7 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
         }
         const result = await live.next();
         if (result.done) break;
-        const event = result.value as LoggedCardEvent;
+        const event = result.value;
         if (last !== null && event.position <= last) continue;
         last = event.position;
         delivered(event);
@@ -148,7 +199,7 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
       return { value: undefined, done: true };
     }
 
-    const iterator: AsyncIterableIterator<LoggedCardEvent> = {
+    const iterator: AsyncIterableIterator<Logged<E>> = {
       next,
       async return() {
         finished = true;
@@ -164,7 +215,7 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
 
   return {
     async publish(event) {
-      if (closing) throw new Error('card event stream is shutting down');
+      if (closing) throw new Error('event stream is shutting down');
       if (receipts.size >= MAX_TRACKED_RECEIPTS) receipts.delete(receipts.keys().next().value!);
       receipts.set(event.id, {
         receivedAtMs: Date.now(),

@@ -1,32 +1,79 @@
 import type { CardEvent } from './card-event.ts';
-import type { CardEventFilter } from './card-event-bus.ts';
+import type { BusFilter } from './card-event-bus.ts';
+import type { NetworkTokenEvent } from './network-token-event.ts';
 
 /**
- * The durable card event log (issue: live card events never lost, never duplicated). Two
- * implementations share this interface: node:sqlite for one gateway (src/events/sqlite-event-log.ts)
- * and Redis Streams for several replicas (src/events/redis-event-log.ts).
+ * The durable event logs (issue: live events never lost, never duplicated): one for card events and
+ * one for network token notifications (issue 10, class 10), each with its own positions, cursors,
+ * replay and history. Two implementations share this interface: node:sqlite for one gateway
+ * (src/events/sqlite-event-log.ts) and Redis Streams for several replicas
+ * (src/events/redis-event-log.ts).
  *
  * Positions are unsigned 64-bit integers, strictly increasing in append order across the whole log
  * (all tenants): a subscriber that resumes after position P receives exactly the entries after P.
+ * Duplicates are recognised by (tenant, notification id): the same id sent for two vaults is two
+ * events.
  */
 
-/** A card event as stored: its log position and whether a newer event of its card came first. */
-export interface LoggedCardEvent extends CardEvent {
+/** What every logged event has: notification id, tenant (vault id), kind and ISO 8601 `timestamp`. */
+export interface LogEvent {
+  readonly id: string;
+  readonly tenant: string;
+  readonly type: string;
+  readonly timestamp: string;
+}
+
+/**
+ * Which events a log holds and how they are addressed: `name` (sqlite table, Redis key prefix
+ * part), `subjectOf` (what `EventLogFilter.subject` and the out-of-order flag compare: the card id of
+ * a card event, the PAN alias of a network token event) and `subjectColumn` (its sqlite column).
+ */
+export interface EventLogKind<E extends LogEvent> {
+  readonly name: 'card_events' | 'network_token_events';
+  readonly subjectColumn: 'card_id' | 'pan_alias';
+  subjectOf(event: E): string;
+}
+
+/** Card lifecycle events (`au_card.*`), subject = `details.card_id`. */
+export const CARD_EVENT_LOG: EventLogKind<CardEvent> = {
+  name: 'card_events',
+  subjectColumn: 'card_id',
+  subjectOf: (event) => event.cardId,
+};
+
+/** Network token notifications (`network_token.*`), subject = `details.pan_alias`. */
+export const NETWORK_TOKEN_EVENT_LOG: EventLogKind<NetworkTokenEvent> = {
+  name: 'network_token_events',
+  subjectColumn: 'pan_alias',
+  subjectOf: (event) => event.panAlias,
+};
+
+/** Which entries a read returns: tenants (at least one), optionally one subject and some kinds. */
+export type EventLogFilter = BusFilter;
+
+/** An event as stored: its log position, timestamp in ms and whether a newer event of its subject came first. */
+export type Logged<E extends LogEvent> = E & {
   /** Log position; strictly increasing in append order. */
   readonly position: bigint;
   /** Milliseconds since the epoch of `timestamp` (the history connection orders by it). */
   readonly timestampMs: number;
   /**
-   * True when an event of the same card with a later `timestamp` had already been appended: the
+   * True when an event of the same subject with a later `timestamp` had already been appended: the
    * sender delivers in no guaranteed order (contract §4), so a client applying updates must not let
-   * this one overwrite newer card data.
+   * this one overwrite newer data.
    */
   readonly outOfOrder: boolean;
-}
+};
 
-/** Result of {@link CardEventLog.append}. */
-export type AppendOutcome =
-  | { outcome: 'appended'; event: LoggedCardEvent }
+/** A network token notification as stored. */
+export type LoggedNetworkTokenEvent = Logged<NetworkTokenEvent>;
+
+/** A card event as stored. */
+export type LoggedCardEvent = Logged<CardEvent>;
+
+/** Result of {@link EventLog.append}. */
+export type AppendOutcome<E extends LogEvent = CardEvent> =
+  | { outcome: 'appended'; event: Logged<E> }
   | { outcome: 'duplicate'; position: bigint | null };
 
 /** Retention of the log: entries older than `maxAgeMs` or beyond the newest `maxCount` are dropped. */
@@ -41,24 +88,30 @@ export interface HistoryCursor {
   position: bigint;
 }
 
-/** The durable event log. Every method may throw the backend's I/O errors. */
-export interface CardEventLog {
+/** The durable card event log. */
+export type CardEventLog = EventLog<CardEvent>;
+
+/** The durable network token event log. */
+export type NetworkTokenEventLog = EventLog<NetworkTokenEvent>;
+
+/** A durable event log of events `E` (stored as `L`). Every method may throw the backend's I/O errors. */
+export interface EventLog<E extends LogEvent> {
   /**
-   * Appends durably (fsynced to the backend's journal) unless an event with the same notification
-   * `id` is already in the log, in which case nothing is written.
+   * Appends durably (fsynced to the backend's journal) unless an event with the same tenant and
+   * notification `id` is already in the log, in which case nothing is written.
    */
-  append(event: CardEvent): Promise<AppendOutcome>;
+  append(event: E): Promise<AppendOutcome<E>>;
   /** Entries after `after` (exclusive; from the oldest retained when null) in position order, at most `limit`. */
-  readAfter(filter: CardEventFilter, after: bigint | null, limit: number): Promise<LoggedCardEvent[]>;
+  readAfter(filter: EventLogFilter, after: bigint | null, limit: number): Promise<Logged<E>[]>;
   /**
    * History page ordered by (timestampMs, position): entries strictly after `after`, at most `limit`.
    */
-  history(filter: CardEventFilter, after: HistoryCursor | null, limit: number): Promise<LoggedCardEvent[]>;
+  history(filter: EventLogFilter, after: HistoryCursor | null, limit: number): Promise<Logged<E>[]>;
   /**
    * Calls `listener` with every entry appended from now on, by this process or (Redis) any replica,
    * in position order. Resolves, once the tail is positioned, to a function that stops the listener.
    */
-  tail(listener: (event: LoggedCardEvent) => void): Promise<() => void>;
+  tail(listener: (event: Logged<E>) => void): Promise<() => void>;
   /** Drops entries outside the retention policy; returns how many were dropped. */
   trim(): Promise<number>;
   /**
@@ -70,13 +123,17 @@ export interface CardEventLog {
    * When the backend recorded `event`'s append, in ms since the epoch, if the log position tells
    * (Redis stream ids carry it); the delivery lag of events received by another replica.
    */
-  appendedAtMs?(event: LoggedCardEvent): number | undefined;
+  appendedAtMs?(event: Logged<E>): number | undefined;
   /** Flushes and closes; pending appends finish first. */
   close(): Promise<void>;
 }
 
 /** Builds the stored form of a notification. */
-export function toLoggedEvent(event: CardEvent, position: bigint, outOfOrder: boolean): LoggedCardEvent {
+export function toLoggedEvent<E extends LogEvent>(
+  event: E,
+  position: bigint,
+  outOfOrder: boolean,
+): Logged<E> {
   return Object.freeze({ ...event, position, timestampMs: Date.parse(event.timestamp), outOfOrder });
 }
 
@@ -84,7 +141,7 @@ export function toLoggedEvent(event: CardEvent, position: bigint, outOfOrder: bo
  * Opaque cursor of a logged event (Relay connection cursor and subscription resume point):
  * base64url of `v1:<position>:<timestampMs>`.
  */
-export function encodeCursor(event: Pick<LoggedCardEvent, 'position' | 'timestampMs'>): string {
+export function encodeCursor(event: { position: bigint; timestampMs: number }): string {
   return Buffer.from(`v1:${event.position}:${event.timestampMs}`).toString('base64url');
 }
 
@@ -98,10 +155,27 @@ export function decodeCursor(cursor: string): HistoryCursor | null {
   return { position: BigInt(match[1]!), timestampMs: Number(match[2]) };
 }
 
-/** True when `event` passes `filter` (tenants, card, kinds). */
-export function matchesFilter(event: CardEvent, filter: CardEventFilter): boolean {
+/** True when `event` passes `filter` (tenants, subject of `kind`, kinds). */
+export function matchesFilter<E extends LogEvent>(
+  event: E,
+  filter: EventLogFilter,
+  kind: EventLogKind<E>,
+): boolean {
   if (!filter.tenants.includes(event.tenant)) return false;
-  if (filter.cardId !== undefined && event.cardId !== filter.cardId) return false;
+  if (filter.subject !== undefined && kind.subjectOf(event) !== filter.subject) return false;
   if (filter.types !== undefined && !filter.types.includes(event.type)) return false;
   return true;
+}
+
+/** The log filter of a card event filter (`cardId` is the subject). */
+export function cardLogFilter(filter: {
+  tenants: readonly string[];
+  cardId?: string;
+  types?: readonly string[];
+}): EventLogFilter {
+  return {
+    tenants: filter.tenants,
+    ...(filter.cardId !== undefined ? { subject: filter.cardId } : {}),
+    ...(filter.types !== undefined ? { types: filter.types } : {}),
+  };
 }

@@ -41,7 +41,7 @@ export const NETWORK_TOKEN_EVENT_PREFIX = 'network_token.';
  * of contract §4 with network token `details`), with the members of the `details` JSON string lifted
  * to the top level and renamed to camelCase.
  *
- * - `id`: the notification's UUID, the same on every retry (the hub drops repeats).
+ * - `id`: the notification's UUID, the same on every retry (the event log drops repeats of a tenant).
  * - `type`: the `event` field.
  * - `tenant`: the vault id (11 characters).
  * - `panAlias`: `details.pan_alias`, the alias provisioning was requested with (a `tok_` alias or a
@@ -56,7 +56,7 @@ export const NETWORK_TOKEN_EVENT_PREFIX = 'network_token.';
  * - Sender text (`summary`, `description`, `orgId`, `integrationId`, `fingerprint`) has every
  *   Luhn-valid 13-19 digit window masked to BIN and last four (src/lib/pan.ts `redactPans`).
  *
- * Hub subscribers all receive the same instance, so it is frozen; memoize per-event work in a
+ * Live subscribers all receive the same instance, so it is frozen; memoize per-event work in a
  * WeakMap keyed by it.
  */
 export interface NetworkTokenEvent {

@@ -1,22 +1,30 @@
 import { createClient } from 'redis';
 import type { Logger } from '../lib/logger.ts';
 import type { CardEvent } from './card-event.ts';
-import type { CardEventFilter } from './card-event-bus.ts';
 import {
-  type CardEventLog,
-  type LoggedCardEvent,
+  CARD_EVENT_LOG,
+  type EventLog,
+  type EventLogFilter,
+  type EventLogKind,
+  type LogEvent,
+  type Logged,
   matchesFilter,
   type RetentionPolicy,
   toLoggedEvent,
 } from './event-log.ts';
 
 /** Options of {@link createRedisEventLog}. */
-export interface RedisEventLogOptions {
+export interface RedisEventLogOptions<E extends LogEvent = CardEvent> {
+  /** Which events the log holds; card events by default. */
+  kind?: EventLogKind<E>;
   /** `redis://host:port/db`. */
   url: string;
   retention: RetentionPolicy;
   logger: Logger;
-  /** Key prefix; the hash tag keeps every key of the log in one cluster slot. Default `cardgraph:{events}`. */
+  /**
+   * Key prefix; the hash tag keeps every key of the log in one cluster slot. Default
+   * `cardgraph:{events}` for card events, `cardgraph:{network_token_events}` for network token events.
+   */
   prefix?: string;
   /** Longest a tail read blocks before it polls again (ms); bounds shutdown time. Default 2000. */
   blockMs?: number;
@@ -24,13 +32,16 @@ export interface RedisEventLogOptions {
 }
 
 /**
- * Atomic append: drop a notification id already seen, flag an event older than the newest of its
- * card, XADD, remember the id for the retention period. One script, so a crash can never leave an id
- * marked as seen without its entry (which would lose the event on redelivery).
- * KEYS: stream, id marker, card-latest marker. ARGV: id, tenant, timestampMs, body, maxLen, ttlS.
+ * Atomic append: drop a notification id already seen for its tenant, flag an event older than the
+ * newest of its subject, XADD, remember the (tenant, id) for the retention period. One script, so a
+ * crash can never leave an id marked as seen without its entry (which would lose the event on
+ * redelivery). Ids remembered before dedupe was per tenant (`<prefix>:id:<id>`, written by earlier
+ * versions) still count as seen until they expire, so an upgrade never appends a redelivery twice.
+ * KEYS: stream, (tenant, id) marker, subject-latest marker, legacy id marker. ARGV: id, tenant,
+ * timestampMs, body, maxLen, ttlS.
  */
 const APPEND_SCRIPT = `
-local existing = redis.call('GET', KEYS[2])
+local existing = redis.call('GET', KEYS[2]) or redis.call('GET', KEYS[4])
 if existing then return {0, existing, 0} end
 local ts = tonumber(ARGV[3])
 local latest = tonumber(redis.call('GET', KEYS[3]) or '-1')
@@ -60,8 +71,12 @@ type StreamMessage = { id: string; message: Record<string, string> };
  * on all of them. Durability is Redis's: run it with `appendonly yes` (`appendfsync always` for
  * no loss on power failure).
  */
-export async function createRedisEventLog(options: RedisEventLogOptions): Promise<CardEventLog> {
-  const prefix = options.prefix ?? 'cardgraph:{events}';
+export async function createRedisEventLog<E extends LogEvent = CardEvent>(
+  options: RedisEventLogOptions<E>,
+): Promise<EventLog<E>> {
+  const kind = options.kind ?? (CARD_EVENT_LOG as unknown as EventLogKind<E>);
+  const prefix =
+    options.prefix ?? (kind.name === 'card_events' ? 'cardgraph:{events}' : `cardgraph:{${kind.name}}`);
   const streamKey = `${prefix}:stream`;
   const now = options.now ?? Date.now;
   const ttlS = Math.max(1, Math.ceil(options.retention.maxAgeMs / 1000));
@@ -74,13 +89,13 @@ export async function createRedisEventLog(options: RedisEventLogOptions): Promis
   tailClient.on('error', (error: Error) =>
     options.logger.error({ err: error.message }, 'redis event log tail connection error'),
   );
-  const listeners = new Set<(event: LoggedCardEvent) => void>();
+  const listeners = new Set<(event: Logged<E>) => void>();
   let closed = false;
   let tailLoop: Promise<void> | undefined;
 
-  function fromMessage(message: StreamMessage): LoggedCardEvent {
+  function fromMessage(message: StreamMessage): Logged<E> {
     return toLoggedEvent(
-      JSON.parse(message.message.body!) as CardEvent,
+      JSON.parse(message.message.body!) as E,
       positionOf(message.id),
       message.message.ooo === '1',
     );
@@ -90,19 +105,15 @@ export async function createRedisEventLog(options: RedisEventLogOptions): Promis
     return (await client.xRange(streamKey, start, '+', { COUNT: count })) as StreamMessage[];
   }
 
-  async function scan(
-    filter: CardEventFilter,
-    after: bigint | null,
-    limit: number,
-  ): Promise<LoggedCardEvent[]> {
-    const out: LoggedCardEvent[] = [];
+  async function scan(filter: EventLogFilter, after: bigint | null, limit: number): Promise<Logged<E>[]> {
+    const out: Logged<E>[] = [];
     let start = after === null ? '-' : `(${streamIdOf(after)}`;
     const batch = Math.max(100, limit);
     while (out.length < limit) {
       const messages = await range(start, batch);
       for (const message of messages) {
         const event = fromMessage(message);
-        if (matchesFilter(event, filter)) out.push(event);
+        if (matchesFilter(event, filter, kind)) out.push(event);
         if (out.length === limit) break;
       }
       if (messages.length < batch) break;
@@ -137,7 +148,12 @@ export async function createRedisEventLog(options: RedisEventLogOptions): Promis
   return {
     async append(event) {
       const result = (await client.eval(APPEND_SCRIPT, {
-        keys: [streamKey, `${prefix}:id:${event.id}`, `${prefix}:latest:${event.tenant}:${event.cardId}`],
+        keys: [
+          streamKey,
+          `${prefix}:id:${event.tenant}:${event.id}`,
+          `${prefix}:latest:${event.tenant}:${kind.subjectOf(event)}`,
+          `${prefix}:id:${event.id}`,
+        ],
         arguments: [
           event.id,
           event.tenant,

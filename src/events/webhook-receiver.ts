@@ -41,7 +41,7 @@ export interface WebhookReceiverOptions {
 }
 
 /**
- * Destination of validated network token notifications (e.g. the NetworkTokenEventHub).
+ * Destination of validated network token notifications (e.g. the NetworkTokenEventStream).
  * `publish` resolves `published`, or `duplicate` for an id already seen; a rejection answers 500.
  */
 export interface NetworkTokenEventSink {

@@ -180,7 +180,7 @@ export class EventCardCache {
  * App-wide memo of the network token behind each published network token event: the first
  * subscriber resolving `NetworkTokenEvent.token` triggers one `GET /network-tokens/{pan_alias}` with
  * the credentials of the event's tenant; every other subscriber of that event awaits the same
- * promise. Keyed by the event object (the hub hands the same instance to all subscribers), so
+ * promise. Keyed by the event object (the event stream hands the same instance to all subscribers), so
  * entries go away with the event.
  */
 export class EventNetworkTokenCache {

@@ -1,5 +1,7 @@
+import type { ArgBuilder } from '@pothos/core';
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
+import type { GraphQLContext } from '../context.ts';
 import {
   expMonth,
   FORMAT_PRESERVING_ALIAS_PATTERN,
@@ -12,13 +14,14 @@ import {
   NetworkTokenNotFoundError,
   NetworkTokenRejectedError,
 } from '../errors.ts';
-import type { NetworkTokenEvent } from '../events/network-token-event.ts';
+import { decodeCursor, encodeCursor, type LoggedNetworkTokenEvent } from '../events/event-log.ts';
+import type { NetworkTokenEventFilter } from '../events/network-token-event-stream.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts';
 import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
-import { builder } from './builder.ts';
+import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
-import { costExtension } from './paging.ts';
+import { costExtension, EVENT_PAGE_SIZE, pageSize } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -278,10 +281,19 @@ const NetworkTokenEventTypeEnum = builder.enumType('NetworkTokenEventType', {
   } as const,
 });
 
-const NetworkTokenEventRef = builder.objectRef<NetworkTokenEvent>('NetworkTokenEvent').implement({
+const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('NetworkTokenEvent').implement({
   description:
-    'One accepted network token notification: provisioning of a network token reached its final state. Live only: not kept in the card event log, never replayed.',
+    'One accepted network token notification: provisioning of a network token reached its final state. Kept in the durable event log: resumable by cursor and paged as history.',
   fields: (t) => ({
+    cursor: t.string({
+      description:
+        'Position in the durable network token event log: pass it as `after` to resume a subscription or page history.',
+      resolve: (e) => encodeCursor(e),
+    }),
+    outOfOrder: t.exposeBoolean('outOfOrder', {
+      description:
+        'True when a newer event of the same PAN alias (by `timestamp`) had already been accepted: do not let this one overwrite newer token data.',
+    }),
     id: t.exposeID('id', { description: 'Notification id (UUID); the same on every redelivery.' }),
     type: t.field({ type: NetworkTokenEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
     tenant: t.exposeString('tenant', { description: 'Vault (tenant) the event belongs to.' }),
@@ -317,7 +329,17 @@ const NetworkTokenEventRef = builder.objectRef<NetworkTokenEvent>('NetworkTokenE
       authScopes: { scope: 'network-tokens:read' },
       extensions: costExtension({ upstreamCalls: 1 }),
       errors: { types: [NetworkTokenNotFoundError] },
-      resolve: (event, _args, context) => context.eventNetworkTokens.tokenOf(event),
+      // A live event's token is read once for every subscriber (app-wide memo); a history page
+      // reads through the request's loader (each alias once, charged to the operation's budget).
+      resolve: async (event, _args, context, info) => {
+        if (info.operation.operation === 'subscription') return context.eventNetworkTokens.tokenOf(event);
+        const token = await context.loaders.networkToken.load({
+          vaultId: event.tenant,
+          panAlias: event.panAlias,
+        });
+        if (!token) throw new NetworkTokenNotFoundError();
+        return token;
+      },
     }),
   }),
 });
@@ -326,22 +348,89 @@ builder.subscriptionField('networkTokenEvents', (t) =>
   t.field({
     type: NetworkTokenEventRef,
     description:
-      "Live network token notifications of the caller's vaults (or of `vaultId`), optionally of one PAN alias: the final state of each provisioning. Live only (no replay, no history); with several gateway replicas, only the subscribers of the replica that received the webhook get it.",
+      "Live network token notifications of the caller's vaults (or of `vaultId`), optionally of one PAN alias: the final state of each provisioning. With `after` (a `NetworkTokenEvent.cursor`), every retained event after it is replayed first, then live events follow with no gap and no duplicate; every gateway replica delivers every event.",
     authScopes: { scope: 'network-tokens:read' },
     args: {
-      panAlias: t.arg.string({
-        required: false,
-        description:
-          'Only events naming this PAN alias, exactly as provisioning was requested with it (`tok_` or format-preserving).',
-        validate: panAliasSchema,
-      }),
-      vaultId: t.arg.string(vaultIdArg),
+      ...networkTokenEventFilterArgs(t),
+      after: t.arg.string({ required: false, description: 'Resume after this cursor (replay, then live).' }),
     },
-    subscribe: (_root, args, context) =>
-      context.networkTokenEvents.subscribe({
-        tenants: args.vaultId ? [vaultOf(context, args.vaultId)] : [...(context.viewer?.vaults ?? [])],
-        ...(args.panAlias ? { panAlias: args.panAlias } : {}),
-      }),
+    subscribe: (_root, args, context) => {
+      const after = args.after ? networkTokenCursorArg(args.after).position : null;
+      return context.networkTokenEvents.resume(networkTokenEventFilter(context, args), after);
+    },
     resolve: (event) => event,
   }),
 );
+
+builder.queryField('networkTokenEvents', (t) =>
+  t.connection({
+    type: NetworkTokenEventRef,
+    description:
+      "History of accepted network token notifications of the caller's vaults (or of `vaultId`), oldest first by event `timestamp` (then acceptance order), within the retention period. Forward pagination only (`first`, `after`).",
+    authScopes: { scope: 'network-tokens:read' },
+    extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
+    errors: { types: [InputValidationError] },
+    args: networkTokenEventFilterArgs(t),
+    resolve: async (_root, args, context) => {
+      if (args.last != null || args.before != null) {
+        throw new InputValidationError({
+          issues: [{ message: 'only forward pagination (first, after) is supported', path: ['last'] }],
+        });
+      }
+      const first = pageSize(args.first, EVENT_PAGE_SIZE);
+      const after = args.after ? networkTokenCursorArg(args.after) : null;
+      const page = await context.networkTokenEvents.history(
+        networkTokenEventFilter(context, args),
+        after,
+        first + 1,
+      );
+      const edges = page.slice(0, first).map((node) => ({ cursor: encodeCursor(node), node }));
+      return {
+        edges,
+        pageInfo: {
+          hasNextPage: page.length > first,
+          hasPreviousPage: after !== null,
+          startCursor: edges[0]?.cursor ?? null,
+          endCursor: edges.at(-1)?.cursor ?? null,
+        },
+      };
+    },
+  }),
+);
+
+/** Arguments that select network token events: vault and PAN alias (subscription and history alike). */
+function networkTokenEventFilterArgs(t: { arg: ArgBuilder<BuilderTypes> }) {
+  return {
+    panAlias: t.arg.string({
+      required: false,
+      description:
+        'Only events naming this PAN alias, exactly as provisioning was requested with it (`tok_` or format-preserving).',
+      validate: panAliasSchema,
+    }),
+    vaultId: t.arg.string(vaultIdArg),
+  };
+}
+
+/** The network token event filter of the caller: its vaults (or `vaultId`) and the PAN alias. */
+function networkTokenEventFilter(
+  context: GraphQLContext,
+  args: { vaultId?: string | null; panAlias?: string | null },
+): NetworkTokenEventFilter {
+  return {
+    tenants: args.vaultId ? [vaultOf(context, args.vaultId)] : [...(context.viewer?.vaults ?? [])],
+    ...(args.panAlias ? { panAlias: args.panAlias } : {}),
+  };
+}
+
+/**
+ * Parses an `after` cursor of the network token event log.
+ * @throws InputValidationError (`invalid-input`, path `after`) for anything else.
+ */
+function networkTokenCursorArg(cursor: string) {
+  const decoded = decodeCursor(cursor);
+  if (!decoded)
+    throw new InputValidationError({
+      issues: [{ message: 'is not a network token event cursor', path: ['after'] }],
+    });
+  return decoded;
+}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CardEvent } from '../../src/events/card-event.ts';
@@ -10,7 +11,10 @@ import {
   decodeCursor,
   encodeCursor,
   type LoggedCardEvent,
+  NETWORK_TOKEN_EVENT_LOG,
+  type NetworkTokenEventLog,
 } from '../../src/events/event-log.ts';
+import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
@@ -84,6 +88,23 @@ const backends: [string, () => Promise<CardEventLog>][] = [
 ];
 
 describe.each(backends)('%s event log', (_name, open) => {
+  it('deduplicates by tenant and notification id: the same id in another vault is another event', async () => {
+    const log = await open();
+    const id = randomUUID();
+    const inVault1 = await log.append(event({ id, tenant: 'tntsandbox1' }));
+    const inVault2 = await log.append(event({ id, tenant: 'tntsandbox2' }));
+    expect([inVault1.outcome, inVault2.outcome]).toEqual(['appended', 'appended']);
+    const again = await log.append(event({ id, tenant: 'tntsandbox2' }));
+    expect(again).toEqual({
+      outcome: 'duplicate',
+      position: inVault2.outcome === 'appended' ? inVault2.event.position : null,
+    });
+    expect(
+      (await log.readAfter({ tenants: ['tntsandbox1', 'tntsandbox2'] }, null, 10)).map((e) => e.tenant),
+    ).toEqual(['tntsandbox1', 'tntsandbox2']);
+    await log.close();
+  });
+
   it('appends once per notification id and reports the duplicate with its position', async () => {
     const log = await open();
     const first = event();
@@ -137,7 +158,7 @@ describe.each(backends)('%s event log', (_name, open) => {
       ),
     ).toEqual([appended[0]!.id]);
     expect(
-      (await log.readAfter({ tenants: ['tntsandbox1'], cardId: 'CRD0000000000000000000009' }, null, 10)).map(
+      (await log.readAfter({ tenants: ['tntsandbox1'], subject: 'CRD0000000000000000000009' }, null, 10)).map(
         (e) => e.id,
       ),
     ).toEqual([appended[2]!.id]);
@@ -200,5 +221,131 @@ describe('cursors', () => {
     const cursor = encodeCursor({ position: 123456789012345n, timestampMs: 1_795_237_909_952 });
     expect(decodeCursor(cursor)).toEqual({ position: 123456789012345n, timestampMs: 1_795_237_909_952 });
     expect(decodeCursor('bm9wZQ')).toBeNull();
+  });
+});
+
+/** A network token notification as the receiver hands it to the log. */
+function tokenEvent(overrides: Partial<NetworkTokenEvent> = {}): NetworkTokenEvent {
+  return {
+    id: randomUUID(),
+    type: 'network_token.active',
+    tenant: 'tntsandbox1',
+    panAlias: 'tok_sandbox_AbCdEfGhIjKlMnOpQrStUv',
+    state: 'ACTIVE',
+    networkTokenLast4: '4821',
+    expiresAt: '2030-12',
+    createdAt: '2026-11-21T05:00:00Z',
+    timestamp: '2026-11-21T05:00:00.000Z',
+    fingerprint: 'b'.repeat(64),
+    grouping: 'every_single',
+    occurrence: 1,
+    orgId: 'ACsandbox000000000000001',
+    integrationId: 'INTsandbox00000000000001',
+    ...overrides,
+  };
+}
+
+const tokenBackends: [string, () => Promise<NetworkTokenEventLog>][] = [
+  [
+    'sqlite',
+    async () =>
+      createSqliteEventLog({
+        dataDir: mkdtempSync(join(tmpdir(), 'cardgraph-log-')),
+        retention,
+        kind: NETWORK_TOKEN_EVENT_LOG,
+      }),
+  ],
+  [
+    'redis',
+    async () =>
+      createRedisEventLog({
+        url: redis.url,
+        retention,
+        logger: pino({ level: 'silent' }),
+        blockMs: 200,
+        kind: NETWORK_TOKEN_EVENT_LOG,
+        prefix: `test:{${randomUUID()}}`,
+      }),
+  ],
+];
+
+describe.each(tokenBackends)('%s network token event log', (_name, open) => {
+  it('appends, deduplicates by tenant and id, filters by PAN alias, tails and pages history by timestamp', async () => {
+    const log = await open();
+    const tailed: string[] = [];
+    const stop = await log.tail((logged) => tailed.push(logged.id));
+    const later = tokenEvent({ timestamp: '2026-11-21T05:00:02.000Z' });
+    const earlier = tokenEvent({ timestamp: '2026-11-21T05:00:01.000Z' });
+    const otherAlias = tokenEvent({ panAlias: 'tok_sandbox_other', timestamp: '2026-11-21T05:00:03.000Z' });
+    for (const each of [later, earlier, otherAlias])
+      expect((await log.append(each)).outcome).toBe('appended');
+    expect((await log.append(later)).outcome).toBe('duplicate');
+    expect((await log.append({ ...later, tenant: 'tntsandbox2' })).outcome).toBe('appended');
+
+    const all = await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10);
+    expect(all.map((e) => e.id)).toEqual([later.id, earlier.id, otherAlias.id]);
+    // The earlier notification of the alias arrived after a later one.
+    expect(all.map((e) => e.outOfOrder)).toEqual([false, true, false]);
+    const ofAlias = await log.readAfter({ tenants: ['tntsandbox1'], subject: later.panAlias }, null, 10);
+    expect(ofAlias.map((e) => e.id)).toEqual([later.id, earlier.id]);
+    const afterFirst = await log.readAfter({ tenants: ['tntsandbox1'] }, all[0]!.position, 10);
+    expect(afterFirst.map((e) => e.id)).toEqual([earlier.id, otherAlias.id]);
+    const history = await log.history({ tenants: ['tntsandbox1'] }, null, 2);
+    expect(history.map((e) => e.id)).toEqual([earlier.id, later.id]);
+    const next = await log.history({ tenants: ['tntsandbox1'] }, history[1]!, 2);
+    expect(next.map((e) => e.id)).toEqual([otherAlias.id]);
+    await expect.poll(() => tailed.length).toBe(4);
+    expect(tailed).toEqual([later.id, earlier.id, otherAlias.id, later.id]);
+    stop();
+    await log.close();
+  });
+});
+
+describe('sqlite schema migration', () => {
+  it('moves a card_events table deduplicated by id alone to (tenant, id), keeping rows, positions and the sequence', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardgraph-log-'));
+    const legacy = new DatabaseSync(join(dataDir, 'card-events.sqlite'));
+    // The schema of the first release (user_version 0).
+    legacy.exec(`
+      CREATE TABLE card_events (
+        position INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, tenant TEXT NOT NULL,
+        card_id TEXT NOT NULL, type TEXT NOT NULL, timestamp_ms INTEGER NOT NULL,
+        received_ms INTEGER NOT NULL, out_of_order INTEGER NOT NULL, body TEXT NOT NULL);
+      CREATE INDEX card_events_tenant_position ON card_events (tenant, position);
+      CREATE INDEX card_events_card_timestamp ON card_events (tenant, card_id, timestamp_ms);`);
+    const kept = event();
+    const insert = legacy.prepare(
+      'INSERT INTO card_events (id, tenant, card_id, type, timestamp_ms, received_ms, out_of_order, body) VALUES (?, ?, ?, ?, ?, ?, 0, ?)',
+    );
+    const dropped = event();
+    for (const each of [kept, dropped]) {
+      insert.run(
+        each.id,
+        each.tenant,
+        each.cardId,
+        each.type,
+        Date.parse(each.timestamp),
+        Date.now(),
+        JSON.stringify(each),
+      );
+    }
+    // Retention dropped the newest row: its position must never be handed out again.
+    legacy.prepare('DELETE FROM card_events WHERE id = ?').run(dropped.id);
+    legacy.close();
+
+    const log = createSqliteEventLog({ dataDir, retention });
+    const [existing] = await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10);
+    expect(existing).toMatchObject({ id: kept.id, position: 1n });
+    expect((await log.append(kept)).outcome).toBe('duplicate');
+    const sameIdOtherVault = await log.append({ ...kept, tenant: 'tntsandbox2' });
+    expect(sameIdOtherVault.outcome).toBe('appended');
+    // Beyond the dropped row's position 2: positions (and cursors) are never reused.
+    expect(sameIdOtherVault.outcome === 'appended' && sameIdOtherVault.event.position > 2n).toBe(true);
+    await log.close();
+
+    // Idempotent: a second start finds the file migrated.
+    const reopened = createSqliteEventLog({ dataDir, retention });
+    expect(await reopened.readAfter({ tenants: ['tntsandbox1', 'tntsandbox2'] }, null, 10)).toHaveLength(2);
+    await reopened.close();
   });
 });

@@ -1,3 +1,4 @@
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CARD_EVENT_TYPES } from '../../src/events/card-event.ts';
 import { decodeCursor } from '../../src/events/event-log.ts';
@@ -7,6 +8,8 @@ import {
   duplicatesOf,
   type GatewayProcess,
   LOG_START_CURSOR,
+  NETWORK_TOKEN_EVENTS_SUBSCRIPTION,
+  networkTokenNotification,
   notification,
   type ProcessExit,
   postBurst,
@@ -29,6 +32,59 @@ import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts'
  * seams. Waits are deadlines on what was received, never fixed sleeps; "nothing else arrived" is
  * proven by a later sentinel event, since each subscriber receives events in log position order.
  */
+
+const NETWORK_TOKEN_HISTORY_QUERY = `
+  query DurabilityNetworkTokenHistory($first: Int, $after: String, $vaultId: String, $panAlias: String) {
+    networkTokenEvents(first: $first, after: $after, vaultId: $vaultId, panAlias: $panAlias) {
+      __typename
+      ... on QueryNetworkTokenEventsSuccess {
+        data { edges { cursor node { id tenant panAlias cursor } } pageInfo { hasNextPage endCursor } }
+      }
+      ... on Error { code message }
+    }
+  }`;
+
+/**
+ * Ids of the whole `Query.networkTokenEvents` history over HTTP, `pageSize` at a time (oldest first by
+ * timestamp, then acceptance), following `endCursor`.
+ */
+async function readNetworkTokenHistory(
+  baseUrl: string,
+  token: string,
+  filter: { vaultId?: string; panAlias?: string } = {},
+  pageSize = 2,
+): Promise<string[]> {
+  const ids: string[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const response = await request(`${baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        query: NETWORK_TOKEN_HISTORY_QUERY,
+        variables: { first: pageSize, after, ...filter },
+      }),
+    });
+    const page = (await response.body.json()) as {
+      data?: {
+        networkTokenEvents: {
+          __typename: string;
+          data?: {
+            edges: { cursor: string; node: { id: string } }[];
+            pageInfo: { hasNextPage: boolean; endCursor: string | null };
+          };
+        };
+      };
+    };
+    const result = page.data?.networkTokenEvents;
+    if (result?.__typename !== 'QueryNetworkTokenEventsSuccess' || !result.data) {
+      throw new Error(`network token history page failed: ${JSON.stringify(page)}`);
+    }
+    ids.push(...result.data.edges.map((edge) => edge.node.id));
+    if (!result.data.pageInfo.hasNextPage) return ids;
+    after = result.data.pageInfo.endCursor;
+  }
+}
 
 const BURST_SIZE = 300;
 const BURST_CONCURRENCY = 20;
@@ -162,6 +218,60 @@ describe('two gateway replicas sharing one Redis (EVENTS_BACKEND=redis)', () => 
     expect(onA.ids()).toEqual(expected);
     expect(onB.ids()).toEqual(expected);
     expect(onB.events.every((event) => event.tenant === 'tntsandbox1')).toBe(true);
+  });
+
+  it('shares network token notifications: accepted by A, delivered on A and B, resumable by cursor and paged as history on B', async () => {
+    const subscribeTokens = (url: string, after: string) => {
+      const subscriber = subscribeCardEvents(
+        url,
+        token,
+        { after },
+        NETWORK_TOKEN_EVENTS_SUBSCRIPTION,
+        'networkTokenEvents',
+      );
+      subscribers.push(subscriber);
+      return subscriber;
+    };
+    const panAlias = `tok_sandbox_replicas${Date.now()}`;
+    const onA = subscribeTokens(replicaA.url, LOG_START_CURSOR);
+    const onB = subscribeTokens(replicaB.url, LOG_START_CURSOR);
+    const first = networkTokenNotification({ panAlias });
+    expect(await postNotification(replicaA.url, first)).toEqual({
+      status: 200,
+      body: { data: { id: first.id, status: 'accepted' } },
+    });
+    await Promise.all([onA.waitForIds([first.id]), onB.waitForIds([first.id])]);
+
+    const second = networkTokenNotification({ panAlias });
+    expect((await postNotification(replicaA.url, second)).status).toBe(200);
+    // A redelivery to the other replica is a duplicate; the same id for another vault is not.
+    expect(await postNotification(replicaB.url, second)).toEqual({
+      status: 200,
+      body: { data: { id: second.id, status: 'duplicate' } },
+    });
+    const sameIdOtherVault = {
+      ...networkTokenNotification({ tenant: 'tntsandbox2', panAlias }),
+      id: second.id,
+    };
+    expect(await postNotification(replicaB.url, sameIdOtherVault)).toEqual({
+      status: 200,
+      body: { data: { id: second.id, status: 'accepted' } },
+    });
+    const third = networkTokenNotification({ panAlias });
+    expect((await postNotification(replicaB.url, third)).status).toBe(200);
+
+    const expected = [first.id, second.id, third.id];
+    await Promise.all([onA.waitForIds(expected), onB.waitForIds(expected)]);
+    expect(onA.ids()).toEqual(expected);
+    expect(onB.ids()).toEqual(expected);
+
+    // Resume on B after the first event's cursor: exactly the later ones.
+    const resumed = subscribeTokens(replicaB.url, onA.events[0]!.cursor);
+    await resumed.waitForIds([second.id, third.id]);
+    expect(resumed.ids()).toEqual([second.id, third.id]);
+    expect(await readNetworkTokenHistory(replicaB.url, token, { panAlias })).toEqual(expected);
+    const vault2Token = await testToken(['tntsandbox2']);
+    expect(await readNetworkTokenHistory(replicaA.url, vault2Token, { panAlias })).toEqual([second.id]);
   });
 
   it('keeps every event acknowledged before replica A was SIGKILLed mid-burst: in history and replayed on B, none twice', async () => {
@@ -320,6 +430,42 @@ describe.each([
       await subscriber.waitForIds(logged);
       expect(subscriber.ids()).toEqual(logged);
     }
+  });
+
+  it('keeps network token notifications in the log: live, resumed after a cursor, paged as history, deduplicated per vault', async () => {
+    const panAlias = `tok_sandbox_seams${Date.now()}`;
+    const live = subscribeCardEvents(
+      stack.url,
+      token,
+      { after: LOG_START_CURSOR },
+      NETWORK_TOKEN_EVENTS_SUBSCRIPTION,
+      'networkTokenEvents',
+    );
+    subscribers.push(live);
+    const sent = [networkTokenNotification({ panAlias }), networkTokenNotification({ panAlias })];
+    for (const body of sent) await accept(body);
+    expect(await postNotification(stack.url, sent[0]!)).toEqual({
+      status: 200,
+      body: { data: { id: sent[0]!.id, status: 'duplicate' } },
+    });
+    await accept({ ...networkTokenNotification({ tenant: 'tntsandbox2', panAlias }), id: sent[0]!.id });
+    const ids = sent.map((body) => body.id);
+    await live.waitForIds(ids);
+    const mine = live.events.filter((event) => event.cardId === panAlias);
+    expect(mine.map((event) => event.id)).toEqual(ids);
+    expect(mine.every((event) => event.tenant === 'tntsandbox1')).toBe(true);
+
+    const resumed = subscribeCardEvents(
+      stack.url,
+      token,
+      { after: mine[0]!.cursor },
+      NETWORK_TOKEN_EVENTS_SUBSCRIPTION,
+      'networkTokenEvents',
+    );
+    subscribers.push(resumed);
+    await resumed.waitForIds([ids[1]!]);
+    expect(resumed.ids().filter((id) => ids.includes(id))).toEqual([ids[1]]);
+    expect(await readNetworkTokenHistory(stack.url, token, { panAlias }, 1)).toEqual(ids);
   });
 
   it('acknowledges a redelivered notification id as duplicate, delivering and recording it once', async () => {

@@ -12,6 +12,7 @@ import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
 import type { CardEventType } from '../../src/events/card-event.ts';
 import { encodeCursor } from '../../src/events/event-log.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
+import { buildNetworkTokenNotification } from '../../src/sandbox/network-tokens.ts';
 import { buildNotification } from '../events/helpers/notifications.ts';
 import { ErrorFields } from './results.ts';
 import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './stack.ts';
@@ -202,6 +203,33 @@ export function notification(spec: NotificationSpec = {}): Record<string, unknow
     ...(spec.timestamp ? { envelope: { timestamp: spec.timestamp } } : {}),
   }) as Record<string, unknown> & { id: string };
 }
+
+/**
+ * A valid network token notification body (`network_token.active`, as the embedded sandbox builds
+ * it) with a fresh UUID `id`, for `tenant` (default tntsandbox1) and `panAlias`.
+ */
+export function networkTokenNotification(
+  spec: { tenant?: string; panAlias?: string } = {},
+): Record<string, unknown> & { id: string } {
+  const now = Date.now();
+  return buildNetworkTokenNotification({
+    vault: spec.tenant ?? 'tntsandbox1',
+    panAlias: spec.panAlias ?? 'tok_sandbox_DurabilityAlias0001',
+    state: 'ACTIVE',
+    networkTokenLast4: '4821',
+    expiresAt: '2030-12',
+    createdAtMs: now - 1_000,
+    occurredAtMs: now,
+  }).envelope as unknown as Record<string, unknown> & { id: string };
+}
+
+/** `Subscription.networkTokenEvents`, every argument optional, with the fields {@link StreamedCardEvent} reads. */
+export const NETWORK_TOKEN_EVENTS_SUBSCRIPTION = `
+  subscription DurabilityNetworkTokenEvents($after: String, $vaultId: String, $panAlias: String) {
+    networkTokenEvents(after: $after, vaultId: $vaultId, panAlias: $panAlias) {
+      id tenant cardId: panAlias type timestamp outOfOrder cursor
+    }
+  }`;
 
 /** Answer of the webhook receiver: HTTP status and parsed JSON body. */
 export interface WebhookAnswer {
@@ -417,6 +445,7 @@ export function subscribeCardEvents(
   token: string,
   variables: CardEventsVariables = {},
   query: string = CARD_EVENTS_SUBSCRIPTION,
+  field: 'cardEvents' | 'networkTokenEvents' = 'cardEvents',
 ): CardEventSubscriber {
   const events: StreamedCardEvent[] = [];
   const errors: unknown[] = [];
@@ -429,12 +458,13 @@ export function subscribeCardEvents(
     closeCode = code;
     changed();
   });
-  client.subscribe<{ cardEvents: StreamedCardEvent }>(
+  client.subscribe<Record<string, StreamedCardEvent>>(
     { query, variables: { ...variables } },
     {
       next: (result) => {
         if (result.errors) errors.push(...result.errors);
-        if (result.data?.cardEvents) events.push(result.data.cardEvents);
+        const event = result.data?.[field];
+        if (event) events.push(event);
         changed();
       },
       error: (error) => {
