@@ -31,6 +31,18 @@ export const tokenResponse = z.object({
   scope: z.string().optional(),
 });
 
+/**
+ * Token request, `application/x-www-form-urlencoded` (contract §2): `grant_type=client_credentials`,
+ * client id and secret in the form unless sent as HTTP Basic, optional space-separated `scope` (all
+ * six when absent).
+ */
+export const tokenRequest = z.object({
+  grant_type: z.literal('client_credentials'),
+  client_id: z.string().optional(),
+  client_secret: z.string().optional(),
+  scope: z.string().optional(),
+});
+
 /** Error codes of the token endpoint (RFC 6749 §5.2). */
 export const OAUTH_ERRORS = [
   'invalid_request',

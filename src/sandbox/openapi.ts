@@ -1,19 +1,37 @@
-import { ENROLLING_EVENT } from '../contracts/account-updater.ts';
+import { z } from 'zod';
+import {
+  cardCheckDocument,
+  cardCheckRequest,
+  enrolRequest,
+  networkTokenDocument,
+  provisionRequest,
+  v1CardDocument,
+} from '../contracts/account-updater.ts';
+import { inviteResource, memberResource, pageDocument } from '../contracts/accounts.ts';
+import { cardAttributesResult, lookupRequest } from '../contracts/card-attributes.ts';
+import {
+  cardRecord,
+  checkDocument,
+  createCardRequest,
+  subscriptionDocument,
+} from '../contracts/card-interface.ts';
+import { errorDocument, VAULT_ID_PATTERN } from '../contracts/common.ts';
+import { oauthError, tokenRequest, tokenResponse } from '../contracts/oauth.ts';
 import { ACCOUNT_UPDATER_PREFIX } from './account-updater.ts';
-import { BRAND_NAMES, CARD_ATTRIBUTES_PREFIX, CARD_CATEGORIES, CARD_TYPES } from './card-attributes.ts';
+import { CARD_ATTRIBUTES_PREFIX } from './card-attributes.ts';
 import { CARD_INTERFACE_PREFIX } from './card-interface.ts';
-import { JSON_API_MEDIA_TYPE, JSON_MEDIA_TYPE, type Router, SCOPES, type Scope, sendJson } from './http.ts';
-import { TOKEN_LIFETIME_S } from './oauth.ts';
+import { JSON_API_MEDIA_TYPE, JSON_MEDIA_TYPE, type Router, type Scope, sendJson } from './http.ts';
 import { ACCOUNTS_PREFIX, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './organization-members.ts';
-import { FORMAT_PRESERVING_ALIAS_PATTERN, TOK_ALIAS_PATTERN } from './vault.ts';
 import { WEBHOOK_DELIVERIES_PATH, WEBHOOK_ENDPOINTS_PATH } from './webhook-endpoints.ts';
 
 /**
  * The OpenAPI 3.1 description of everything the embedded sandbox serves (contract §1): the token
  * endpoint, the card interface, account updater v1, network tokens, card attributes, organization
- * members, and the sandbox-only administration endpoints. Paths are the sandbox's absolute paths (each
- * area under its prefix); schemas are JSON Schema 2020-12 and describe exactly what the sandbox sends
- * (docs/gap-decisions.md). `response-validation.ts` checks every sandbox answer against it.
+ * members, and the sandbox-only administration endpoints. Only the table of paths below is written
+ * here (operations, scopes, statuses and error codes); every body schema is generated from the zod
+ * contracts of src/contracts (`z.toJSONSchema`, the wire side of each schema) through
+ * {@link SANDBOX_COMPONENTS}, so the document cannot disagree with the clients and the sandbox.
+ * `response-validation.ts` checks every sandbox answer against this table with the same zod schemas.
  */
 
 /** A JSON Schema 2020-12 object (the OpenAPI 3.1 Schema Object). */
@@ -85,29 +103,8 @@ export interface OpenApiDocument {
 
 const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
-const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const ref = (name: ComponentName): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const string = (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', ...extra });
-const integer = (minimum: number, maximum: number, extra: JsonSchema = {}): JsonSchema => ({
-  type: 'integer',
-  minimum,
-  maximum,
-  ...extra,
-});
-/** An object whose listed members are the only ones allowed; `required` lists the mandatory ones. */
-const object = (properties: Record<string, JsonSchema>, required: string[] = [], extra: JsonSchema = {}) => ({
-  type: 'object',
-  properties,
-  ...(required.length > 0 ? { required } : {}),
-  additionalProperties: false,
-  ...extra,
-});
-const arrayOf = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({
-  type: 'array',
-  items,
-  ...extra,
-});
-const pattern = (regex: RegExp): string => regex.source;
-
 /** Area tags. */
 const TAG = {
   oauth: 'OAuth',
@@ -118,25 +115,6 @@ const TAG = {
   members: 'Organization members',
   admin: 'Sandbox administration',
 } as const;
-
-const AU_CARD_EVENTS = [
-  'au_card.updated',
-  'au_card.expired',
-  'au_card.closed',
-  'au_card.contact_cardholder_advice',
-  'au_card.non_participating',
-  'au_card.unknown',
-  'au_card.enrolled',
-  'au_card.opt_out',
-];
-const CHECK_EVENTS = [
-  'au_card.updated',
-  'au_card.valid',
-  'au_card.closed',
-  'au_card.expired',
-  'au_card.contact_cardholder_advice',
-  'au_card.non_participating',
-];
 
 // ---------------------------------------------------------------------------------------------------
 // Responses
@@ -255,561 +233,103 @@ const jsonBody = (mediaType: string, schema: JsonSchema) => ({
 });
 
 // ---------------------------------------------------------------------------------------------------
-// Schemas
+// Components: generated from the contracts
 
-const CARD_ID = string({ pattern: '^CRD[0-9A-Za-z]{22}$', description: '`CRD` + 22 Base62 characters.' });
-const ISO_UTC_MS = string({
-  format: 'date-time',
-  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
-  description: 'ISO 8601 UTC with milliseconds (24 characters).',
+/** A registered webhook endpoint (sandbox only; docs/gap-decisions.md "Webhook endpoint registry"). */
+const webhookEndpoint = z.object({
+  id: z.string().regex(/^whe_[0-9A-Za-z]{22}$/),
+  url: z.url(),
+  createdAt: z.iso.datetime(),
 });
 
-const schemas: Record<string, JsonSchema> = {
-  ErrorObject: object(
-    {
-      status: string({ pattern: '^[45]\\d\\d$', description: 'The HTTP status as a string.' }),
-      code: string({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' }),
-      detail: string({ description: 'Human-readable; names fields, never carries card data.' }),
-      source: {
-        oneOf: [
-          object({ pointer: string({ description: 'JSON pointer of the offending request member.' }) }, [
-            'pointer',
-          ]),
-          object({ parameter: string({ description: 'Name of the offending query parameter.' }) }, [
-            'parameter',
-          ]),
-        ],
-      },
-    },
-    ['status', 'code', 'detail'],
-    { description: 'A JSON:API error object (contract §3).' },
-  ),
-  ErrorDocument: object({ errors: arrayOf(ref('ErrorObject'), { minItems: 1 }) }, ['errors'], {
-    description: 'Error body of every area (contract §3).',
+/** One delivery attempt of the delivery log (sandbox only). */
+const deliveryRecord = z.object({
+  notificationId: z.uuid(),
+  endpointId: z.string().regex(/^whe_[0-9A-Za-z]{22}$/),
+  vault: z.string().regex(VAULT_ID_PATTERN),
+  event: z.string().min(1),
+  attempt: z.int().min(1),
+  status: z.int().min(100).max(599).optional(),
+  error: z.string().optional(),
+  at: z.iso.datetime(),
+  outcome: z.enum(['retrying', 'delivered', 'failed']),
+});
+
+/**
+ * Every named schema of the document: the contracts' wire schemas (src/contracts) and the
+ * sandbox-only administration bodies. The response validator parses answers with these.
+ */
+export const SANDBOX_COMPONENTS = {
+  ErrorDocument: errorDocument,
+  TokenRequest: tokenRequest,
+  TokenResponse: tokenResponse,
+  OAuthError: oauthError,
+  CardCreateRequest: createCardRequest,
+  CardInterfaceCard: cardRecord,
+  CardUpdateSubscription: subscriptionDocument,
+  CardUpdates: checkDocument,
+  EnrolRequest: enrolRequest,
+  AccountUpdaterCard: v1CardDocument,
+  CardCheckRequest: cardCheckRequest,
+  CardCheckResult: cardCheckDocument,
+  ProvisionNetworkTokenRequest: provisionRequest,
+  NetworkToken: networkTokenDocument,
+  DeletedNetworkToken: networkTokenDocument.extend({
+    data: networkTokenDocument.shape.data.extend({ state: z.literal('DELETED') }),
   }),
-
-  // OAuth
-  TokenRequest: object(
-    {
-      grant_type: { const: 'client_credentials' },
-      client_id: string({ description: 'Unless sent as HTTP Basic.' }),
-      client_secret: string({ description: 'Unless sent as HTTP Basic.' }),
-      scope: string({ description: `Space-separated subset of: ${SCOPES.join(', ')}. All when absent.` }),
-    },
-    ['grant_type'],
-  ),
-  TokenResponse: object(
-    {
-      access_token: string({ pattern: '^[A-Za-z0-9_-]{43}$' }),
-      token_type: { const: 'Bearer' },
-      expires_in: { const: TOKEN_LIFETIME_S },
-      scope: string({ description: 'Granted scopes, space-separated.' }),
-    },
-    ['access_token', 'token_type', 'expires_in', 'scope'],
-  ),
-  OAuthError: object(
-    {
-      error: { enum: ['invalid_request', 'unsupported_grant_type', 'invalid_scope', 'invalid_client'] },
-      error_description: string(),
-    },
-    ['error'],
-    { description: 'RFC 6749 §5.2 error body of the token endpoint.' },
-  ),
-
-  // Card interface
-  CardInterfaceTimestamp: string({
-    pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}$',
-    description: 'Timestamp without zone designator, microseconds (read as UTC).',
+  CardAttributesRequest: lookupRequest,
+  CardAttributes: cardAttributesResult,
+  UserPage: pageDocument(memberResource),
+  InvitePage: pageDocument(inviteResource),
+  WebhookEndpointRequest: z.object({ url: z.string().max(2048), secret: z.string().optional() }),
+  WebhookEndpointDocument: z.object({ data: webhookEndpoint }),
+  WebhookEndpointList: z.object({ data: z.array(webhookEndpoint) }),
+  CreatedWebhookEndpointDocument: z.object({ data: webhookEndpoint.extend({ secret: z.string().min(16) }) }),
+  DeliveryList: z.object({ data: z.array(deliveryRecord) }),
+  OpenApiDocument: z.looseObject({
+    openapi: z.literal('3.1.0'),
+    info: z.looseObject({}),
+    paths: z.looseObject({}),
   }),
-  CardholderAddress: {
-    type: 'object',
-    properties: {
-      address1: string(),
-      address2: string(),
-      address3: string(),
-      address4: string(),
-      city: string(),
-    },
-    additionalProperties: { type: ['string', 'number', 'boolean', 'null'] },
-    description: 'Further members beyond address1-4 and city are kept as given (scalars only).',
-  },
-  Cardholder: object({ name: string(), company: string(), address: ref('CardholderAddress') }),
-  CardCreateRequest: object(
-    {
-      data: object(
-        {
-          type: { const: 'cards' },
-          attributes: {
-            ...object(
-              {
-                pan: string({ pattern: '^\\d{13,19}$', description: 'Luhn-valid card number.' }),
-                pan_alias: string({ minLength: 1 }),
-                cvc: string({ pattern: '^\\d{3,4}$' }),
-                cvc_alias: string({ minLength: 1 }),
-                cvc_status: { const: 'active' },
-                exp_month: integer(1, 12),
-                exp_year: integer(0, 99),
-                cardholder: ref('Cardholder'),
-                token_type: { enum: ['dpan', 'mpan', 'pan'] },
-                wallet_type: { enum: ['apple_pay', 'google_pay'] },
-              },
-              ['exp_month', 'exp_year'],
-            ),
-            anyOf: [{ required: ['pan'] }, { required: ['pan_alias'] }],
-          },
-          meta: {
-            type: 'object',
-            description: 'Free-form metadata; `account_updater` is reserved.',
-            properties: { account_updater: false },
-          },
-        },
-        ['attributes'],
-      ),
-    },
-    ['data'],
-  ),
-  CardInterfaceCard: object(
-    {
-      data: object(
-        {
-          type: { const: 'cards' },
-          id: CARD_ID,
-          attributes: object(
-            {
-              pan_alias: string({ pattern: pattern(TOK_ALIAS_PATTERN) }),
-              cvc_alias: string({ pattern: pattern(TOK_ALIAS_PATTERN) }),
-              bin: string({ pattern: '^\\d{6}$' }),
-              last4: string({ pattern: '^\\d{4}$' }),
-              brand: { enum: ['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb'] },
-              exp_month: integer(1, 12),
-              exp_year: integer(0, 99),
-              cvc_status: { const: 'active' },
-              cardholder: ref('Cardholder'),
-              token_type: { enum: ['dpan', 'mpan', 'pan'] },
-              wallet_type: { enum: ['apple_pay', 'google_pay'] },
-              created_at: ref('CardInterfaceTimestamp'),
-              updated_at: ref('CardInterfaceTimestamp'),
-            },
-            ['pan_alias', 'bin', 'last4', 'brand', 'exp_month', 'exp_year', 'created_at', 'updated_at'],
-          ),
-          meta: {
-            type: 'object',
-            properties: {
-              account_updater: object(
-                {
-                  subscription_id: string({ pattern: '^CUS[0-9A-Za-z]{22}$' }),
-                  state: { const: 'enrolled' },
-                },
-                ['subscription_id', 'state'],
-                { description: 'Present while the card is subscribed to account updater.' },
-              ),
-            },
-            description: 'The submitted metadata, plus `account_updater` while subscribed.',
-          },
-        },
-        ['type', 'id', 'attributes', 'meta'],
-      ),
-    },
-    ['data'],
-    { description: 'The card record (never `pan` nor `cvc`).' },
-  ),
-  CardUpdateSubscription: object(
-    {
-      data: object(
-        {
-          type: { const: 'card_update_subscriptions' },
-          id: string({ pattern: '^CUS[0-9A-Za-z]{22}$' }),
-          attributes: object(
-            {
-              created_at: ref('CardInterfaceTimestamp'),
-              state: { enum: ['enrolled', 'failed'] },
-              updated_at: ref('CardInterfaceTimestamp'),
-            },
-            ['created_at', 'state', 'updated_at'],
-          ),
-        },
-        ['type', 'id', 'attributes'],
-      ),
-    },
-    ['data'],
-  ),
-  CardUpdates: object(
-    {
-      data: object(
-        {
-          type: { const: 'card_updates' },
-          id: CARD_ID,
-          attributes: object(
-            {
-              event: {
-                enum: [
-                  'updated',
-                  'valid',
-                  'closed',
-                  'expired',
-                  'contact_cardholder_advice',
-                  'non_participating',
-                ],
-              },
-              updated_values: arrayOf(
-                object(
-                  {
-                    field_name: { enum: ['pan', 'exp_month', 'exp_year'] },
-                    old_value: { type: 'number' },
-                    new_value: { type: 'number' },
-                  },
-                  ['field_name', 'old_value', 'new_value'],
-                  { description: 'A `pan` value is the full card number as a JSON number (gap decisions).' },
-                ),
-              ),
-            },
-            ['event', 'updated_values'],
-          ),
-        },
-        ['type', 'id', 'attributes'],
-      ),
-    },
-    ['data'],
-  ),
+} satisfies Record<string, z.ZodType>;
 
-  // Account updater v1
-  FormatPreservingAlias: string({
-    pattern: pattern(FORMAT_PRESERVING_ALIAS_PATTERN),
-    description: 'Alias of a PAN: six leading digits, Base62 characters with a letter, four trailing digits.',
-  }),
-  BillingAddress: object({
-    name: string(),
-    company: string(),
-    address1: string(),
-    address2: string(),
-    city: string(),
-    region: string(),
-    country: string(),
-    postal_code: string(),
-    phone: string(),
-  }),
-  MerchantRequest: object({
-    service_merchant_id: string({
-      minLength: 1,
-      description: 'Required when the vault has several merchants.',
-    }),
-    sub_merchant_name: string({ minLength: 1, description: 'Required whenever `merchant` is sent.' }),
-  }),
-  Merchant: object(
-    { service_merchant_id: string(), sub_merchant_name: string(), sub_merchant_mid: { type: 'integer' } },
-    ['service_merchant_id', 'sub_merchant_name', 'sub_merchant_mid'],
-  ),
-  EnrolRequest: object(
-    {
-      name: string({ minLength: 1 }),
-      number: string({
-        minLength: 1,
-        description:
-          'A `tok_sandbox_…` or format-preserving alias of the vault, or (sandbox only) a plain PAN.',
-      }),
-      exp_month: integer(1, 12),
-      exp_year: integer(0, 9999),
-      billing_address: ref('BillingAddress'),
-      merchant: ref('MerchantRequest'),
-    },
-    ['name', 'number', 'exp_month', 'exp_year'],
-  ),
-  AccountUpdaterCard: object(
-    {
-      data: object(
-        {
-          id: CARD_ID,
-          name: string(),
-          number: ref('FormatPreservingAlias'),
-          exp_month: integer(1, 12),
-          exp_year: integer(0, 9999),
-          billing_address: ref('BillingAddress'),
-          merchant: ref('Merchant'),
-          capabilities: arrayOf({ const: 'ACCOUNT_UPDATER' }, { maxItems: 1 }),
-          created_at: ISO_UTC_MS,
-          updated_at: ISO_UTC_MS,
-          state: { enum: ['enrolling', 'enrolled'] },
-          event: {
-            enum: [...AU_CARD_EVENTS, ENROLLING_EVENT],
-            description: `Latest event type; \`${ENROLLING_EVENT}\` while the state is \`enrolling\`.`,
-          },
-        },
-        [
-          'id',
-          'name',
-          'number',
-          'exp_month',
-          'exp_year',
-          'capabilities',
-          'created_at',
-          'updated_at',
-          'state',
-          'event',
-        ],
-      ),
-    },
-    ['data'],
-  ),
-  CardCheckRequest: object(
-    {
-      name: string(),
-      number: string({ minLength: 1 }),
-      exp_month: integer(1, 12),
-      exp_year: integer(0, 9999),
-      cvv: string({ pattern: '^\\d{3,4}$' }),
-      merchant: ref('MerchantRequest'),
-    },
-    ['number', 'exp_month', 'exp_year'],
-  ),
-  CardCheckResult: object(
-    {
-      data: object(
-        {
-          name: string(),
-          number: ref('FormatPreservingAlias'),
-          exp_month: integer(1, 12),
-          exp_year: integer(0, 9999),
-          merchant: ref('Merchant'),
-          failure_code: { const: 'account-updater-not-supported' },
-          event: { enum: CHECK_EVENTS },
-        },
-        ['number', 'exp_month', 'exp_year', 'event'],
-        { description: '`cvv` is never echoed.' },
-      ),
-    },
-    ['data'],
-  ),
+/** Name of a schema of {@link SANDBOX_COMPONENTS}. */
+export type ComponentName = keyof typeof SANDBOX_COMPONENTS;
 
-  // Network tokens
-  YearMonth: string({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: '`YYYY-MM`.' }),
-  HolderInfo: object({
-    name: string(),
-    email: string(),
-    number: string({ description: 'A phone number.' }),
-    billing_address: ref('BillingAddress'),
-  }),
-  ProvisionNetworkTokenRequest: object(
-    {
-      pan_alias: string({ description: 'A PAN alias of the vault.' }),
-      exp_month: integer(1, 12),
-      exp_year: { type: 'integer', description: 'Two digits or 2000-2099.' },
-      holder_info: ref('HolderInfo'),
-    },
-    ['pan_alias', 'exp_month', 'exp_year'],
-  ),
-  NetworkToken: object(
-    {
-      data: object(
-        {
-          pan_alias: string({ minLength: 1 }),
-          network_token_last4: string({ pattern: '^\\d{4}$' }),
-          expires_at: ref('YearMonth'),
-          state: { enum: ['ACTIVE', 'SUSPENDED', 'DELETED'] },
-          created_at: ISO_UTC_MS,
-          updated_at: ISO_UTC_MS,
-          card: object(
-            {
-              last4: string({ pattern: '^\\d{4}$' }),
-              bin: string({ pattern: '^\\d{6}$' }),
-              expires_at: ref('YearMonth'),
-              holder_info: ref('HolderInfo'),
-            },
-            ['last4', 'bin', 'expires_at'],
-          ),
-        },
-        ['pan_alias', 'created_at', 'updated_at', 'card'],
-        {
-          description:
-            'While provisioning is pending there is no `state`, `network_token_last4` nor `expires_at`.',
-        },
-      ),
-    },
-    ['data'],
-  ),
-  DeletedNetworkToken: {
-    allOf: [ref('NetworkToken')],
-    type: 'object',
-    properties: {
-      data: {
-        type: 'object',
-        required: ['state'],
-        properties: {
-          state: { const: 'DELETED' },
-          card: { type: 'object', properties: { holder_info: false } },
-        },
-      },
-    },
-    description: 'State `DELETED`; `card` carries `last4`, `bin` and `expires_at` only.',
-  },
+/**
+ * An open enumeration of the contracts (`openEnum`: the known values or any other non-empty string)
+ * as JSON Schema: `anyOf` of string variants only. It is written as the string it is, with the known
+ * values as `examples`, which generic OpenAPI tooling reads as a plain string (not a union).
+ */
+function simplifyOpenEnums(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(simplifyOpenEnums);
+  if (node === null || typeof node !== 'object') return node;
+  const schema = node as JsonSchema;
+  const variants = schema.anyOf as JsonSchema[] | undefined;
+  if (
+    Array.isArray(variants) &&
+    variants.length > 1 &&
+    variants.every((variant) => variant.type === 'string')
+  ) {
+    const known = variants.flatMap((variant) => (variant.enum as string[] | undefined) ?? []);
+    const { anyOf: _variants, ...rest } = schema;
+    return { ...rest, type: 'string', minLength: 1, ...(known.length > 0 ? { examples: known } : {}) };
+  }
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, simplifyOpenEnums(value)]));
+}
 
-  // Card attributes
-  CardAttributesRequest: object(
-    {
-      number: string({
-        pattern: '^(\\d(?:[ -]?\\d){5,18}|tok_.+)$',
-        description:
-          '6 digits: a BIN; more: a PAN (Luhn-valid above 11 digits); `tok_…`: an alias of the vault. ' +
-          'Optional in the spec; the sandbox answers 400 without it (nothing to look up).',
-      }),
-    },
-    ['number'],
-  ),
-  CardAttributes: object(
-    {
-      bin: {
-        type: 'integer',
-        minimum: 100000,
-        maximum: 99999999,
-        description: 'The matched 6- or 8-digit prefix.',
-      },
-      brand: { enum: Object.values(BRAND_NAMES) },
-      issuing_organization: string(),
-      card_type: { enum: [...CARD_TYPES] },
-      card_category: { enum: [...CARD_CATEGORIES] },
-      issuing_country_name: string(),
-      issuing_country_code: string({ pattern: '^[A-Z]{2}$' }),
-      maximum_pan_length: integer(12, 19),
-      card_commercial_type: { enum: ['PERSONAL', 'COMMERCIAL'] },
-      regulation_status: { enum: ['REGULATED', 'UNREGULATED'] },
-      version: integer(19000101, 99991231, { description: '`YYYYMMDD` of the data set.' }),
-      prepaid_type: { enum: ['RELOADABLE', 'NON_RELOADABLE'] },
-      cobadged_brands: string(),
-    },
-    [
-      'bin',
-      'brand',
-      'issuing_organization',
-      'card_type',
-      'card_category',
-      'issuing_country_name',
-      'issuing_country_code',
-      'maximum_pan_length',
-      'card_commercial_type',
-      'regulation_status',
-      'version',
-    ],
-  ),
+/** `components.schemas`: each contract schema as JSON Schema 2020-12, its wire (input) side. */
+function componentSchemas(): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    Object.entries(SANDBOX_COMPONENTS).map(([name, schema]) => [name, componentSchema(schema)]),
+  );
+}
 
-  // Organization members
-  MemberRole: { enum: ['owner', 'admin', 'developer', 'viewer'] },
-  VaultMembership: object(
-    {
-      id: string({ pattern: '^[0-9A-Za-z]{11}$' }),
-      name: string(),
-      role: ref('MemberRole'),
-      env_identifier: { enum: ['SANDBOX', 'LIVE'] },
-    },
-    ['id', 'name', 'role', 'env_identifier'],
-  ),
-  User: object(
-    {
-      id: string({ pattern: '^US[0-9A-Za-z]{22}$' }),
-      type: { const: 'users' },
-      attributes: object(
-        {
-          created_at: ISO_UTC_MS,
-          id: string({ pattern: '^US[0-9A-Za-z]{22}$' }),
-          name: string(),
-          email_address: string({ format: 'email' }),
-          vaults: arrayOf(ref('VaultMembership')),
-          role: ref('MemberRole'),
-          permissions: arrayOf({ enum: ['read', 'write', 'admin'] }, { uniqueItems: true }),
-          sso_id: string({ format: 'uuid' }),
-        },
-        ['created_at', 'id', 'name', 'email_address', 'vaults', 'role', 'permissions', 'sso_id'],
-      ),
-    },
-    ['id', 'type', 'attributes'],
-  ),
-  Invite: object(
-    {
-      id: string({ pattern: '^IN[0-9A-Za-z]{22}$' }),
-      type: { const: 'invites' },
-      attributes: object(
-        {
-          created_at: ISO_UTC_MS,
-          id: string({ pattern: '^IN[0-9A-Za-z]{22}$' }),
-          email_address: string({ format: 'email' }),
-          role: ref('MemberRole'),
-          vaults: arrayOf(ref('VaultMembership')),
-          invited_by: string({ pattern: '^US[0-9A-Za-z]{22}$', description: '`id` of the inviting member.' }),
-          state: { const: 'pending' },
-        },
-        ['created_at', 'id', 'email_address', 'role', 'vaults', 'invited_by', 'state'],
-      ),
-    },
-    ['id', 'type', 'attributes'],
-  ),
-  PageLinks: object(
-    {
-      self: string({ format: 'uri-reference' }),
-      first: string({ format: 'uri-reference' }),
-      last: string({ format: 'uri-reference' }),
-      prev: { type: ['string', 'null'], format: 'uri-reference' },
-      next: { type: ['string', 'null'], format: 'uri-reference' },
-    },
-    ['self', 'first', 'last', 'prev', 'next'],
-    {
-      description: 'Path-absolute links carrying explicit `page[number]` and `page[size]`; null when absent.',
-    },
-  ),
-  PageMeta: object({ total: { type: 'integer', minimum: 0, description: 'Items in all pages.' } }, ['total']),
-  UserPage: object({ data: arrayOf(ref('User')), links: ref('PageLinks'), meta: ref('PageMeta') }, [
-    'data',
-    'links',
-    'meta',
-  ]),
-  InvitePage: object({ data: arrayOf(ref('Invite')), links: ref('PageLinks'), meta: ref('PageMeta') }, [
-    'data',
-    'links',
-    'meta',
-  ]),
-
-  // Sandbox administration
-  WebhookEndpointRequest: object(
-    {
-      url: string({ maxLength: 2048, description: 'Absolute http(s) URL, no credentials nor fragment.' }),
-      secret: string({
-        pattern: '^[\\x21-\\x7E]{16,256}$',
-        description: 'Signing secret; generated (`whsec_` + 32 Base62 characters) when absent.',
-      }),
-    },
-    ['url'],
-  ),
-  WebhookEndpoint: object(
-    {
-      id: string({ pattern: '^whe_[0-9A-Za-z]{22}$' }),
-      url: string({ format: 'uri' }),
-      createdAt: ISO_UTC_MS,
-    },
-    ['id', 'url', 'createdAt'],
-    { description: 'A registered endpoint; the secret is shown only when it is created.' },
-  ),
-  CreatedWebhookEndpoint: object(
-    {
-      id: string({ pattern: '^whe_[0-9A-Za-z]{22}$' }),
-      url: string({ format: 'uri' }),
-      createdAt: ISO_UTC_MS,
-      secret: string({ minLength: 16 }),
-    },
-    ['id', 'url', 'createdAt', 'secret'],
-  ),
-  DeliveryRecord: object(
-    {
-      notificationId: string({ format: 'uuid' }),
-      endpointId: string({ pattern: '^whe_[0-9A-Za-z]{22}$' }),
-      vault: string(),
-      event: string(),
-      attempt: { type: 'integer', minimum: 1 },
-      status: integer(100, 599, { description: 'HTTP status of the receiver, when it answered.' }),
-      error: string({ description: 'Transport failure or `endpoint-removed`, when it did not.' }),
-      at: ISO_UTC_MS,
-      outcome: { enum: ['retrying', 'delivered', 'failed'] },
-    },
-    ['notificationId', 'endpointId', 'vault', 'event', 'attempt', 'at', 'outcome'],
-  ),
-  DeliveryList: object({ data: arrayOf(ref('DeliveryRecord')) }, ['data']),
-};
+/** One component of {@link componentSchemas}, without the `$schema` the document's dialect states. */
+export function componentSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+  return simplifyOpenEnums(json) as JsonSchema;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Paths
@@ -1165,7 +685,7 @@ const paths: Record<string, OpenApiPathItem> = {
           '201': ok(
             'The endpoint with its secret (shown only here).',
             JSON_MEDIA_TYPE,
-            object({ data: ref('CreatedWebhookEndpoint') }, ['data']),
+            ref('CreatedWebhookEndpointDocument'),
             { Location: { description: 'Path of the new endpoint.', required: true, schema: string() } },
           ),
           '409': errorResponse(
@@ -1185,11 +705,7 @@ const paths: Record<string, OpenApiPathItem> = {
       responses: responses(
         { ...V1, body: false, pathParameters: false },
         {
-          '200': ok(
-            'Endpoints in registration order.',
-            JSON_MEDIA_TYPE,
-            object({ data: arrayOf(ref('WebhookEndpoint')) }, ['data']),
-          ),
+          '200': ok('Endpoints in registration order.', JSON_MEDIA_TYPE, ref('WebhookEndpointList')),
         },
       ),
     },
@@ -1204,7 +720,7 @@ const paths: Record<string, OpenApiPathItem> = {
       responses: responses(
         { ...V1, body: false, pathParameters: true },
         {
-          '200': ok('The endpoint.', JSON_MEDIA_TYPE, object({ data: ref('WebhookEndpoint') }, ['data'])),
+          '200': ok('The endpoint.', JSON_MEDIA_TYPE, ref('WebhookEndpointDocument')),
           '404': errorResponse(
             404,
             JSON_MEDIA_TYPE,
@@ -1273,11 +789,7 @@ const paths: Record<string, OpenApiPathItem> = {
       tags: [TAG.admin],
       security: [],
       responses: {
-        '200': ok('The OpenAPI 3.1 document.', JSON_MEDIA_TYPE, {
-          type: 'object',
-          required: ['openapi', 'info', 'paths'],
-          properties: { openapi: { const: '3.1.0' } },
-        }),
+        '200': ok('The OpenAPI 3.1 document.', JSON_MEDIA_TYPE, ref('OpenApiDocument')),
         '500': errorResponse(500, JSON_MEDIA_TYPE, ['server-error'], 'Internal server error.'),
       },
     },
@@ -1321,7 +833,7 @@ export const SANDBOX_OPENAPI: OpenApiDocument = {
   ],
   paths,
   components: {
-    schemas,
+    schemas: componentSchemas(),
     securitySchemes: {
       oauth2: {
         type: 'oauth2',

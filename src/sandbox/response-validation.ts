@@ -1,21 +1,25 @@
 import type { ServerResponse } from 'node:http';
-import { Ajv2020, type ErrorObject as AjvError, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { z } from 'zod';
 import { JSON_API_MEDIA_TYPE, JSON_MEDIA_TYPE } from './http.ts';
 import {
+  type ComponentName,
+  type JsonSchema,
   type OpenApiDocument,
   type OpenApiMethod,
   type OpenApiOperation,
   type OpenApiResponse,
+  SANDBOX_COMPONENTS,
   SANDBOX_OPENAPI,
 } from './openapi.ts';
 
 /**
  * Checks the sandbox's answers against its OpenAPI 3.1 document (`openapi.ts`): the status is declared
  * for the path and method, the media type is declared for that status, required headers are present,
- * and the body validates against the declared JSON Schema 2020-12 (ajv, every schema compiled once per
- * document). Problems never quote body values (bodies can hold card numbers): they name the member and
- * the rule.
+ * and the body parses with the zod contract the document names (`$ref` to a component of
+ * {@link SANDBOX_COMPONENTS}), with no member the contract does not list, and an error body carries the
+ * declared status and one of the declared codes. The document and the check come from the same
+ * schemas, so no second validator is needed. Problems never quote body values (bodies can hold card
+ * numbers): they name the member and the rule.
  */
 
 /** One answer of the sandbox that its OpenAPI document does not allow. */
@@ -45,63 +49,22 @@ export interface ResponseValidator {
   check(response: SentResponse): string[];
 }
 
-/** The document's URI inside ajv; `$ref`s are resolved against it. */
-const DOCUMENT_ID = 'https://cardgraph.invalid/sandbox/openapi.json';
-/** Fields of an OpenAPI document root, registered as annotations so ajv's strict mode accepts the root. */
-const OPENAPI_ROOT_FIELDS = [
-  'openapi',
-  'info',
-  'jsonSchemaDialect',
-  'servers',
-  'paths',
-  'webhooks',
-  'components',
-  'security',
-  'tags',
-  'externalDocs',
-];
 const METHODS: readonly OpenApiMethod[] = ['get', 'post', 'delete'];
-
-// ajv-formats is CommonJS: under Node's ESM loader its default export is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+const COMPONENT_REF = '#/components/schemas/';
 
 /**
- * A strict ajv (JSON Schema 2020-12, formats) holding `document` under {@link DOCUMENT_ID}, so any
- * JSON pointer into it compiles with the document's own `#/components/schemas/…` references.
- * @throws Error when a schema is invalid under strict mode (unknown keyword, bad `$ref`, …).
+ * A body rule of the document: the component whose zod schema parses it, and the constraints an
+ * `allOf` adds to it (`errors[].status` const and `errors[].code` enum of an error answer, `error` enum
+ * or const of an OAuth error).
  */
-export function createDocumentAjv(document: OpenApiDocument): Ajv2020 {
-  const ajv = new Ajv2020({
-    strict: true,
-    // Union types and `required` without a sibling `properties` (oneOf/not branches) are sound 2020-12.
-    allowUnionTypes: true,
-    strictRequired: false,
-    allErrors: true,
-  });
-  addFormats(ajv);
-  ajv.addVocabulary(OPENAPI_ROOT_FIELDS);
-  ajv.addSchema(document as unknown as object, DOCUMENT_ID);
-  return ajv;
-}
-
-/** Escapes one JSON pointer token (RFC 6901). */
-export function pointerToken(token: string): string {
-  return token.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
-/**
- * Compiles the schema at a JSON pointer of the document (e.g. `/components/schemas/Card`).
- * @throws Error when it does not compile.
- */
-export function compileAt(ajv: Ajv2020, pointer: string): ValidateFunction {
-  return ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
-}
-
-interface CompiledResponse {
-  response: OpenApiResponse;
-  /** media type → body validator. */
-  validators: Map<string, ValidateFunction>;
+interface BodyRule {
+  component: ComponentName;
+  schema: z.ZodType;
+  /** The component's generated JSON Schema, for the unknown-member check. */
+  json: JsonSchema;
+  errorStatus?: string;
+  errorCodes?: readonly string[];
+  oauthErrors?: readonly string[];
 }
 
 interface CompiledPath {
@@ -109,7 +72,7 @@ interface CompiledPath {
   segments: string[];
   /** Literal segments count: the most literal template wins when several match (OpenAPI 3.1 §4.8.8.2). */
   literals: number;
-  operations: Map<string, Map<string, CompiledResponse>>;
+  operations: Map<string, Map<string, { response: OpenApiResponse; bodies: Map<string, BodyRule> }>>;
 }
 
 function bareMediaType(value: unknown): string {
@@ -119,56 +82,98 @@ function bareMediaType(value: unknown): string {
 /** A member name safe to quote: identifier-like, so never a card number. */
 const QUOTABLE_MEMBER = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
-/**
- * `/instancePath message` of each ajv error, without values. Member names come from the body too, so
- * only identifier-like ones are quoted: another path segment reads `*`, another unexpected member
- * "a member".
- */
-function describe(errors: readonly AjvError[] | null | undefined): string {
-  return (errors ?? [])
-    .map((error) => {
-      const where =
-        error.instancePath === ''
-          ? '(root)'
-          : error.instancePath
-              .split('/')
-              .map((segment) =>
-                segment === '' || /^\d{1,5}$/.test(segment) || QUOTABLE_MEMBER.test(segment) ? segment : '*',
-              )
-              .join('/');
-      const member = String((error.params as { additionalProperty?: unknown }).additionalProperty);
-      const extra =
-        error.keyword === 'additionalProperties'
-          ? ` (${QUOTABLE_MEMBER.test(member) ? member : 'a member'})`
-          : '';
-      return `${where} ${error.message ?? error.keyword}${extra}`;
+/** A body path for a problem: identifier-like members and indexes as they are, anything else `*`. */
+function where(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  return `/${path
+    .map((key) => {
+      const segment = String(key);
+      return /^\d{1,5}$/.test(segment) || QUOTABLE_MEMBER.test(segment) ? segment : '*';
     })
-    .join('; ');
+    .join('/')}`;
+}
+
+/** Whether a body of `component` may be checked against `json` for unknown members at this node. */
+function asObjectSchema(json: unknown): JsonSchema | undefined {
+  return json !== null && typeof json === 'object' ? (json as JsonSchema) : undefined;
+}
+
+/**
+ * Members of `value` the generated schema does not list, where it lists members and allows no others
+ * (zod objects strip unknown members when parsing, so a leaked member would pass silently otherwise).
+ */
+function unknownMembers(json: JsonSchema | undefined, value: unknown, path: PropertyKey[] = []): string[] {
+  if (!json || value === null || typeof value !== 'object') return [];
+  if (Array.isArray(value)) {
+    const items = asObjectSchema(json.items);
+    return value.flatMap((item, index) => unknownMembers(items, item, [...path, index]));
+  }
+  const variants = (json.anyOf ?? json.oneOf) as JsonSchema[] | undefined;
+  if (variants) {
+    // The variant that fits best (fewest unknown members) decides.
+    const found = variants.map((variant) => unknownMembers(variant, value, path));
+    return found.reduce((best, next) => (next.length < best.length ? next : best), found[0] ?? []);
+  }
+  const properties = asObjectSchema(json.properties);
+  if (!properties) return [];
+  const problems: string[] = [];
+  for (const [member, memberValue] of Object.entries(value)) {
+    const memberSchema = asObjectSchema(properties[member]);
+    if (memberSchema) problems.push(...unknownMembers(memberSchema, memberValue, [...path, member]));
+    else if (json.additionalProperties === undefined || json.additionalProperties === false) {
+      problems.push(
+        `${where(path)} has a member the contract does not list (${QUOTABLE_MEMBER.test(member) ? member : 'a member'})`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** The rule of one response content schema of the document. */
+function bodyRuleOf(schema: JsonSchema, components: Record<string, JsonSchema>): BodyRule {
+  const parts = (schema.allOf as JsonSchema[] | undefined) ?? [schema];
+  const reference = parts.find((part) => typeof part.$ref === 'string')?.$ref as string | undefined;
+  if (!reference?.startsWith(COMPONENT_REF)) throw new Error('a response schema must name a component');
+  const component = reference.slice(COMPONENT_REF.length) as ComponentName;
+  const rule: BodyRule = {
+    component,
+    schema: SANDBOX_COMPONENTS[component],
+    json: components[component] ?? {},
+  };
+  for (const part of parts) {
+    const properties = part.properties as Record<string, JsonSchema> | undefined;
+    const item = (properties?.errors?.items as JsonSchema | undefined)?.properties as
+      | Record<string, JsonSchema>
+      | undefined;
+    if (item?.status?.const !== undefined) rule.errorStatus = String(item.status.const);
+    if (item?.code?.enum) rule.errorCodes = item.code.enum as string[];
+    const error = properties?.error;
+    if (error?.enum) rule.oauthErrors = error.enum as string[];
+    else if (error?.const !== undefined) rule.oauthErrors = [String(error.const)];
+  }
+  return rule;
 }
 
 class DocumentResponseValidator implements ResponseValidator {
   readonly #paths: CompiledPath[] = [];
-  readonly #errorDocument: ValidateFunction;
+  readonly #errorDocument: BodyRule;
 
   constructor(document: OpenApiDocument) {
-    const ajv = createDocumentAjv(document);
-    this.#errorDocument = compileAt(ajv, '/components/schemas/ErrorDocument');
+    const components = document.components.schemas;
+    this.#errorDocument = bodyRuleOf({ $ref: `${COMPONENT_REF}ErrorDocument` }, components);
     for (const [template, item] of Object.entries(document.paths)) {
       const segments = template.split('/').slice(1);
-      const operations = new Map<string, Map<string, CompiledResponse>>();
+      const operations: CompiledPath['operations'] = new Map();
       for (const method of METHODS) {
         const operation: OpenApiOperation | undefined = item[method];
         if (!operation) continue;
-        const compiled = new Map<string, CompiledResponse>();
+        const compiled = new Map<string, { response: OpenApiResponse; bodies: Map<string, BodyRule> }>();
         for (const [status, response] of Object.entries(operation.responses)) {
-          const validators = new Map<string, ValidateFunction>();
-          for (const mediaType of Object.keys(response.content ?? {})) {
-            const pointer = ['paths', template, method, 'responses', status, 'content', mediaType, 'schema']
-              .map(pointerToken)
-              .join('/');
-            validators.set(mediaType, compileAt(ajv, `/${pointer}`));
+          const bodies = new Map<string, BodyRule>();
+          for (const [mediaType, content] of Object.entries(response.content ?? {})) {
+            bodies.set(mediaType, bodyRuleOf(content.schema, components));
           }
-          compiled.set(status, { response, validators });
+          compiled.set(status, { response, bodies });
         }
         operations.set(method.toUpperCase(), compiled);
       }
@@ -203,14 +208,39 @@ class DocumentResponseValidator implements ResponseValidator {
     return problems;
   }
 
-  #checkBody(body: Buffer, validate: ValidateFunction): string[] {
+  #checkBody(body: Buffer, rule: BodyRule): string[] {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.toString('utf8'));
     } catch {
       return ['body is not JSON'];
     }
-    return validate(parsed) ? [] : [`body: ${describe(validate.errors)}`];
+    const problems: string[] = [];
+    const result = rule.schema.safeParse(parsed);
+    if (!result.success) {
+      problems.push(
+        ...result.error.issues.map(
+          (issue) => `${where(issue.path)} breaks ${rule.component} (${issue.code})`,
+        ),
+      );
+    }
+    problems.push(...unknownMembers(rule.json, parsed));
+    const errors = (parsed as { errors?: { status?: unknown; code?: unknown }[] } | null)?.errors;
+    if (Array.isArray(errors) && (rule.errorStatus !== undefined || rule.errorCodes)) {
+      errors.forEach((error, index) => {
+        if (rule.errorStatus !== undefined && error?.status !== rule.errorStatus) {
+          problems.push(`/errors/${index}/status is not ${rule.errorStatus}`);
+        }
+        if (rule.errorCodes && !rule.errorCodes.includes(String(error?.code))) {
+          problems.push(`/errors/${index}/code is not one of ${rule.errorCodes.join(', ')}`);
+        }
+      });
+    }
+    const oauthError = (parsed as { error?: unknown } | null)?.error;
+    if (rule.oauthErrors && !rule.oauthErrors.includes(String(oauthError))) {
+      problems.push(`/error is not one of ${rule.oauthErrors.join(', ')}`);
+    }
+    return problems.length > 0 ? [`body: ${problems.join('; ')}`] : [];
   }
 
   check(response: SentResponse): string[] {
@@ -218,12 +248,12 @@ class DocumentResponseValidator implements ResponseValidator {
     if (!path) return this.#checkGeneric(response, 404, 'a path the document does not list');
     const operation = path.operations.get(response.method);
     if (!operation) return this.#checkGeneric(response, 405, `${response.method} on ${path.template}`);
-    const where = `${response.method} ${path.template}`;
+    const at = `${response.method} ${path.template}`;
     const declared =
       operation.get(String(response.status)) ??
       operation.get(`${Math.floor(response.status / 100)}XX`) ??
       operation.get('default');
-    if (!declared) return [`status ${response.status} is not declared for ${where}`];
+    if (!declared) return [`status ${response.status} is not declared for ${at}`];
 
     const problems: string[] = [];
     for (const [name, header] of Object.entries(declared.response.headers ?? {})) {
@@ -231,18 +261,17 @@ class DocumentResponseValidator implements ResponseValidator {
         problems.push(`required header ${name} is missing`);
       }
     }
-    if (declared.validators.size === 0) {
-      if (response.body.length > 0)
-        problems.push(`a ${response.status} answer of ${where} must have no body`);
+    if (declared.bodies.size === 0) {
+      if (response.body.length > 0) problems.push(`a ${response.status} answer of ${at} must have no body`);
       return problems;
     }
     const mediaType = bareMediaType(response.headers['content-type']);
-    const validate = declared.validators.get(mediaType);
-    if (!validate) {
-      const allowed = [...declared.validators.keys()].join(', ');
+    const rule = declared.bodies.get(mediaType);
+    if (!rule) {
+      const allowed = [...declared.bodies.keys()].join(', ');
       return [...problems, `media type ${mediaType || '(none)'} is not declared (expected ${allowed})`];
     }
-    problems.push(...this.#checkBody(response.body, validate));
+    problems.push(...this.#checkBody(response.body, rule));
     return problems;
   }
 }
@@ -250,9 +279,9 @@ class DocumentResponseValidator implements ResponseValidator {
 const validators = new WeakMap<OpenApiDocument, ResponseValidator>();
 
 /**
- * The validator of a document, built (every response schema compiled) on first use and shared after.
+ * The validator of a document, built on first use and shared after.
  * @param document {@link SANDBOX_OPENAPI} by default.
- * @throws Error when a schema of the document does not compile.
+ * @throws Error when a response schema of the document names no component.
  */
 export function responseValidatorFor(document: OpenApiDocument = SANDBOX_OPENAPI): ResponseValidator {
   let validator = validators.get(document);
@@ -262,7 +291,6 @@ export function responseValidatorFor(document: OpenApiDocument = SANDBOX_OPENAPI
   }
   return validator;
 }
-
 /** What {@link captureResponse} saw of a response. */
 export interface CapturedResponse {
   /** Body bytes written so far (`write` and `end` chunks). */
