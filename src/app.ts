@@ -49,10 +49,18 @@ import { EventCardCache, EventNetworkTokenCache } from './loaders/index.ts';
 import { useAccessLogDetails } from './plugins/access-log.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
 import { developmentTokenIssuer, GRAPHIQL_ASSET_PREFIX, useLocalGraphiQL } from './plugins/graphiql.ts';
+import { GRAPHQL_SSE_PATH, useGraphQLSSE } from './plugins/graphql-sse.ts';
 import { useIntrospectionSwitch } from './plugins/introspection.ts';
 import { useOperationCost } from './plugins/operation-cost.ts';
 import { useOperationMetrics } from './plugins/operation-metrics.ts';
 import { useOperationTracing } from './plugins/operation-tracing.ts';
+import {
+  createMemoryApqStore,
+  createRedisApqStore,
+  loadTrustedDocuments,
+  type PersistedOperationsPlugin,
+  usePersistedOperations,
+} from './plugins/persisted-operations.ts';
 import { useRequestId, withRequestId } from './plugins/request-id.ts';
 import { useTokenExpiry } from './plugins/token-expiry.ts';
 import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
@@ -123,6 +131,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
   let metricsServer: Server | undefined;
   let wsServer: WebSocketServer | undefined;
   let stopping: Promise<void> | undefined;
+  let closeApqStore: (() => Promise<void>) | undefined;
   let shuttingDown = false;
   const exampleOperations = readFileSync(new URL('./client/operations.graphql', import.meta.url), 'utf8');
   const metrics = createMetrics({ knownOperationNames: operationNamesOf(exampleOperations) });
@@ -202,6 +211,26 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       limits: config.operationLimits,
     };
     const verifyToken = createTokenVerifier(config.auth);
+    const trustedDocuments = loadTrustedDocuments(config.persistedOperations);
+    let apqStore = createMemoryApqStore({
+      maxEntries: config.persistedOperations.apqMaxEntries,
+      ttlS: config.persistedOperations.apqTtlS,
+    });
+    if (config.events.backend === 'redis') {
+      // Replicas share registrations, so a hash registered through one answers on every other.
+      const redisStore = await createRedisApqStore({
+        url: config.events.redisUrl!,
+        ttlS: config.persistedOperations.apqTtlS,
+        logger,
+      });
+      closeApqStore = () => redisStore.close();
+      apqStore = redisStore;
+    }
+    const persistedOperations = usePersistedOperations({
+      mode: config.persistedOperations.mode,
+      trusted: trustedDocuments,
+      apqStore,
+    });
     const graphiql = config.graphql.graphiql
       ? await useLocalGraphiQL({
           endpoint: '/graphql',
@@ -232,6 +261,17 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         useIntrospectionSwitch({ enabled: config.graphql.introspection }),
         useCardDataRedaction(),
         useTokenExpiry(),
+        persistedOperations,
+        useGraphQLSSE({
+          authenticate: async (authorization) => {
+            if (!(await viewerFromHeader(authorization))) {
+              throw new GraphQLError('Authentication required: send Authorization: Bearer <token>', {
+                extensions: { code: 'unauthenticated', http: { status: 401 } },
+              });
+            }
+          },
+          logger,
+        }),
         // Bounds the shape of one document. Its cost limit is off: it runs before variables exist
         // (`first: $n` counted as 1) and does not know our page sizes; useOperationCost replaces it.
         EnvelopArmorPlugin({
@@ -365,7 +405,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       path: '/graphql',
       maxPayload: config.websocket.maxPayloadBytes,
     });
-    useGraphqlWs(wsServer, yoga, verifyToken, config.websocket, logger);
+    useGraphqlWs(wsServer, yoga, persistedOperations, verifyToken, config.websocket, logger);
 
     metricsServer = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
@@ -446,6 +486,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       // Event joins may still be reading; they get what is left of the cut-off.
       await upstream?.close(Math.max(0, cutOffMs - (performance.now() - stopStarted)));
       clearTimeout(cutOff);
+      await closeApqStore?.();
       await sandbox?.stop();
       if (metricsServer?.listening) {
         const metricsClosed = new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
@@ -484,7 +525,14 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
 }
 
 /** Routes named in access lines and spans; any other path is logged as `other` (paths may carry input). */
-const ROUTES = new Set(['/graphql', CARD_EVENTS_WEBHOOK_PATH, '/health', '/readiness', '/yoga-health']);
+const ROUTES = new Set([
+  '/graphql',
+  GRAPHQL_SSE_PATH,
+  CARD_EVENTS_WEBHOOK_PATH,
+  '/health',
+  '/readiness',
+  '/yoga-health',
+]);
 
 /**
  * Writes the access line of one request: `info` (`error` for 5xx) with `reqId`, `method`, `route`,
@@ -577,6 +625,7 @@ function operationNamesOf(source: string): string[] {
 function useGraphqlWs(
   wsServer: WebSocketServer,
   yoga: YogaServerInstance<ServerContext, GraphQLContext>,
+  persistedOperations: PersistedOperationsPlugin,
   verifyToken: (header: string | undefined) => Promise<Viewer | null>,
   limits: Config['websocket'],
   logger: Logger,
@@ -646,23 +695,31 @@ function useGraphqlWs(
             : redacted;
         };
         try {
+          // Persisted operations resolve here as Yoga's onParams does for HTTP and SSE; a refusal
+          // (GraphQLError) fails this operation only.
+          const params = (await persistedOperations.resolveParams({
+            query: payload.query,
+            ...(payload.operationName ? { operationName: payload.operationName } : {}),
+            ...(payload.variables ? { variables: payload.variables } : {}),
+            ...(payload.extensions ? { extensions: payload.extensions } : {}),
+          })) as typeof payload;
           const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
             viewer: ctx.extra.viewer ?? null,
-            params: payload,
+            params,
             requestRecord: ctx.extra.record,
           } as never);
           // parse throws the syntax error or the token limit breach of this operation only.
-          const document = parse(payload.query);
+          const document = parse(params.query);
           const errors = validate(schema, document);
           if (errors.length > 0) return refuse(errors);
           const contextValue = await contextFactory();
           operations.add(id);
           return {
             schema,
-            operationName: payload.operationName ?? null,
+            operationName: params.operationName ?? null,
             document,
-            variableValues: payload.variables ?? null,
+            variableValues: params.variables ?? null,
             contextValue,
             rootValue: { execute, subscribe } as EnvelopedRoot,
           };

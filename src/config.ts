@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 /**
@@ -106,6 +107,21 @@ export interface Config {
     introspection: boolean;
     /** "Did you mean …?" suggestions in validation errors. */
     fieldSuggestions: boolean;
+  };
+  persistedOperations: {
+    /**
+     * Trusted documents (the codegen manifest of src/client/operations.graphql):
+     * - `off`: not consulted; any operation runs, Automatic Persisted Queries (APQ) register any;
+     * - `allow`: a manifest id runs its document; anything else as with `off`;
+     * - `require`: only manifest documents run (by id); APQ registration is refused.
+     */
+    mode: 'off' | 'allow' | 'require';
+    /** The manifest (`{ "sha256:<hex>": "<document>" }`); codegen's by default. */
+    manifestPath: string;
+    /** APQ entries live this long (s), in Redis and in memory alike. */
+    apqTtlS: number;
+    /** In-memory APQ store (without Redis): least recently used entries beyond this are dropped. */
+    apqMaxEntries: number;
   };
   metrics: {
     /**
@@ -317,6 +333,15 @@ const envObject = z.object({
   AUTH_JWKS_URL: optionalString.pipe(url.optional()),
   AUTH_ISSUER: optionalString,
   AUTH_AUDIENCE: optionalString,
+  PERSISTED_OPERATIONS: z.enum(['off', 'allow', 'require']).default('allow'),
+  PERSISTED_OPERATIONS_MANIFEST: optionalString,
+  APQ_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .default(86_400),
+  APQ_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
   GRAPHIQL: onOff,
   INTROSPECTION: onOff,
   FIELD_SUGGESTIONS: onOff,
@@ -484,6 +509,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       graphiql: exposed(e.GRAPHIQL),
       introspection: exposed(e.INTROSPECTION),
       fieldSuggestions: exposed(e.FIELD_SUGGESTIONS),
+    },
+    persistedOperations: {
+      mode: e.PERSISTED_OPERATIONS,
+      manifestPath:
+        e.PERSISTED_OPERATIONS_MANIFEST ??
+        fileURLToPath(new URL('./client/generated/persisted-documents.json', import.meta.url)),
+      apqTtlS: e.APQ_TTL_S,
+      apqMaxEntries: e.APQ_MAX_ENTRIES,
     },
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
     ...tracingConfig(e),

@@ -1,0 +1,367 @@
+import { createHash } from 'node:crypto';
+import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
+import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
+import { createClient as createSseClient, type ExecutionResult } from 'graphql-sse';
+import { createClient as createRedisClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CardAttributesDocument,
+  EnrolCardWithWebhookDocument,
+  LiveCardEventsDocument,
+  MeDocument,
+  possibleTypes,
+} from '../../src/client/generated/index.ts';
+import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
+import { member } from '../support/results.ts';
+import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
+
+/** The trusted-documents id codegen embedded in a generated document (`sha256:<hex>`). */
+const idOf = (document: unknown) => (document as { __meta__: { hash: string } }).__meta__.hash;
+const persisted = (sha256Hash: string) => ({ persistedQuery: { version: 1, sha256Hash } });
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const ARBITRARY = '{ viewer { subject } }';
+
+/** A GraphQL request over HTTP POST or GET; returns status and JSON body. */
+async function http(
+  stack: Stack,
+  method: 'GET' | 'POST',
+  params: { query?: string; variables?: unknown; extensions?: unknown },
+  token: string,
+): Promise<{ status: number; body: ExecutionResult & Record<string, unknown> }> {
+  const headers = { authorization: `Bearer ${token}`, accept: 'application/graphql-response+json' };
+  let response: Response;
+  if (method === 'POST') {
+    response = await fetch(`${stack.url}/graphql`, {
+      method,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(params),
+    });
+  } else {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== undefined) search.set(key, typeof value === 'string' ? value : JSON.stringify(value));
+    }
+    response = await fetch(`${stack.url}/graphql?${search}`, { headers });
+  }
+  return { status: response.status, body: (await response.json()) as never };
+}
+
+/** Every result of one graphql-sse operation (mode and path as given). */
+async function overSse(
+  stack: Stack,
+  token: string,
+  mode: { path: string; singleConnection: boolean },
+  request: { query: string; extensions?: Record<string, unknown>; variables?: Record<string, unknown> },
+): Promise<ExecutionResult[]> {
+  const client = createSseClient({
+    url: `${stack.url}${mode.path}`,
+    singleConnection: mode.singleConnection,
+    retryAttempts: 0,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const results: ExecutionResult[] = [];
+  try {
+    for await (const result of client.iterate(request)) results.push(result as ExecutionResult);
+  } catch (error) {
+    // A refusal before the stream starts arrives as the failed response's GraphQL body.
+    const response = (error as { response?: Response }).response;
+    if (!response) throw error;
+    // The single-connection client aborts its requests on failure, the body with them.
+    const text = await response.text().catch(() => null);
+    if (text === null) {
+      results.push({ status: response.status } as ExecutionResult);
+      return results;
+    }
+    // Yoga answers an SSE request refused before execution as an event stream; /graphql/stream as JSON.
+    const json = response.headers.get('content-type')?.includes('text/event-stream')
+      ? text
+          .split('\n')
+          .find((line) => line.startsWith('data:'))!
+          .slice(5)
+      : text;
+    results.push({ ...(JSON.parse(json) as ExecutionResult), status: response.status } as ExecutionResult);
+  } finally {
+    client.dispose();
+  }
+  return results;
+}
+
+/** Every result of one graphql-ws operation, or its error messages. */
+async function overWs(
+  stack: Stack,
+  token: string,
+  request: { query: string; extensions?: Record<string, unknown> },
+): Promise<ExecutionResult[]> {
+  const results: ExecutionResult[] = [];
+  try {
+    for await (const result of stack.wsClient(token).iterate(request))
+      results.push(result as ExecutionResult);
+  } catch (errors) {
+    results.push({ errors: errors as never });
+  }
+  return results;
+}
+
+const SSE_MODES = [
+  { path: '/graphql/stream', singleConnection: true },
+  { path: '/graphql/stream', singleConnection: false },
+  { path: '/graphql', singleConnection: false },
+];
+
+describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
+  let stack: Stack;
+  let token: string;
+  beforeAll(async () => {
+    stack = await startStack({ PERSISTED_OPERATIONS: 'require' });
+    token = await stack.token();
+  });
+  afterAll(() => stack.stop());
+
+  it.each(['POST', 'GET'] as const)(
+    'HTTP %s: refuses an arbitrary query and runs a manifest document by id',
+    async (method) => {
+      const refused = await http(stack, method, { query: ARBITRARY }, token);
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors).toMatchObject([
+        {
+          extensions: { code: 'persisted-operation-required' },
+          message: expect.stringContaining('trusted documents'),
+        },
+      ]);
+      expect(refused.body.data).toBeUndefined();
+
+      const accepted = await http(stack, method, { extensions: persisted(idOf(MeDocument)) }, token);
+      expect(accepted.status).toBe(200);
+      expect(accepted.body.data).toEqual({
+        __typename: 'Query',
+        viewer: {
+          __typename: 'Viewer',
+          subject: 'test-user',
+          vaults: ['tntsandbox1'],
+          scopes: expect.any(Array),
+        },
+      });
+      // The bare hex of the id is accepted too (Apollo's sha256Hash carries hex).
+      const hex = await http(stack, method, { extensions: persisted(idOf(MeDocument).slice(7)) }, token);
+      expect(hex.body.data).toEqual(accepted.body.data);
+    },
+  );
+
+  it('refuses an unknown id and an APQ registration of a document outside the manifest', async () => {
+    const unknown = await http(stack, 'POST', { extensions: persisted(sha256(ARBITRARY)) }, token);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors).toMatchObject([{ extensions: { code: 'persisted-operation-not-found' } }]);
+
+    const registration = await http(
+      stack,
+      'POST',
+      { query: ARBITRARY, extensions: persisted(sha256(ARBITRARY)) },
+      token,
+    );
+    expect(registration.body.errors).toMatchObject([
+      { extensions: { code: 'persisted-operation-required' } },
+    ]);
+    // Nothing was stored: the hash alone still names no document.
+    const after = await http(stack, 'POST', { extensions: persisted(sha256(ARBITRARY)) }, token);
+    expect(after.body.errors).toMatchObject([{ extensions: { code: 'persisted-operation-not-found' } }]);
+  });
+
+  it('a manifest id decides over query text sent along (Apollo over HTTP and graphql-ws send their text)', async () => {
+    const withText = await http(
+      stack,
+      'POST',
+      { query: `${ARBITRARY} # changed`, extensions: persisted(idOf(MeDocument)) },
+      token,
+    );
+    expect(withText.body.data).toMatchObject({ viewer: { subject: 'test-user' } });
+  });
+
+  it.each(SSE_MODES)(
+    'SSE $path (single connection: $singleConnection): refuses an arbitrary query, runs a manifest document',
+    async (mode) => {
+      const refused = await overSse(stack, token, mode, { query: ARBITRARY });
+      expect(refused).toMatchObject([{ status: 400 }]);
+      expect(refused.some((r) => r.data)).toBe(false);
+      if (!mode.singleConnection) {
+        expect(refused[0]!.errors).toMatchObject([{ extensions: { code: 'persisted-operation-required' } }]);
+      } else {
+        // The same refusal at protocol level: reserve a stream, then start the operation on it.
+        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+        const reservation = await fetch(`${stack.url}/graphql/stream`, { method: 'PUT', headers });
+        const streamToken = await reservation.text();
+        const start = await fetch(`${stack.url}/graphql/stream`, {
+          method: 'POST',
+          headers: { ...headers, 'x-graphql-event-stream-token': streamToken },
+          body: JSON.stringify({ query: ARBITRARY, extensions: { operationId: 'op1' } }),
+        });
+        expect(start.status).toBe(400);
+        expect(await start.json()).toEqual({
+          errors: [
+            {
+              message:
+                'This gateway runs only its trusted documents: send extensions.persistedQuery.sha256Hash of one',
+              extensions: { code: 'persisted-operation-required' },
+            },
+          ],
+        });
+      }
+
+      const accepted = await overSse(stack, token, mode, {
+        query: '',
+        extensions: persisted(idOf(CardAttributesDocument)),
+        variables: { number: '510026' },
+      });
+      expect(accepted).toHaveLength(1);
+      expect(
+        member(
+          (accepted[0]!.data as { cardAttributes: { __typename: string } }).cardAttributes,
+          'QueryCardAttributesSuccess',
+        ),
+      ).toMatchObject({
+        data: { bin: '510026' },
+      });
+    },
+  );
+
+  it('graphql-ws: refuses an arbitrary query with the code, runs a manifest subscription and delivers its event', async () => {
+    const refused = await overWs(stack, token, { query: ARBITRARY });
+    expect(refused).toMatchObject([{ errors: [{ extensions: { code: 'persisted-operation-required' } }] }]);
+
+    const client = stack.wsClient(token);
+    const iterator = client.iterate({ query: '', extensions: persisted(idOf(LiveCardEventsDocument)) });
+    const first = iterator.next();
+    await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+    const enrolled = await http(
+      stack,
+      'POST',
+      {
+        extensions: persisted(idOf(EnrolCardWithWebhookDocument)),
+        variables: { number: '4000210000692001' },
+      },
+      token,
+    );
+    const result = (
+      enrolled.body.data as { enrollAccountUpdaterCard: { __typename: string; data?: { cardId: string } } }
+    ).enrollAccountUpdaterCard;
+    expect(result.__typename).toBe('MutationEnrollAccountUpdaterCardSuccess');
+    const cardId = result.data?.cardId;
+    const { value } = await first;
+    expect((value as ExecutionResult<{ cardEvents: unknown }>).data?.cardEvents).toMatchObject({
+      type: 'ENROLLED',
+      cardId,
+    });
+    await iterator.return?.();
+  });
+
+  it("Apollo Client's PersistedQueryLink with the codegen ids runs every generated document by hash alone", async () => {
+    const bodies: Record<string, unknown>[] = [];
+    const client = new ApolloClient({
+      cache: new InMemoryCache({ possibleTypes }),
+      link: new PersistedQueryLink({ generateHash: idOf }).concat(
+        new HttpLink({
+          uri: `${stack.url}/graphql`,
+          headers: { authorization: `Bearer ${token}` },
+          fetch: async (input, init) => {
+            bodies.push(JSON.parse(String(init?.body)));
+            return fetch(input, init);
+          },
+        }),
+      ),
+    });
+    const { data, error } = await client.query({
+      query: CardAttributesDocument,
+      variables: { number: '510026' },
+    });
+    expect(error).toBeUndefined();
+    expect(member(data?.cardAttributes, 'QueryCardAttributesSuccess').data.bin).toBe('510026');
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]).not.toHaveProperty('query');
+  });
+});
+
+describe('PERSISTED_OPERATIONS=allow (default)', () => {
+  let stack: Stack;
+  let token: string;
+  beforeAll(async () => {
+    stack = await startStack();
+    token = await stack.token();
+  });
+  afterAll(() => stack.stop());
+
+  it('runs arbitrary queries and manifest ids; APQ: miss, registration, hit; a wrong hash is refused', async () => {
+    expect((await http(stack, 'POST', { query: ARBITRARY }, token)).body.data).toEqual({
+      viewer: { subject: 'test-user' },
+    });
+    expect(
+      (await http(stack, 'GET', { extensions: persisted(idOf(MeDocument)) }, token)).body.data,
+    ).toMatchObject({
+      viewer: { subject: 'test-user' },
+    });
+
+    const query = '{ viewer { vaults } }';
+    const miss = await http(stack, 'GET', { extensions: persisted(sha256(query)) }, token);
+    expect(miss.body.errors).toMatchObject([
+      { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } },
+    ]);
+    const registered = await http(stack, 'POST', { query, extensions: persisted(sha256(query)) }, token);
+    expect(registered.body.data).toEqual({ viewer: { vaults: ['tntsandbox1'] } });
+    expect((await http(stack, 'GET', { extensions: persisted(sha256(query)) }, token)).body.data).toEqual({
+      viewer: { vaults: ['tntsandbox1'] },
+    });
+    // Over graphql-ws and SSE the stored hash answers alike (their clients send an empty query string).
+    expect(await overWs(stack, token, { query: '', extensions: persisted(sha256(query)) })).toEqual([
+      { data: { viewer: { vaults: ['tntsandbox1'] } } },
+    ]);
+    expect(
+      await overSse(stack, token, SSE_MODES[0]!, { query: '', extensions: persisted(sha256(query)) }),
+    ).toEqual([{ data: { viewer: { vaults: ['tntsandbox1'] } } }]);
+
+    const mismatch = await http(
+      stack,
+      'POST',
+      { query: ARBITRARY, extensions: persisted(sha256(query)) },
+      token,
+    );
+    expect(mismatch.body.errors).toMatchObject([{ extensions: { code: 'PERSISTED_QUERY_MISMATCH' } }]);
+  });
+});
+
+describe('APQ store in Redis (EVENTS_BACKEND=redis), shared by replicas', () => {
+  let redis: RedisServer;
+  let replicas: Stack[];
+  let token: string;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    const env = { EVENTS_BACKEND: 'redis', REDIS_URL: `${redis.url}/2`, APQ_TTL_S: '600' };
+    replicas = [await startStack(env), await startStack(env)];
+    token = await replicas[0]!.token();
+  });
+  afterAll(async () => {
+    for (const replica of replicas ?? []) await replica.stop();
+    await redis?.stop();
+  });
+
+  it('a query registered through one replica runs by hash alone on the other; the entry expires', async () => {
+    const [a, b] = replicas as [Stack, Stack];
+    const query = '{ viewer { subject vaults } }';
+    const hash = sha256(query);
+    expect((await http(b, 'POST', { extensions: persisted(hash) }, token)).body.errors).toMatchObject([
+      { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } },
+    ]);
+    expect((await http(a, 'POST', { query, extensions: persisted(hash) }, token)).body.data).toBeDefined();
+    expect((await http(b, 'GET', { extensions: persisted(hash) }, token)).body.data).toEqual({
+      viewer: { subject: 'test-user', vaults: ['tntsandbox1'] },
+    });
+
+    const client = createRedisClient({ url: `${redis.url}/2` });
+    await client.connect();
+    try {
+      expect(await client.get(`cardgraph:apq:${hash}`)).toBe(query);
+      const ttl = await client.ttl(`cardgraph:apq:${hash}`);
+      expect(ttl).toBeGreaterThan(590);
+      expect(ttl).toBeLessThanOrEqual(600);
+    } finally {
+      await client.close();
+    }
+  });
+});
