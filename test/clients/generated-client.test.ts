@@ -32,7 +32,8 @@ describe('generated client (src/client/generated)', () => {
   );
 
   it('exports a typed document for every example operation', () => {
-    expect(operationNames).toHaveLength(19);
+    expect(operationNames).toContain('LiveCardEvents');
+    expect(new Set(operationNames).size).toBe(operationNames.length);
     for (const name of operationNames) {
       const document = (generated as Record<string, unknown>)[`${name}Document`] as { kind: string };
       expect(document?.kind, name).toBe('Document');
