@@ -1,4 +1,5 @@
 import { type ExecutionResult, print } from 'graphql';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -6,7 +7,7 @@ import { type Stack, startStack } from '../support/stack.ts';
 /**
  * Issue 10, class 7 ("one failed read nulls a whole list"): with the upstream down, `nodes(ids:)`
  * answers one null entry per id, with an error at that entry's path for each read that failed, over
- * HTTP and graphql-ws alike, instead of `null` for the whole list.
+ * HTTP, SSE and graphql-ws alike, instead of `null` for the whole list.
  */
 
 const VAULT1 = 'tntsandbox1';
@@ -70,5 +71,22 @@ describe('nodes with the upstream down', () => {
     });
     expect(results).toHaveLength(1);
     expectPerEntryNulls(results[0]!);
+  });
+
+  it('over SSE (Accept: text/event-stream): the same per-entry answer', async () => {
+    const response = await request(`${stack.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ query: print(NodesOfCards), variables: { ids } }),
+    });
+    expect(response.statusCode).toBe(200);
+    const text = await response.body.text();
+    const data = text.split('\n').filter((line) => line.startsWith('data:') && line.length > 6);
+    expect(data).toHaveLength(1);
+    expectPerEntryNulls(JSON.parse(data[0]!.slice(5)) as ExecutionResult<{ nodes: unknown[] | null }>);
   });
 });

@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
 import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { BULK_TEST_PANS, collect, type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
 
 /**
  * Issue 10, class 3 ("upstream amplification"): `nodes(ids:)` with thousands of forged ids, and a
@@ -228,5 +228,57 @@ describe('UPSTREAM_CALL_BUDGET=3', () => {
     expect(calls.map((call) => `${call.method} ${call.path}`)).toEqual(
       Array.from({ length: 3 }, () => 'POST /card-interface/cards'),
     );
+  });
+});
+
+const LiveCardsWithTokens = graphql(`
+  subscription HD_UC_LiveCardsWithTokens {
+    cardEvents {
+      cardId
+      card { __typename ... on CardEventCardSuccess { data { cardId networkToken { state } } } ...ErrorFields }
+    }
+  }
+`);
+
+const EnrolForBudget = graphql(`
+  mutation HD_UC_Enrol($input: EnrollAccountUpdaterCardInput!) {
+    enrollAccountUpdaterCard(input: $input) {
+      __typename
+      ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId } }
+      ...ErrorFields
+    }
+  }
+`);
+
+describe('UPSTREAM_CALL_BUDGET=2 on a subscription', () => {
+  const g = gateway({ UPSTREAM_CALL_BUDGET: '2' });
+
+  it('gives every event the whole budget: three events each reading a network token all succeed', async () => {
+    const client = g.stack.wsClient(g.token);
+    const received = collect(client, LiveCardsWithTokens, {}, 3, 10_000);
+    await waitForSubscribers(g.stack.app, VAULT1, 1);
+    const cardIds: string[] = [];
+    for (const pan of BULK_TEST_PANS.slice(0, 3)) {
+      const result = await g.stack.execute(
+        EnrolForBudget,
+        { input: { name: 'Budget Holder', number: pan, expMonth: 12, expYear: 30 } },
+        g.token,
+      );
+      cardIds.push(
+        member(result.data?.enrollAccountUpdaterCard, 'MutationEnrollAccountUpdaterCardSuccess').data.cardId,
+      );
+    }
+    const events = await received;
+    expect(events).toHaveLength(3);
+    for (const event of events) {
+      expect(event.errors).toBeUndefined();
+      // One network token read per event (none provisioned: null), three in all, beyond a budget of 2
+      // had it been shared by the whole subscription.
+      expect(event.data?.cardEvents.card).toMatchObject({
+        __typename: 'CardEventCardSuccess',
+        data: { networkToken: null },
+      });
+    }
+    expect(events.map((event) => event.data?.cardEvents.cardId).sort()).toEqual([...cardIds].sort());
   });
 });
