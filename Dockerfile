@@ -2,12 +2,24 @@
 # Production by default: the gateway refuses to start without an explicit UPSTREAM, with the
 # development JWT secret or with the sandbox client credentials, and serves no GraphiQL, introspection
 # or field suggestions unless GRAPHIQL, INTROSPECTION or FIELD_SUGGESTIONS turn them on (.env.example).
+# Build stage: graphql-codegen (a devDependency) writes src/client/generated/, whose
+# persisted-documents.json is the trusted-documents manifest that PERSISTED_OPERATIONS=require accepts.
+# The directory is gitignored, so a clean checkout has no manifest until this stage makes one.
+FROM node:24-bookworm-slim AS codegen
+WORKDIR /build
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY codegen.ts schema.graphql ./
+COPY src/client/operations.graphql ./src/client/operations.graphql
+RUN npx graphql-codegen --config codegen.ts --silent
+
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY src ./src
+COPY --from=codegen /build/src/client/generated ./src/client/generated
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 # 4000: GraphQL, webhooks, /health, /readiness; 9464: Prometheus /metrics (keep it off the public network).
