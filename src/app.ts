@@ -32,6 +32,7 @@ import {
 import { createRedisEventLog } from './events/redis-event-log.ts';
 import { createSqliteEventLog } from './events/sqlite-event-log.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from './events/webhook-receiver.ts';
+import { httpServerTimeouts, limitConnectionsPerAddress } from './lib/client-limits.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
 import { redactPans } from './lib/pan.ts';
@@ -48,6 +49,7 @@ import { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from './loaders/index.ts';
 import { useAccessLogDetails } from './plugins/access-log.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
+import { useCsrfPrevention } from './plugins/csrf-prevention.ts';
 import { developmentTokenIssuer, GRAPHIQL_ASSET_PREFIX, useLocalGraphiQL } from './plugins/graphiql.ts';
 import { GRAPHQL_SSE_PATH, useGraphQLSSE } from './plugins/graphql-sse.ts';
 import { useIntrospectionSwitch } from './plugins/introspection.ts';
@@ -62,6 +64,7 @@ import {
   usePersistedOperations,
 } from './plugins/persisted-operations.ts';
 import { useRequestId, withRequestId } from './plugins/request-id.ts';
+import { useRequestInputChecks } from './plugins/request-input.ts';
 import { useTokenExpiry } from './plugins/token-expiry.ts';
 import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { schema } from './schema/index.ts';
@@ -252,6 +255,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       landingPage: false,
       // Liveness and readiness are answered before Yoga (see the HTTP handler below).
       healthCheckEndpoint: '/yoga-health',
+      cors: corsFor(config.http.corsOrigins),
       plugins: [
         useRequestId(),
         useAccessLogDetails(),
@@ -261,6 +265,8 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         useIntrospectionSwitch({ enabled: config.graphql.introspection }),
         useCardDataRedaction(),
         useTokenExpiry(),
+        useCsrfPrevention(),
+        useRequestInputChecks(),
         persistedOperations,
         useGraphQLSSE({
           authenticate: async (authorization) => {
@@ -340,7 +346,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       ...(tracing.enabled ? { tracer } : {}),
     });
     const probe = readiness;
-    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    server = createServer(httpServerTimeouts(config.http), (req: IncomingMessage, res: ServerResponse) => {
       const path = (req.url ?? '/').split('?')[0]!;
       const route = ROUTES.has(path)
         ? path
@@ -399,6 +405,8 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         void yoga.handle(req, res, { requestRecord: record });
       });
     });
+
+    limitConnectionsPerAddress(server, config.http.maxConnectionsPerAddress, logger);
 
     wsServer = new WebSocketServer({
       server,
@@ -790,6 +798,21 @@ async function openEventLog<E extends LogEvent>(
 
 /** What the HTTP handler and graphql-ws pass to Yoga besides the request. */
 type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
+
+/**
+ * CORS of the GraphQL endpoint (issue 10, class 9): only a request whose `Origin` is one of
+ * `CORS_ORIGINS` gets CORS headers (that origin, credentials allowed, GET and POST, preflight cached
+ * 10 min); any other origin gets none, so browsers keep other sites from reading answers. Yoga's
+ * default would reflect every origin with credentials.
+ */
+function corsFor(origins: readonly string[]) {
+  const allowed = new Set(origins);
+  return (request: Request) => {
+    const origin = request.headers.get('origin');
+    if (!origin || !allowed.has(origin)) return false as const;
+    return { origin, credentials: true, methods: ['GET', 'POST'], maxAge: 600 };
+  };
+}
 
 /**
  * A GraphQL error as graphql-ws sends it: without Yoga's `http` extension (status and headers of the

@@ -99,6 +99,28 @@ export interface Config {
     /** Concurrent subscriptions one socket may hold. */
     maxSubscriptionsPerSocket: number;
   };
+  /**
+   * Limits of the gateway's HTTP server (GraphQL, SSE, graphql-ws upgrades and the webhook receiver
+   * share it), against clients that trickle or hoard connections.
+   */
+  http: {
+    /** Time a client has to send a request's headers (ms); later: 408 and the connection closes. */
+    headersTimeoutMs: number;
+    /** Time a client has to send a whole request, headers and body (ms); later: 408. */
+    requestTimeoutMs: number;
+    /** Time an idle keep-alive connection stays open between requests (ms). */
+    keepAliveTimeoutMs: number;
+    /**
+     * Open connections one client address may hold (HTTP, SSE and WebSocket alike); one more is
+     * answered 429 and closed. 0: no limit (e.g. behind a load balancer whose address all share).
+     */
+    maxConnectionsPerAddress: number;
+    /**
+     * Browser origins (`scheme://host[:port]`) allowed to call the API cross-origin, with
+     * credentials (CORS). Empty: no cross-origin browser access.
+     */
+    corsOrigins: string[];
+  };
   /** What the GraphQL endpoint reveals about itself (`GRAPHIQL`, `INTROSPECTION`, `FIELD_SUGGESTIONS`). */
   graphql: {
     /** GraphiQL on `GET /graphql` (Accept: text/html), served from the gateway's own assets. */
@@ -326,6 +348,31 @@ const envObject = z.object({
   WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(1_048_576).default(16_384),
   WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(1_000).default(20),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000).default(256),
+  CORS_ORIGINS: optionalString.pipe(
+    z
+      .string()
+      .transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z.array(
+          z
+            .url({ protocol: /^https?$/ })
+            .refine(
+              (origin) => new URL(origin).origin === origin,
+              'each origin is scheme://host[:port], no path',
+            ),
+        ),
+      )
+      .optional(),
+  ),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
   ...otelEnvShape,
@@ -348,6 +395,13 @@ const envObject = z.object({
 });
 
 const envSchema = envObject.superRefine((env, ctx) => {
+  if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['HTTP_HEADERS_TIMEOUT_MS'],
+      message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    });
+  }
   if (env.NODE_ENV === 'production') refuseDevelopmentDefaults(env, ctx);
   if (env.UPSTREAM === 'remote') {
     for (const key of [
@@ -504,6 +558,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
       connectionInitTimeoutMs: e.WS_CONNECTION_INIT_TIMEOUT_MS,
       maxSubscriptionsPerSocket: e.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
+    },
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnectionsPerAddress: e.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+      corsOrigins: e.CORS_ORIGINS ?? [],
     },
     graphql: {
       graphiql: exposed(e.GRAPHIQL),

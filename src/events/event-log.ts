@@ -145,14 +145,20 @@ export function encodeCursor(event: { position: bigint; timestampMs: number }): 
   return Buffer.from(`v1:${event.position}:${event.timestampMs}`).toString('base64url');
 }
 
+/** Largest position a log can hold: sqlite's INTEGER (and Redis's sequence) is a signed 64-bit number. */
+const MAX_POSITION = 2n ** 63n - 1n;
+
 /**
  * Parses a cursor made by {@link encodeCursor}.
- * @returns the position and timestamp, or null when the cursor is not one of ours.
+ * @returns the position and timestamp, or null when the cursor is not one of ours (including a
+ *   position beyond a signed 64-bit integer, which no log holds and sqlite cannot bind).
  */
 export function decodeCursor(cursor: string): HistoryCursor | null {
   const match = /^v1:(\d{1,20}):(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!match) return null;
-  return { position: BigInt(match[1]!), timestampMs: Number(match[2]) };
+  const position = BigInt(match[1]!);
+  if (position > MAX_POSITION) return null;
+  return { position, timestampMs: Number(match[2]) };
 }
 
 /** True when `event` passes `filter` (tenants, subject of `kind`, kinds). */
