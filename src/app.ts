@@ -45,6 +45,7 @@ import {
   type RequestRecord,
 } from './lib/request-record.ts';
 import { createTracing, extractTraceContext, recordSpanFailure, type Tracing } from './lib/tracing.ts';
+import { guardSends, SLOW_CONSUMER_CLOSE_CODE, sharedPayloadReplacer } from './lib/ws-sends.ts';
 import { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from './loaders/index.ts';
 import { useAccessLogDetails } from './plugins/access-log.ts';
@@ -65,6 +66,7 @@ import {
 } from './plugins/persisted-operations.ts';
 import { useRequestId, withRequestId } from './plugins/request-id.ts';
 import { useRequestInputChecks } from './plugins/request-input.ts';
+import { useSharedSubscriptionResults } from './plugins/shared-subscription-results.ts';
 import { useTokenExpiry } from './plugins/token-expiry.ts';
 import { createSandbox, type Sandbox } from './sandbox/sandbox.ts';
 import { schema } from './schema/index.ts';
@@ -257,6 +259,8 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       healthCheckEndpoint: '/yoga-health',
       cors: corsFor(config.http.corsOrigins),
       plugins: [
+        // First, so the other plugins' subscribe wrappers (tracing) wrap the shared execution.
+        useSharedSubscriptionResults(),
         useRequestId(),
         useAccessLogDetails(),
         useOperationMetrics(metrics),
@@ -650,9 +654,12 @@ function useGraphqlWs(
     logger.error({ err: error, operationId: id }, 'graphql-ws operation could not be prepared');
     return [new GraphQLError('Unexpected error.', { extensions: { code: 'internal-error' } })];
   };
+  const redactedResults = new WeakMap<object, ReturnType<typeof redactExecutionResult>>();
   useServer<Record<string, unknown> | undefined, WsExtra>(
     {
       connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
+      // One serialization per shared result (see guardSends below).
+      jsonMessageReplacer: sharedPayloadReplacer,
       onConnect: async (ctx) => {
         const record = recordsBySocket.get(ctx.extra.socket);
         if (record) ctx.extra.record = record;
@@ -737,7 +744,13 @@ function useGraphqlWs(
         }
       },
       onNext: (_ctx, _id, _payload, _args, result) => {
-        const redacted = redactExecutionResult(result);
+        // A result shared by every subscriber of an event is redacted once, and stays one object
+        // (so it is also serialized once, see sharedPayloadReplacer).
+        let redacted = redactedResults.get(result);
+        if (redacted === undefined) {
+          redacted = redactExecutionResult(result);
+          redactedResults.set(result, redacted);
+        }
         return redacted === result ? undefined : redacted;
       },
       onComplete: (ctx, id) => {
@@ -761,6 +774,12 @@ function useGraphqlWs(
     const record = createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws');
     const startedAt = performance.now();
     recordsBySocket.set(socket, record);
+    guardSends(socket, limits.maxBufferedBytes, () =>
+      logger.warn(
+        { code: SLOW_CONSUMER_CLOSE_CODE, bufferedBytes: socket.bufferedAmount },
+        'graphql-ws slow consumer closed: too much unsent data',
+      ),
+    );
     socket.once('close', (code) =>
       writeAccessLine(logger, {
         record,

@@ -98,6 +98,8 @@ export interface Config {
     connectionInitTimeoutMs: number;
     /** Concurrent subscriptions one socket may hold. */
     maxSubscriptionsPerSocket: number;
+    /** Unsent bytes a socket may queue before it is closed as a slow consumer (1013). */
+    maxBufferedBytes: number;
   };
   /**
    * Limits of the gateway's HTTP server (GraphQL, SSE, graphql-ws upgrades and the webhook receiver
@@ -373,6 +375,7 @@ const envObject = z.object({
       )
       .optional(),
   ),
+  WS_MAX_BUFFERED_BYTES: z.coerce.number().int().min(16_384).max(1_073_741_824).default(1_048_576),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
   ...otelEnvShape,
@@ -558,6 +561,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
       connectionInitTimeoutMs: e.WS_CONNECTION_INIT_TIMEOUT_MS,
       maxSubscriptionsPerSocket: e.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
+      maxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
     },
     http: {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,

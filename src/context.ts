@@ -58,11 +58,16 @@ export interface ContextServices {
 export function createContext(services: ContextServices, viewer: Viewer | null): GraphQLContext {
   const upstreamBudget = new UpstreamCallBudget(services.limits.upstreamCallBudget);
   const upstream = services.upstream.withBudget(upstreamBudget);
+  // Loaders are made on first use: a subscription that never reads a card holds none (fan-out memory).
+  let loaders: Loaders | undefined;
   return {
     ...services,
     viewer,
     upstream,
     upstreamBudget,
-    loaders: createLoaders(upstream, services.binAttributes),
+    get loaders() {
+      loaders ??= createLoaders(upstream, services.binAttributes);
+      return loaders;
+    },
   };
 }

@@ -1,0 +1,76 @@
+import type { WebSocket } from 'ws';
+
+/**
+ * Close code of a graphql-ws socket whose client does not read fast enough: 1013 "Try Again Later"
+ * (RFC 6455 §7.4.1, IANA registry), which graphql-ws clients retry; a client resumes with its last
+ * `CardEvent.cursor`, so nothing is lost.
+ */
+export const SLOW_CONSUMER_CLOSE_CODE = 1013;
+
+/** Close reason sent with {@link SLOW_CONSUMER_CLOSE_CODE}. */
+export const SLOW_CONSUMER_CLOSE_REASON = 'Slow consumer: too much unsent data';
+
+/** How long a slow consumer's socket may take to complete the closing handshake before it is cut (ms). */
+const SLOW_CONSUMER_TERMINATE_MS = 1_000;
+
+const PLACEHOLDER = '\u0001cardgraph-shared-payload';
+const PLACEHOLDER_TAIL = `${JSON.stringify(PLACEHOLDER)}}`;
+/** Serialized payloads by result object: one `JSON.stringify` per shared result, however many sockets. */
+const serializedPayloads = new WeakMap<object, string>();
+/** The payload just replaced by {@link sharedPayloadReplacer}, spliced in by the next guarded send. */
+let pendingPayload: string | undefined;
+
+/**
+ * graphql-ws `jsonMessageReplacer`: serializes a `next` message's payload once per result object
+ * and leaves a placeholder that {@link guardSends}' `send` replaces with it. graphql-ws calls the
+ * replacer and then `send` synchronously, one message at a time, so the pending payload always
+ * belongs to the message being sent.
+ */
+export function sharedPayloadReplacer(this: unknown, key: string, value: unknown): unknown {
+  if (key !== 'payload' || typeof value !== 'object' || value === null) return value;
+  if ((this as { type?: unknown }).type !== 'next') return value;
+  let serialized = serializedPayloads.get(value);
+  if (serialized === undefined) {
+    serialized = JSON.stringify(value);
+    serializedPayloads.set(value, serialized);
+  }
+  pendingPayload = serialized;
+  return PLACEHOLDER;
+}
+
+/**
+ * Wraps `socket.send` of a graphql-ws socket:
+ * - splices in the payload {@link sharedPayloadReplacer} serialized (the message ends with it:
+ *   graphql-ws writes `{id, type, payload}` in that order);
+ * - back-pressure: when more than `maxBufferedBytes` are already queued for the socket (its client
+ *   reads too slowly), the message is dropped and the socket closed with
+ *   {@link SLOW_CONSUMER_CLOSE_CODE} (cut after 1 s if the close frame cannot get through), so one
+ *   slow client never holds memory for, or delays, the others.
+ */
+export function guardSends(socket: WebSocket, maxBufferedBytes: number, onSlowConsumer?: () => void): void {
+  const send = socket.send.bind(socket) as (data: unknown, cb?: (error?: Error) => void) => void;
+  let closing = false;
+  socket.send = ((data: unknown, optionsOrCb?: unknown, cb?: (error?: Error) => void) => {
+    const callback = (typeof optionsOrCb === 'function' ? optionsOrCb : cb) as
+      | ((error?: Error) => void)
+      | undefined;
+    let message = data;
+    if (pendingPayload !== undefined && typeof data === 'string' && data.endsWith(PLACEHOLDER_TAIL)) {
+      message = data.slice(0, data.length - PLACEHOLDER_TAIL.length) + pendingPayload + '}';
+    }
+    pendingPayload = undefined;
+    if (closing) {
+      callback?.();
+      return;
+    }
+    if (socket.bufferedAmount > maxBufferedBytes) {
+      closing = true;
+      onSlowConsumer?.();
+      socket.close(SLOW_CONSUMER_CLOSE_CODE, SLOW_CONSUMER_CLOSE_REASON);
+      setTimeout(() => socket.terminate(), SLOW_CONSUMER_TERMINATE_MS).unref();
+      callback?.();
+      return;
+    }
+    send(message, callback);
+  }) as WebSocket['send'];
+}

@@ -1,0 +1,105 @@
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket, { WebSocketServer } from 'ws';
+import { guardSends, SLOW_CONSUMER_CLOSE_CODE, sharedPayloadReplacer } from '../../src/lib/ws-sends.ts';
+
+/**
+ * graphql-ws socket sends (issue 13 "Fan-out"): one serialization per shared result, and
+ * back-pressure that closes a client that does not read (1013) without delaying the others.
+ */
+let server: WebSocketServer | undefined;
+const clients: WebSocket[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.terminate();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+async function listen(maxBufferedBytes: number, onSlow: () => void) {
+  server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise<void>((resolve) => server!.once('listening', () => resolve()));
+  const sockets: WebSocket[] = [];
+  server.on('connection', (socket) => {
+    guardSends(socket, maxBufferedBytes, onSlow);
+    sockets.push(socket);
+  });
+  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, sockets };
+}
+
+describe('sharedPayloadReplacer + guardSends', () => {
+  it('sends the message graphql-ws would have sent, serializing a shared payload once', async () => {
+    const { url, sockets } = await listen(1 << 20, () => undefined);
+    const received: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const client = new WebSocket(url);
+      clients.push(client);
+      client.on('message', (data) => received.push(String(data)));
+      await new Promise((resolve) => client.once('open', resolve));
+    }
+    await expect.poll(() => sockets.length).toBe(2);
+    let serializations = 0;
+    const data = { cardEvents: { id: 'e1', cardId: 'CRD1', note: 'quote " and \u0001' } };
+    // Every serialization reads `data` once.
+    const payload = {
+      get data() {
+        serializations++;
+        return data;
+      },
+    };
+    for (const [i, socket] of sockets.entries()) {
+      socket.send(JSON.stringify({ id: `op${i}`, type: 'next', payload }, sharedPayloadReplacer));
+    }
+    // Messages other than `next` pass through untouched.
+    sockets[0]!.send(JSON.stringify({ type: 'pong', payload: { a: 1 } }, sharedPayloadReplacer));
+    await expect.poll(() => received.length).toBe(3);
+    expect(
+      received
+        .map((text) => JSON.parse(text))
+        .sort((a, b) => `${a.type}${a.id}`.localeCompare(`${b.type}${b.id}`)),
+    ).toEqual([
+      { id: 'op0', type: 'next', payload: { data } },
+      { id: 'op1', type: 'next', payload: { data } },
+      { type: 'pong', payload: { a: 1 } },
+    ]);
+    expect(serializations).toBe(1);
+  });
+
+  it('closes a client that stops reading with 1013 while the others receive every message', async () => {
+    let slowConsumers = 0;
+    const { url, sockets } = await listen(1 << 20, () => slowConsumers++);
+    const fast = new WebSocket(url);
+    const slow = new WebSocket(url);
+    clients.push(fast, slow);
+    let fastReceived = 0;
+    fast.on('message', () => fastReceived++);
+    let slowSocket: { pause(): void; resume(): void } | undefined;
+    slow.on('upgrade', (response) => {
+      // Stop reading: the kernel buffers fill, then the server's queue for this socket grows.
+      slowSocket = response.socket;
+      slowSocket.pause();
+    });
+    const slowClosed = new Promise<number>((resolve) => slow.once('close', (code) => resolve(code)));
+    await Promise.all([once(fast, 'open'), once(slow, 'open')]);
+    await expect.poll(() => sockets.length).toBe(2);
+    const message = 'x'.repeat(256 * 1024);
+    const total = 200;
+    for (let i = 1; i <= total; i++) {
+      for (const socket of sockets) socket.send(message);
+      // The fast client keeps up; each message reaches it before the next is sent.
+      await expect.poll(() => fastReceived, { timeout: 5_000, interval: 1 }).toBe(i);
+    }
+    expect(slowConsumers).toBe(1);
+    const closingSocket = sockets.find((socket) => socket.readyState !== WebSocket.OPEN);
+    expect(closingSocket).toBeDefined();
+    expect(sockets.filter((socket) => socket.readyState === WebSocket.OPEN)).toHaveLength(1);
+    // Reading again, the slow client finds its connection closed (cut off after 1 s if the close
+    // frame could not get through the megabytes it never read).
+    slowSocket!.resume();
+    await expect(slowClosed).resolves.toBeGreaterThan(1000);
+    expect([SLOW_CONSUMER_CLOSE_CODE, 1006]).toContain(await slowClosed);
+  });
+});
+
+function once(socket: WebSocket, event: 'open') {
+  return new Promise((resolve) => socket.once(event, resolve));
+}
