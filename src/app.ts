@@ -10,6 +10,7 @@ import type { ServerOptions } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
 import type { DestinationStream } from 'pino';
+import { Counter } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import { onTokenExpiry } from './auth/token-expiry.ts';
 import { AuthenticationError, createTokenVerifier } from './auth/verify-token.ts';
@@ -47,6 +48,7 @@ import {
 import { createTracing, extractTraceContext, recordSpanFailure, type Tracing } from './lib/tracing.ts';
 import { guardSends, SLOW_CONSUMER_CLOSE_CODE, sharedPayloadReplacer } from './lib/ws-sends.ts';
 import { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
+import { CardReadCache } from './loaders/card-read-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from './loaders/index.ts';
 import { useAccessLogDetails } from './plugins/access-log.ts';
 import { useCardDataRedaction } from './plugins/card-data-redaction.ts';
@@ -172,7 +174,20 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
       };
     }
     upstream = createUpstream(upstreamConfig, logger, { metrics, ...(tracing.enabled ? { tracer } : {}) });
+    const cardReadLookups = new Counter({
+      name: 'cardgraph_card_read_cache_lookups_total',
+      help: 'Card reads (card interface, account updater) answered from the app-wide cache (hit) or upstream (miss).',
+      labelNames: ['area', 'outcome'] as const,
+      registers: [metrics.registry],
+    });
+    const cardReads = new CardReadCache({
+      ttlMs: config.cardCache.ttlMs,
+      maxEntries: config.cardCache.maxEntries,
+      onLookup: (area, outcome) => cardReadLookups.inc({ area, outcome }),
+    });
     events = await createCardEventStream({
+      // A card event (from any replica) drops the cached reads of its card before subscribers see it.
+      onEvent: (event) => cardReads.invalidate(event.tenant, event.cardId),
       log: await openEventLog(config, logger, CARD_EVENT_LOG),
       logger,
       metrics,
@@ -212,6 +227,7 @@ export function buildApp(config: Config, options: AppOptions = {}): App {
         maxWaitMs: config.upstream.timeoutMs,
       }),
       eventNetworkTokens: new EventNetworkTokenCache(upstream),
+      cardReads,
       logger,
       limits: config.operationLimits,
     };

@@ -91,6 +91,13 @@ export interface Config {
     /** Retention: at most this many events are kept. */
     retentionMaxCount: number;
   };
+  /** App-wide card read cache (src/loaders/card-read-cache.ts). */
+  cardCache: {
+    /** Longest a read is served without a card event (ms); 0 turns the cache off. */
+    ttlMs: number;
+    /** Cards held. */
+    maxEntries: number;
+  };
   websocket: {
     /** Largest graphql-ws message accepted (bytes). */
     maxPayloadBytes: number;
@@ -375,6 +382,8 @@ const envObject = z.object({
       )
       .optional(),
   ),
+  CARD_CACHE_TTL_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
+  CARD_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
   WS_MAX_BUFFERED_BYTES: z.coerce.number().int().min(16_384).max(1_073_741_824).default(1_048_576),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
@@ -557,6 +566,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
       retentionMaxCount: e.EVENTS_RETENTION_COUNT,
     },
+    cardCache: { ttlMs: e.CARD_CACHE_TTL_MS, maxEntries: e.CARD_CACHE_MAX_ENTRIES },
     websocket: {
       maxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
       connectionInitTimeoutMs: e.WS_CONNECTION_INIT_TIMEOUT_MS,

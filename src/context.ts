@@ -4,6 +4,7 @@ import type { CardEventStream } from './events/card-event-stream.ts';
 import type { NetworkTokenEventStream } from './events/network-token-event-stream.ts';
 import type { Logger } from './lib/logger.ts';
 import type { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
+import type { CardReadCache } from './loaders/card-read-cache.ts';
 import {
   createLoaders,
   type EventCardCache,
@@ -26,6 +27,8 @@ export interface GraphQLContext {
   viewer: Viewer | null;
   upstream: Upstream;
   binAttributes: BinAttributesCache;
+  /** App-wide card reads, dropped by card events and by mutations of the card. */
+  cardReads: CardReadCache;
   loaders: Loaders;
   events: CardEventStream;
   eventCards: EventCardCache;
@@ -46,6 +49,7 @@ export interface GraphQLContext {
 export interface ContextServices {
   upstream: Upstream;
   binAttributes: BinAttributesCache;
+  cardReads: CardReadCache;
   events: CardEventStream;
   eventCards: EventCardCache;
   networkTokenEvents: NetworkTokenEventStream;
@@ -66,7 +70,7 @@ export function createContext(services: ContextServices, viewer: Viewer | null):
     upstream,
     upstreamBudget,
     get loaders() {
-      loaders ??= createLoaders(upstream, services.binAttributes);
+      loaders ??= createLoaders(upstream, services.binAttributes, services.cardReads);
       return loaders;
     },
   };

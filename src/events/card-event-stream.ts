@@ -40,6 +40,11 @@ export interface CardEventStreamOptions {
   backend?: string;
   /** `event_log append` spans (children of the webhook request) and `card_event fan-out` spans. */
   tracer?: Tracer;
+  /**
+   * Called with every entry of the log's tail (this replica's appends and, on Redis, every other
+   * replica's) before it is delivered to subscribers: the card read cache drops the event's card.
+   */
+  onEvent?: (event: LoggedCardEvent) => void;
 }
 
 /**
@@ -87,9 +92,12 @@ export interface EventStream<E extends LogEvent> {
 }
 
 /** Options of {@link createEventStream}: those of a card event stream, for a log of `kind`. */
-export interface EventStreamOptions<E extends LogEvent> extends Omit<CardEventStreamOptions, 'log'> {
+export interface EventStreamOptions<E extends LogEvent>
+  extends Omit<CardEventStreamOptions, 'log' | 'onEvent'> {
   log: EventLog<E>;
   kind: EventLogKind<E>;
+  /** See {@link CardEventStreamOptions.onEvent}. */
+  onEvent?: (event: Logged<E>) => void;
 }
 
 const REPLAY_PAGE = 500;
@@ -126,6 +134,7 @@ export async function createEventStream<E extends LogEvent>(
   const label = kind.name === 'card_events' ? 'card_event' : 'network_token_event';
   const receipts = new Map<string, Receipt>();
   const stopTail = await log.tail((event) => {
+    options.onEvent?.(event);
     if (!tracer) {
       void bus.publish(event);
       return;

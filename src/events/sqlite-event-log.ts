@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import type { CardEvent } from './card-event.ts';
 import {
   type AppendOutcome,
@@ -14,6 +15,7 @@ import {
   type RetentionPolicy,
   toLoggedEvent,
 } from './event-log.ts';
+import type { WriterMessage, WriterReply, WriterRequest } from './sqlite-event-log-writer.ts';
 
 /** Options of {@link createSqliteEventLog}. */
 export interface SqliteEventLogOptions<E extends LogEvent> {
@@ -105,6 +107,12 @@ type Row = { position: bigint; body: string; timestamp_ms: bigint; out_of_order:
  * tailing is in-process. Positions are the table's AUTOINCREMENT key (never reused, even after
  * retention deletes the newest rows). Card events and network token notifications are two tables
  * of one file (`kind`), each with its own positions; duplicates are recognised by (tenant, id).
+ *
+ * Writes run in a worker thread (src/events/sqlite-event-log-writer.ts) with group commit: appends
+ * that arrive while a commit is in progress share the next transaction and its fsync, and each is
+ * answered only once its transaction is durable; the gateway's event loop never waits for a commit.
+ * Reads (history, replay) use this connection on the event loop: WAL readers see every committed
+ * append and never block the writer.
  */
 export function createSqliteEventLog<E extends LogEvent = CardEvent>(
   options: SqliteEventLogOptions<E>,
@@ -123,18 +131,46 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
   migrate(db);
   db.exec(createTableSql(table, subject));
 
-  const findById = db.prepare(`SELECT position FROM ${table} WHERE tenant = ? AND id = ?`);
-  const latestOfSubject = db.prepare(
-    `SELECT MAX(timestamp_ms) AS latest FROM ${table} WHERE tenant = ? AND ${subject} = ?`,
-  );
-  const insert = db.prepare(`
-    INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (tenant, id) DO NOTHING
-    RETURNING position`);
-  for (const statement of [findById, insert]) statement.setReadBigInts(true);
+  const writer = new Worker(new URL('./sqlite-event-log-writer.ts', import.meta.url), {
+    workerData: { file: join(options.dataDir, 'card-events.sqlite'), table, subject },
+  });
+  // Unref'd while nothing waits for it, so an idle log never keeps the process up.
+  writer.unref();
+  const waiting = new Map<
+    number,
+    { resolve: (reply: WriterReply) => void; reject: (error: Error) => void }
+  >();
+  let nextSeq = 1;
+  let writerFailure: Error | undefined;
+  let writerClosed: Promise<void> | undefined;
   const listeners = new Set<(event: Logged<E>) => void>();
   let closed = false;
+
+  function failAll(error: Error): void {
+    writerFailure ??= error;
+    for (const { reject } of waiting.values()) reject(error);
+    waiting.clear();
+  }
+  writer.on('message', (message: WriterMessage) => {
+    if (message.kind !== 'batch') return;
+    for (const reply of message.replies) {
+      const entry = waiting.get(reply.seq);
+      waiting.delete(reply.seq);
+      entry?.resolve(reply);
+    }
+    if (waiting.size === 0) writer.unref();
+  });
+  writer.on('error', (error) => failAll(error));
+  writer.on('exit', (code) => failAll(new Error(`event log writer exited (${code})`)));
+
+  function request(message: Exclude<WriterRequest, { kind: 'close' }>): Promise<WriterReply> {
+    if (writerFailure) return Promise.reject(writerFailure);
+    return new Promise((resolve, reject) => {
+      waiting.set(message.seq, { resolve, reject });
+      writer.ref();
+      writer.postMessage(message);
+    });
+  }
 
   function fromRow(row: Row): Logged<E> {
     return toLoggedEvent(JSON.parse(row.body) as E, row.position, row.out_of_order === 1n);
@@ -164,26 +200,18 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
   return {
     async append(event) {
       if (closed) throw new Error('event log is closed');
-      const timestampMs = Date.parse(event.timestamp);
-      // node:sqlite is synchronous: nothing else runs between these statements in this process.
-      const subjectValue = kind.subjectOf(event);
-      const latest = latestOfSubject.get(event.tenant, subjectValue) as { latest: number | null } | undefined;
-      const outOfOrder = latest?.latest != null && latest.latest > timestampMs;
-      const inserted = insert.get(
-        event.id,
-        event.tenant,
-        subjectValue,
-        event.type,
-        timestampMs,
-        now(),
-        outOfOrder ? 1 : 0,
-        JSON.stringify(event),
-      ) as { position: bigint } | undefined;
-      if (!inserted) {
-        const existing = findById.get(event.tenant, event.id) as { position: bigint } | undefined;
-        return { outcome: 'duplicate', position: existing?.position ?? null } satisfies AppendOutcome<E>;
-      }
-      const logged = toLoggedEvent(event, inserted.position, outOfOrder);
+      const reply = await request({
+        kind: 'append',
+        seq: nextSeq++,
+        event,
+        subject: kind.subjectOf(event),
+        receivedMs: now(),
+      });
+      if ('error' in reply) throw new Error(`event log append failed: ${reply.error}`);
+      if ('duplicate' in reply)
+        return { outcome: 'duplicate', position: reply.duplicate } satisfies AppendOutcome<E>;
+      if (!('position' in reply)) throw new Error('event log writer answered an append with no position');
+      const logged = toLoggedEvent(event, reply.position, reply.outOfOrder);
       for (const listener of listeners) listener(logged);
       return { outcome: 'appended', event: logged };
     },
@@ -221,25 +249,39 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
     },
 
     async trim() {
-      const byAge = db
-        .prepare(`DELETE FROM ${table} WHERE received_ms < ?`)
-        .run(now() - options.retention.maxAgeMs);
-      const byCount = db
-        .prepare(`DELETE FROM ${table} WHERE position <= (SELECT MAX(position) FROM ${table}) - ?`)
-        .run(options.retention.maxCount);
-      return Number(byAge.changes) + Number(byCount.changes);
+      if (closed) return 0;
+      const reply = await request({
+        kind: 'trim',
+        seq: nextSeq++,
+        nowMs: now(),
+        maxAgeMs: options.retention.maxAgeMs,
+        maxCount: options.retention.maxCount,
+      });
+      if ('error' in reply) throw new Error(`event log retention failed: ${reply.error}`);
+      return 'dropped' in reply ? reply.dropped : 0;
     },
 
     async ping() {
       if (closed) throw Object.assign(new Error('event log closed'), { code: 'closed' });
+      if (writerFailure) throw Object.assign(new Error('event log writer stopped'), { code: 'disconnected' });
       db.prepare('SELECT 1').get();
     },
 
     async close() {
-      if (closed) return;
+      if (closed) return writerClosed;
       closed = true;
       listeners.clear();
-      db.close();
+      writerClosed = new Promise<void>((resolve) => {
+        if (writerFailure) {
+          resolve();
+          return;
+        }
+        // Appends already posted are committed and answered before the writer closes.
+        writer.once('exit', () => resolve());
+        writer.ref();
+        writer.postMessage({ kind: 'close' } satisfies WriterRequest);
+      }).finally(() => db.close());
+      return writerClosed;
     },
   };
 }

@@ -56,7 +56,7 @@ export function guardSends(socket: WebSocket, maxBufferedBytes: number, onSlowCo
       | undefined;
     let message = data;
     if (pendingPayload !== undefined && typeof data === 'string' && data.endsWith(PLACEHOLDER_TAIL)) {
-      message = data.slice(0, data.length - PLACEHOLDER_TAIL.length) + pendingPayload + '}';
+      message = `${data.slice(0, data.length - PLACEHOLDER_TAIL.length)}${pendingPayload}}`;
     }
     pendingPayload = undefined;
     if (closing) {

@@ -13,6 +13,7 @@ import type {
   Upstream,
 } from '../upstream/index.ts';
 import type { BinAttributesCache } from './bin-attributes-cache.ts';
+import type { CardReadCache } from './card-read-cache.ts';
 
 /** A value read from upstream with the vault (tenant) whose credentials read it. */
 export type InVault<T> = T & { vaultId: string };
@@ -64,8 +65,9 @@ export interface VaultSummary {
 
 /**
  * Per-request DataLoaders. Each key is read once per request however many fields ask for it.
- * - `cardInterfaceCard`: card interface `GET /cards/{card_id}` (gap decisions: added retrieval).
- * - `accountUpdaterCard`: account updater v1 `GET /cards/{card_id}`.
+ * - `cardInterfaceCard`: card interface `GET /cards/{card_id}` (gap decisions: added retrieval),
+ *   through the app-wide {@link CardReadCache} (held until a card event or mutation of the card).
+ * - `accountUpdaterCard`: account updater v1 `GET /cards/{card_id}`, through the same cache.
  * - `networkToken`: `GET /network-tokens/{pan_alias}`; null when the alias has no token.
  * - `binAttributes`: card attributes of a 6-digit BIN (null when the data set knows none), through the
  *   app-wide {@link BinAttributesCache} (attributes, and their absence, are static per data set
@@ -74,7 +76,7 @@ export interface VaultSummary {
  *   `page[size]`).
  * - `vault`: vault summaries, primed from the memberships already read (no upstream call).
  */
-export function createLoaders(upstream: Upstream, binCache: BinAttributesCache) {
+export function createLoaders(upstream: Upstream, binCache: BinAttributesCache, cardReads: CardReadCache) {
   const pageKey = (key: OrganizationPageKey) =>
     `${key.vaultId}\u0000${key.organizationId}\u0000${key.pageNumber}\u0000${key.pageSize}`;
   return {
@@ -133,11 +135,19 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache) 
       ids.map((id) => new Error(`vault ${id} was not primed from a membership`)),
     ),
     cardInterfaceCard: new DataLoader<VaultCardKey, InVault<CardInterfaceCard>, string>(
-      perKey((key) => upstream.cardInterface.getCard(key.vaultId, key.cardId)),
+      perKey((key) =>
+        cardReads.get('card-interface', key.vaultId, key.cardId, () =>
+          upstream.cardInterface.getCard(key.vaultId, key.cardId),
+        ),
+      ),
       { cacheKeyFn: vaultCardKey },
     ),
     accountUpdaterCard: new DataLoader<VaultCardKey, InVault<AccountUpdaterCard>, string>(
-      perKey((key) => upstream.accountUpdater.getCard(key.vaultId, key.cardId)),
+      perKey((key) =>
+        cardReads.get('account-updater', key.vaultId, key.cardId, () =>
+          upstream.accountUpdater.getCard(key.vaultId, key.cardId),
+        ),
+      ),
       { cacheKeyFn: vaultCardKey },
     ),
   };

@@ -79,8 +79,12 @@ builder.mutationField('subscribeCardUpdates', (t) =>
     authScopes: { scope: 'cards:write' },
     errors: { types: [CardNotFoundError, CardBrandNotSupportedError, InputValidationError] },
     args: cardArgs(t),
-    resolve: (_root, args, context) =>
-      context.upstream.cardInterface.subscribe(vaultOf(context, args.vaultId), args.cardId),
+    resolve: async (_root, args, context) => {
+      const vaultId = vaultOf(context, args.vaultId);
+      const subscription = await context.upstream.cardInterface.subscribe(vaultId, args.cardId);
+      context.cardReads.invalidate(vaultId, args.cardId);
+      return subscription;
+    },
   }),
 );
 
@@ -95,6 +99,7 @@ builder.mutationField('unsubscribeCardUpdates', (t) =>
     resolve: async (_root, args, context) => {
       const vaultId = vaultOf(context, args.vaultId);
       await context.upstream.cardInterface.unsubscribe(vaultId, args.cardId);
+      context.cardReads.invalidate(vaultId, args.cardId);
       return context.loaders.cardInterfaceCard.load({ vaultId, cardId: args.cardId });
     },
   }),
@@ -108,7 +113,12 @@ builder.mutationField('checkCardUpdates', (t) =>
     authScopes: { scope: 'cards:write' },
     errors: { types: [CardNotFoundError, AccountUpdaterNotSupportedError, InputValidationError] },
     args: cardArgs(t),
-    resolve: (_root, args, context) =>
-      context.upstream.cardInterface.check(vaultOf(context, args.vaultId), args.cardId),
+    resolve: async (_root, args, context) => {
+      const vaultId = vaultOf(context, args.vaultId);
+      const updates = await context.upstream.cardInterface.check(vaultId, args.cardId);
+      // A check may bring newer card data into the card record.
+      context.cardReads.invalidate(vaultId, args.cardId);
+      return updates;
+    },
   }),
 );

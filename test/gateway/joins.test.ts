@@ -189,7 +189,9 @@ describe('joins through GraphQL', () => {
   let vault2Token: string;
 
   beforeAll(async () => {
-    stack = await startStack();
+    // The app-wide card read cache is off here: these tests count the per-request DataLoader reads
+    // (test/gateway/card-read-cache.test.ts covers the cache).
+    stack = await startStack({ CARD_CACHE_TTL_MS: '0' });
     vault1Token = await stack.token({ vaults: [VAULT1] });
     vault2Token = await stack.token({ vaults: [VAULT2] });
   });

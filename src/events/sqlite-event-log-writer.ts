@@ -1,0 +1,119 @@
+/**
+ * The sqlite event log's writer (worker thread of src/events/sqlite-event-log.ts): owns the only
+ * write connection and commits appends in groups. Every message that arrived while the previous
+ * commit was running is written in one transaction with one fsync (WAL, `synchronous=FULL`), and
+ * only then answered, so each acknowledged notification is durable and concurrent appends share the
+ * commit's cost. The event loop of the gateway never waits for a commit.
+ *
+ * Messages in: `{ kind: 'append', seq, event, receivedMs }`, `{ kind: 'trim', seq, nowMs, maxAgeMs,
+ * maxCount }`, `{ kind: 'close' }`. Out: one `{ kind: 'batch', replies }` per commit, each reply
+ * `{ seq, position, outOfOrder }` (appended), `{ seq, duplicate: position | null }`, `{ seq, dropped }`
+ * (trim) or `{ seq, error }`; `{ kind: 'closed' }` after close.
+ */
+
+import { DatabaseSync } from 'node:sqlite';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { LogEvent } from './event-log.ts';
+
+/** A request to the writer. */
+export type WriterRequest =
+  | { kind: 'append'; seq: number; event: LogEvent; subject: string; receivedMs: number }
+  | { kind: 'trim'; seq: number; nowMs: number; maxAgeMs: number; maxCount: number }
+  | { kind: 'close' };
+
+/** One answer of the writer, by request `seq`. */
+export type WriterReply =
+  | { seq: number; position: bigint; outOfOrder: boolean }
+  | { seq: number; duplicate: bigint | null }
+  | { seq: number; dropped: number }
+  | { seq: number; error: string };
+
+/** Messages the writer posts. */
+export type WriterMessage = { kind: 'batch'; replies: WriterReply[] } | { kind: 'closed' };
+
+const port = parentPort!;
+const { file, table, subject } = workerData as { file: string; table: string; subject: string };
+const db = new DatabaseSync(file);
+db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;');
+// The table and its schema are created (and migrated) by the log before the writer starts.
+const findById = db.prepare(`SELECT position FROM ${table} WHERE tenant = ? AND id = ?`);
+const latestOfSubject = db.prepare(
+  `SELECT MAX(timestamp_ms) AS latest FROM ${table} WHERE tenant = ? AND ${subject} = ?`,
+);
+const insert = db.prepare(`
+  INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (tenant, id) DO NOTHING
+  RETURNING position`);
+const deleteOlder = db.prepare(`DELETE FROM ${table} WHERE received_ms < ?`);
+const deleteBeyond = db.prepare(
+  `DELETE FROM ${table} WHERE position <= (SELECT MAX(position) FROM ${table}) - ?`,
+);
+for (const statement of [findById, insert]) statement.setReadBigInts(true);
+
+let queue: WriterRequest[] = [];
+let scheduled = false;
+let closing = false;
+
+function apply(request: Exclude<WriterRequest, { kind: 'close' }>): WriterReply {
+  if (request.kind === 'trim') {
+    const byAge = deleteOlder.run(request.nowMs - request.maxAgeMs);
+    const byCount = deleteBeyond.run(request.maxCount);
+    return { seq: request.seq, dropped: Number(byAge.changes) + Number(byCount.changes) };
+  }
+  const { event } = request;
+  const timestampMs = Date.parse(event.timestamp);
+  // Statements of one batch run in order: a later event of the same subject sees the earlier ones.
+  const latest = latestOfSubject.get(event.tenant, request.subject) as { latest: number | null } | undefined;
+  const outOfOrder = latest?.latest != null && latest.latest > timestampMs;
+  const inserted = insert.get(
+    event.id,
+    event.tenant,
+    request.subject,
+    event.type,
+    timestampMs,
+    request.receivedMs,
+    outOfOrder ? 1 : 0,
+    JSON.stringify(event),
+  ) as { position: bigint } | undefined;
+  if (!inserted) {
+    const existing = findById.get(event.tenant, event.id) as { position: bigint } | undefined;
+    return { seq: request.seq, duplicate: existing?.position ?? null };
+  }
+  return { seq: request.seq, position: inserted.position, outOfOrder };
+}
+
+function commitBatch(): void {
+  scheduled = false;
+  const batch = queue;
+  queue = [];
+  const requests = batch.filter((request) => request.kind !== 'close');
+  if (requests.length > 0) {
+    let replies: WriterReply[];
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      replies = requests.map(apply);
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      const message = (error as Error).message;
+      replies = requests.map((request) => ({ seq: request.seq, error: message }));
+    }
+    port.postMessage({ kind: 'batch', replies } satisfies WriterMessage);
+  }
+  if (closing && queue.length === 0) {
+    db.close();
+    port.postMessage({ kind: 'closed' } satisfies WriterMessage);
+    port.close();
+  }
+}
+
+port.on('message', (request: WriterRequest) => {
+  if (request.kind === 'close') closing = true;
+  queue.push(request);
+  if (!scheduled) {
+    scheduled = true;
+    // Everything that arrives before the callback runs (and during the commit) joins the batch.
+    setImmediate(commitBatch);
+  }
+});
