@@ -6,6 +6,7 @@ import {
   type EventLog,
   type EventLogFilter,
   type EventLogKind,
+  type HistoryCursor,
   type LogEvent,
   type Logged,
   matchesFilter,
@@ -37,8 +38,11 @@ export interface RedisEventLogOptions<E extends LogEvent = CardEvent> {
  * crash can never leave an id marked as seen without its entry (which would lose the event on
  * redelivery). Ids remembered before dedupe was per tenant (`<prefix>:id:<id>`, written by earlier
  * versions) still count as seen until they expire, so an upgrade never appends a redelivery twice.
- * KEYS: stream, (tenant, id) marker, subject-latest marker, legacy id marker. ARGV: id, tenant,
- * timestampMs, body, maxLen, ttlS.
+ * The entry is also added to its tenant's history index, a sorted set scored by event timestamp
+ * whose members are the stream ids zero-padded (`<15-digit ms>-<7-digit seq>`), so members of one
+ * timestamp order by position.
+ * KEYS: stream, (tenant, id) marker, subject-latest marker, legacy id marker, tenant history index.
+ * ARGV: id, tenant, timestampMs, body, maxLen, ttlS.
  */
 const APPEND_SCRIPT = `
 local existing = redis.call('GET', KEYS[2]) or redis.call('GET', KEYS[4])
@@ -49,6 +53,8 @@ local ooo = 0
 if latest > ts then ooo = 1 else redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[6]) end
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[1], 'tenant', ARGV[2], 'ooo', ooo, 'body', ARGV[4])
 redis.call('SET', KEYS[2], id, 'EX', ARGV[6])
+local dash = string.find(id, '-')
+redis.call('ZADD', KEYS[5], ts, string.format('%015.0f-%07.0f', tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))))
 return {1, id, ooo}
 `;
 
@@ -122,6 +128,65 @@ export async function createRedisEventLog<E extends LogEvent = CardEvent>(
     return out;
   }
 
+  /** The position of a history index member (`<ms>-<seq>`, zero-padded). */
+  function positionOfMember(member: string): bigint {
+    // BigInt reads the zero-padded parts as they are.
+    return positionOf(member);
+  }
+
+  /** The history index of a tenant (see APPEND_SCRIPT). */
+  function historyKey(tenant: string): string {
+    return `${prefix}:history:${tenant}`;
+  }
+
+  /**
+   * Up to `limit` events of `tenant` matching `filter` after `after` in (timestamp, position) order,
+   * from the tenant's index: ZRANGE BYSCORE from the cursor's timestamp, then one XRANGE per member
+   * (pipelined). Members whose entry retention already removed are dropped from the index.
+   */
+  async function historyOf(
+    tenant: string,
+    filter: EventLogFilter,
+    after: HistoryCursor | null,
+    limit: number,
+  ): Promise<Logged<E>[]> {
+    const key = historyKey(tenant);
+    const out: Logged<E>[] = [];
+    const batch = Math.max(limit + 10, 100);
+    let offset = 0;
+    const min = after ? String(after.timestampMs) : '-inf';
+    while (out.length < limit) {
+      const members = await client.zRangeWithScores(key, min, '+inf', {
+        BY: 'SCORE',
+        LIMIT: { offset, count: batch },
+      });
+      offset += members.length;
+      const candidates = members.filter(
+        (m) => !after || m.score > after.timestampMs || positionOfMember(m.value) > after.position,
+      );
+      const entries = await Promise.all(
+        candidates.map((m) => {
+          const id = streamIdOf(positionOfMember(m.value));
+          return client.xRange(streamKey, id, id);
+        }),
+      );
+      const gone: string[] = [];
+      for (const [i, found] of entries.entries()) {
+        const message = (found as StreamMessage[])[0];
+        if (!message) {
+          gone.push(candidates[i]!.value);
+          continue;
+        }
+        const event = fromMessage(message);
+        if (matchesFilter(event, filter, kind)) out.push(event);
+        if (out.length === limit) break;
+      }
+      if (gone.length > 0) await client.zRem(key, gone);
+      if (members.length < batch) break;
+    }
+    return out;
+  }
+
   async function runTail(fromId: string): Promise<void> {
     let lastId = fromId;
     while (!closed) {
@@ -153,6 +218,7 @@ export async function createRedisEventLog<E extends LogEvent = CardEvent>(
           `${prefix}:id:${event.tenant}:${event.id}`,
           `${prefix}:latest:${event.tenant}:${kind.subjectOf(event)}`,
           `${prefix}:id:${event.id}`,
+          historyKey(event.tenant),
         ],
         arguments: [
           event.id,
@@ -171,17 +237,18 @@ export async function createRedisEventLog<E extends LogEvent = CardEvent>(
     readAfter: scan,
 
     async history(filter, after, limit) {
-      // Streams have no secondary index: read the retained window (bounded by maxCount) and order it.
-      const all = await scan(filter, null, options.retention.maxCount);
-      const ordered = all.sort((a, b) => a.timestampMs - b.timestampMs || (a.position < b.position ? -1 : 1));
-      const from = after
-        ? ordered.findIndex(
-            (e) =>
-              e.timestampMs > after.timestampMs ||
-              (e.timestampMs === after.timestampMs && e.position > after.position),
-          )
-        : 0;
-      return from < 0 ? [] : ordered.slice(from, from + limit);
+      // Each tenant's index is read from the cursor on (a page costs the page, not what is
+      // retained); several tenants are merged by (timestamp, position).
+      const pages = await Promise.all(
+        filter.tenants.map((tenant) => historyOf(tenant, filter, after, limit)),
+      );
+      return pages
+        .flat()
+        .sort(
+          (a, b) =>
+            a.timestampMs - b.timestampMs || (a.position < b.position ? -1 : a.position > b.position ? 1 : 0),
+        )
+        .slice(0, limit);
     },
 
     async tail(listener) {
