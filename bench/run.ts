@@ -30,7 +30,6 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import { issueDevToken } from '../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../src/auth/viewer.ts';
-import { decodeCursor } from '../src/events/event-log.ts';
 import { createRedisEventLog } from '../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../src/events/sqlite-event-log.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
@@ -442,6 +441,9 @@ interface IngestResult {
   queryDuringIngestMaxMs: number;
 }
 
+/** Event timestamps (ms) of acknowledged notifications, in acknowledgement order (deep history cursors). */
+const ackedTimestamps: number[] = [];
+
 async function ingest(server: ServerProcess, concurrency: number, acked: string[], amount?: number) {
   let refused = 0;
   const run = autocannon({
@@ -455,7 +457,7 @@ async function ingest(server: ServerProcess, concurrency: number, acked: string[
         setupRequest: (req, context) => {
           const cardId = `CRD${String(acked.length + refused).padStart(10, '0')}${Math.random().toString().slice(2, 14).padEnd(12, '0')}`;
           const notification = signedCardNotification(VAULT, cardId, WEBHOOK_SECRET);
-          (context as { id?: string }).id = notification.id;
+          Object.assign(context, { id: notification.id, timestampMs: notification.timestampMs });
           return {
             ...req,
             headers: { 'content-type': 'application/json', 'vgs-signature': notification.signature },
@@ -463,8 +465,10 @@ async function ingest(server: ServerProcess, concurrency: number, acked: string[
           };
         },
         onResponse: (status, _body, context) => {
-          if (status >= 200 && status < 300) acked.push((context as { id: string }).id);
-          else refused++;
+          if (status >= 200 && status < 300) {
+            acked.push((context as { id: string }).id);
+            ackedTimestamps.push((context as { timestampMs: number }).timestampMs);
+          } else refused++;
         },
       },
     ],
@@ -514,7 +518,12 @@ async function measureIngest(backend: 'sqlite' | 'redis', redisUrl?: string) {
     clearTimeout(stop);
   }
   const page = await historyPage(server, null);
-  const middle = await historyPage(server, null, Math.floor(PLAN.retained / 2));
+  // A deep page: after the timestamp of the middle acknowledged notification (position 0, so the
+  // page starts at the first event of that millisecond). Cursors are `v1:<position>:<timestampMs>`.
+  const sorted = ackedTimestamps.slice(-allAcked.length).sort((a, b) => a - b);
+  const middle = {
+    endCursor: Buffer.from(`v1:0:${sorted[Math.floor(sorted.length / 2)] ?? 0}`).toString('base64url'),
+  };
   const history = {
     retained: allAcked.length,
     firstPage: await timeHistory(server, null),
@@ -531,25 +540,13 @@ async function measureIngest(backend: 'sqlite' | 'redis', redisUrl?: string) {
   return { ingest: results, history, missingFromLog: missing };
 }
 
-async function historyPage(server: ServerProcess, after: string | null, first = 100) {
-  const query = `query H($first: Int, $after: String) { cardEvents(first: $first, after: $after) { __typename
+async function historyPage(server: ServerProcess, after: string | null) {
+  const query = `query H($after: String) { cardEvents(first: 100, after: $after) { __typename
     ... on QueryCardEventsSuccess { data { edges { cursor } pageInfo { endCursor } } } ... on Error { code message } } }`;
-  const { text } = await postGraphql(
-    server,
-    JSON.stringify({ query, variables: { first: Math.min(first, 100), after } }),
-  );
-  const parsed = JSON.parse(text);
-  const data = parsed.data?.cardEvents?.data;
+  const { text } = await postGraphql(server, JSON.stringify({ query, variables: { after } }));
+  const data = JSON.parse(text).data?.cardEvents?.data;
   if (!data) throw new Error(`history page failed: ${text.slice(0, 300)}`);
-  if (first > 100) {
-    // Walk the cursor forward without reading pages: cursors are (position, timestamp) pairs.
-    const start = decodeCursor(data.pageInfo.endCursor)!;
-    const target = Buffer.from(`v1:${start.position + BigInt(first - 100)}:${start.timestampMs}`).toString(
-      'base64url',
-    );
-    return { count: data.edges.length, endCursor: target };
-  }
-  return { count: data.edges.length, endCursor: data.pageInfo.endCursor as string };
+  return { count: data.edges.length as number, endCursor: data.pageInfo.endCursor as string };
 }
 
 async function timeHistory(server: ServerProcess, after: string | null) {

@@ -5,13 +5,13 @@ import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
  * A signed `au_card.updated` notification (contract §4) for the webhook receiver: a fresh
  * notification id, `timestamp` = now (ms precision: the subscriber side computes delivery latency
  * from it), masked numbers only.
- * @returns the id, the JSON body and its `vgs-signature` header value.
+ * @returns the id, the JSON body, its `vgs-signature` header value and the event timestamp (ms).
  */
 export function signedCardNotification(
   tenant: string,
   cardId: string,
   secret: string,
-): { id: string; body: string; signature: string } {
+): { id: string; body: string; signature: string; timestampMs: number } {
   const now = new Date();
   const iso = now.toISOString();
   const id = randomUUID();
@@ -41,7 +41,12 @@ export function signedCardNotification(
     scope: 'cards',
     tenant,
   });
-  return { id, body, signature: signWebhookBody(body, secret, Math.floor(now.getTime() / 1000)) };
+  return {
+    id,
+    body,
+    signature: signWebhookBody(body, secret, Math.floor(now.getTime() / 1000)),
+    timestampMs: now.getTime(),
+  };
 }
 
 /** The event as the floor's fan-out server broadcasts it: the fields the bench subscription selects. */
