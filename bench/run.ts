@@ -33,7 +33,7 @@ import { UPSTREAM_SCOPES } from '../src/auth/viewer.ts';
 import { createRedisEventLog } from '../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../src/events/sqlite-event-log.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
-import { floorEvent, SUBSCRIPTION, signedCardNotification } from './lib/notifications.ts';
+import { benchCardId, floorEvent, SUBSCRIPTION, signedCardNotification } from './lib/notifications.ts';
 import { type ServerProcess, startServer } from './lib/processes.ts';
 
 const { values: flags } = parseArgs({
@@ -337,7 +337,7 @@ async function measureFanOut(
 
   const cardIds: string[] = [];
   for (let i = 0; i < PLAN.events; i++) {
-    const cardId = `CRD${String(Date.now()).padStart(16, '0')}${String(i).padStart(6, '0')}`;
+    const cardId = benchCardId();
     cardIds.push(cardId);
     if (isFloor) {
       const response = await request(`${server.ready.url}/publish`, {
@@ -455,7 +455,7 @@ async function ingest(server: ServerProcess, concurrency: number, acked: string[
         method: 'POST',
         path: '/webhooks/card-events',
         setupRequest: (req, context) => {
-          const cardId = `CRD${String(acked.length + refused).padStart(10, '0')}${Math.random().toString().slice(2, 14).padEnd(12, '0')}`;
+          const cardId = benchCardId();
           const notification = signedCardNotification(VAULT, cardId, WEBHOOK_SECRET);
           Object.assign(context, { id: notification.id, timestampMs: notification.timestampMs });
           return {

@@ -62,3 +62,14 @@ export function floorEvent(cardId: string): string {
 
 /** The subscription every fan-out subscriber runs (cardgraph); the floor sends the same fields. */
 export const SUBSCRIPTION = 'subscription Live { cardEvents { id type cardId timestamp newAccountNumber } }';
+
+/**
+ * A 25-character card id (`CRD` + 22 letters) for bench notifications: letters only, so no digit
+ * run of it can look like a card number to the redaction (which would mask it in results and make
+ * the ids of different events collide).
+ */
+export function benchCardId(): string {
+  let letters = '';
+  for (let i = 0; i < 22; i++) letters += String.fromCharCode(97 + Math.floor(Math.random() * 26));
+  return `CRD${letters}`;
+}
