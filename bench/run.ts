@@ -398,7 +398,7 @@ async function measureFanOut(
     lost,
     deliveryP50Ms: percentile(latencies, 50),
     deliveryP99Ms: percentile(latencies, 99),
-    deliveryMaxMs: latencies.length ? Math.max(...latencies) : Number.NaN,
+    deliveryMaxMs: latencies.length ? latencies.reduce((max, x) => (x > max ? x : max), 0) : Number.NaN,
     closeCodes,
   };
 }
