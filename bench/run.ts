@@ -131,6 +131,8 @@ function cardgraphEnv(extra: Record<string, string> = {}): Record<string, string
     WS_CONNECTION_INIT_TIMEOUT_MS: '60000',
     // Several gateways run at once: each takes a free metrics port.
     METRICS_PORT: '0',
+    // Every load generator and subscriber connects from 127.0.0.1.
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
     ...extra,
   };
 }
