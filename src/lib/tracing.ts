@@ -24,6 +24,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from '../config.ts';
 import { redactPans } from './pan.ts';
+import { RedactingSpanExporter } from './redacting-span-exporter.ts';
 
 /**
  * OpenTelemetry tracing of one gateway: a tracer exporting over OTLP/HTTP (protobuf or JSON) when
@@ -60,10 +61,12 @@ export function createTracing(config: TracingConfig | undefined, serviceVersion?
     headers: config.headers,
     timeoutMillis: config.timeoutMs,
   };
-  const exporter =
+  // Every span leaves through the card-data redaction, whatever code set its attributes.
+  const exporter = new RedactingSpanExporter(
     config.protocol === 'http/json'
       ? new OTLPJsonTraceExporter(exporterOptions)
-      : new OTLPProtoTraceExporter(exporterOptions);
+      : new OTLPProtoTraceExporter(exporterOptions),
+  );
   const provider = new TracerProvider({
     resource: defaultResource().merge(
       resourceFromAttributes({
