@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /**
- * Debian's chromium (installed by test/support/ensure-chromium.sh) driven by playwright-core: no
+ * Debian's chromium (installed by test/support/ensure-test-tools.sh) driven by playwright-core: no
  * browser download, a fresh profile per launch, and no request leaving the machine.
  */
 
