@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor, type LoggedCardEvent } from '../events/even
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
-import { costExtension, EVENT_PAGE_SIZE, pageSize } from './paging.ts';
+import { costExtension, EVENT_PAGE_SIZE, eventCursorArg, eventHistoryPage } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -99,7 +99,7 @@ builder.subscriptionField('cardEvents', (t) =>
       after: t.arg.string({ required: false, description: 'Resume after this cursor (replay, then live).' }),
     },
     subscribe: (_root, args, context) => {
-      const after = args.after ? cursorArg(args.after).position : null;
+      const after = args.after ? eventCursorArg(args.after, 'card event').position : null;
       return context.events.resume(eventFilter(context, args), after);
     },
     resolve: (event) => event,
@@ -117,26 +117,10 @@ builder.queryField('cardEvents', (t) =>
     args: {
       ...eventFilterArgs(t),
     },
-    resolve: async (_root, args, context) => {
-      if (args.last != null || args.before != null) {
-        throw new InputValidationError({
-          issues: [{ message: 'only forward pagination (first, after) is supported', path: ['last'] }],
-        });
-      }
-      const first = pageSize(args.first, EVENT_PAGE_SIZE);
-      const after = args.after ? cursorArg(args.after) : null;
-      const page = await context.events.history(eventFilter(context, args), after, first + 1);
-      const edges = page.slice(0, first).map((node) => ({ cursor: encodeCursor(node), node }));
-      return {
-        edges,
-        pageInfo: {
-          hasNextPage: page.length > first,
-          hasPreviousPage: after !== null,
-          startCursor: edges[0]?.cursor ?? null,
-          endCursor: edges.at(-1)?.cursor ?? null,
-        },
-      };
-    },
+    resolve: (_root, args, context) =>
+      eventHistoryPage(args, 'card event', (after, limit) =>
+        context.events.history(eventFilter(context, args), after, limit),
+      ),
   }),
 );
 
@@ -160,11 +144,4 @@ function eventFilter(
     ...(args.cardId ? { cardId: args.cardId } : {}),
     ...(args.types?.length ? { types: args.types } : {}),
   };
-}
-
-function cursorArg(cursor: string) {
-  const decoded = decodeCursor(cursor);
-  if (!decoded)
-    throw new InputValidationError({ issues: [{ message: 'is not a card event cursor', path: ['after'] }] });
-  return decoded;
 }

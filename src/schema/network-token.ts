@@ -21,7 +21,7 @@ import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts'
 import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
-import { costExtension, EVENT_PAGE_SIZE, pageSize } from './paging.ts';
+import { costExtension, EVENT_PAGE_SIZE, eventCursorArg, eventHistoryPage } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -355,7 +355,7 @@ builder.subscriptionField('networkTokenEvents', (t) =>
       after: t.arg.string({ required: false, description: 'Resume after this cursor (replay, then live).' }),
     },
     subscribe: (_root, args, context) => {
-      const after = args.after ? networkTokenCursorArg(args.after).position : null;
+      const after = args.after ? eventCursorArg(args.after, 'network token event').position : null;
       return context.networkTokenEvents.resume(networkTokenEventFilter(context, args), after);
     },
     resolve: (event) => event,
@@ -371,30 +371,10 @@ builder.queryField('networkTokenEvents', (t) =>
     extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
     errors: { types: [InputValidationError] },
     args: networkTokenEventFilterArgs(t),
-    resolve: async (_root, args, context) => {
-      if (args.last != null || args.before != null) {
-        throw new InputValidationError({
-          issues: [{ message: 'only forward pagination (first, after) is supported', path: ['last'] }],
-        });
-      }
-      const first = pageSize(args.first, EVENT_PAGE_SIZE);
-      const after = args.after ? networkTokenCursorArg(args.after) : null;
-      const page = await context.networkTokenEvents.history(
-        networkTokenEventFilter(context, args),
-        after,
-        first + 1,
-      );
-      const edges = page.slice(0, first).map((node) => ({ cursor: encodeCursor(node), node }));
-      return {
-        edges,
-        pageInfo: {
-          hasNextPage: page.length > first,
-          hasPreviousPage: after !== null,
-          startCursor: edges[0]?.cursor ?? null,
-          endCursor: edges.at(-1)?.cursor ?? null,
-        },
-      };
-    },
+    resolve: (_root, args, context) =>
+      eventHistoryPage(args, 'network token event', (after, limit) =>
+        context.networkTokenEvents.history(networkTokenEventFilter(context, args), after, limit),
+      ),
   }),
 );
 
@@ -420,17 +400,4 @@ function networkTokenEventFilter(
     tenants: args.vaultId ? [vaultOf(context, args.vaultId)] : [...(context.viewer?.vaults ?? [])],
     ...(args.panAlias ? { panAlias: args.panAlias } : {}),
   };
-}
-
-/**
- * Parses an `after` cursor of the network token event log.
- * @throws InputValidationError (`invalid-input`, path `after`) for anything else.
- */
-function networkTokenCursorArg(cursor: string) {
-  const decoded = decodeCursor(cursor);
-  if (!decoded)
-    throw new InputValidationError({
-      issues: [{ message: 'is not a network token event cursor', path: ['after'] }],
-    });
-  return decoded;
 }

@@ -1,3 +1,6 @@
+import { InputValidationError } from '@pothos/plugin-validation';
+import { decodeCursor, encodeCursor, type HistoryCursor } from '../events/event-log.ts';
+
 /**
  * Page sizes of the connections and the cost extension of fields that multiply or reach the
  * upstream. The resolvers clamp `first` to these constants and the operation cost
@@ -35,4 +38,55 @@ export function costExtension(cost: FieldCost): { cost: FieldCost } {
 /** Clamps a requested page size to `[1, max]`, `default` when absent (what the resolvers serve). */
 export function pageSize(first: number | null | undefined, size: { default: number; max: number }): number {
   return Math.min(Math.max(first ?? size.default, 1), size.max);
+}
+
+/** Connection arguments of an event history field (forward pagination only). */
+export interface EventHistoryArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+}
+
+/**
+ * A cursor argument of an event history or resume field, parsed.
+ * @param what names the event kind in the error, e.g. `card event`.
+ * @throws InputValidationError (`invalid-input`, path `after`) when it is not one of our cursors.
+ */
+export function eventCursorArg(cursor: string, what: string): HistoryCursor {
+  const decoded = decodeCursor(cursor);
+  if (!decoded)
+    throw new InputValidationError({ issues: [{ message: `is not a ${what} cursor`, path: ['after'] }] });
+  return decoded;
+}
+
+/**
+ * One page of an event history as a Relay connection (`cardEvents`, `networkTokenEvents`):
+ * `first` clamped to {@link EVENT_PAGE_SIZE}, one extra event read to know `hasNextPage`.
+ * @param readPage reads up to `limit` events after `after` (null: from the oldest retained).
+ * @throws InputValidationError for `last`/`before` or a cursor that is not one of ours.
+ */
+export async function eventHistoryPage<E extends { position: bigint; timestampMs: number }>(
+  args: EventHistoryArgs,
+  what: string,
+  readPage: (after: HistoryCursor | null, limit: number) => Promise<readonly E[]>,
+) {
+  if (args.last != null || args.before != null) {
+    throw new InputValidationError({
+      issues: [{ message: 'only forward pagination (first, after) is supported', path: ['last'] }],
+    });
+  }
+  const first = pageSize(args.first, EVENT_PAGE_SIZE);
+  const after = args.after ? eventCursorArg(args.after, what) : null;
+  const page = await readPage(after, first + 1);
+  const edges = page.slice(0, first).map((node) => ({ cursor: encodeCursor(node), node }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: page.length > first,
+      hasPreviousPage: after !== null,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
 }
