@@ -14,6 +14,56 @@ export interface VaultCredentials {
   clientSecret: string;
 }
 
+/** Base addresses of the upstream areas (contract §1) and its OAuth 2.0 token endpoint. */
+export interface UpstreamAddresses {
+  /** `{base_url}` of the card interface. */
+  cardInterfaceUrl: string;
+  /** `{account_updater_url}`: account updater v1 and network tokens. */
+  accountUpdaterUrl: string;
+  /** `{card_enrichment_url}`. */
+  cardAttributesUrl: string;
+  /** `{accounts_url}`. */
+  accountsUrl: string;
+  /** OAuth 2.0 token endpoint. */
+  tokenUrl: string;
+}
+
+/** How the gateway calls the upstream, whichever it is. */
+interface UpstreamClientSettings {
+  /** Client credentials per vault id (tenant). */
+  credentials: Record<string, VaultCredentials>;
+  /**
+   * Total deadline of one upstream call in ms: connect, retries, response headers and the whole
+   * body (`UPSTREAM_TIMEOUT_MS`).
+   */
+  timeoutMs: number;
+}
+
+/**
+ * The upstream of a gateway that can start (src/upstream/index.ts): `remote` from `UPSTREAM_*`
+ * addresses, or `embedded` once the development sandbox listens ({@link onSandbox}).
+ */
+export interface UpstreamConfig extends UpstreamAddresses, UpstreamClientSettings {
+  mode: 'remote' | 'embedded';
+}
+
+/**
+ * `UPSTREAM=embedded` before the development sandbox has started: its settings, no addresses yet.
+ * Only src/dev.ts starts it; src/main.ts refuses this mode ({@link gatewayConfig}).
+ */
+export interface EmbeddedUpstreamConfig extends UpstreamClientSettings {
+  mode: 'embedded';
+  sandbox: {
+    /** Port of the development sandbox; 0 picks a free port. */
+    port: number;
+    /** Delay before the sandbox completes an async enrolment and sends its notification (ms). */
+    webhookDelayMs: number;
+  };
+}
+
+/** A configuration whose upstream has its addresses: what buildApp (src/app.ts) starts. */
+export type GatewayConfig = Config & { upstream: UpstreamConfig };
+
 /** Gateway configuration, as produced by {@link loadConfig}. Durations in ms unless the name says s. */
 export interface Config {
   /**
@@ -26,27 +76,11 @@ export interface Config {
   port: number;
   host: string;
   logLevel: string;
-  upstream: {
-    /** `embedded`: the sandbox starts in-process and the addresses below are derived from it. */
-    mode: 'embedded' | 'remote';
-    /** `{base_url}` of the card interface. */
-    cardInterfaceUrl: string;
-    /** `{account_updater_url}`: account updater v1 and network tokens. */
-    accountUpdaterUrl: string;
-    /** `{card_enrichment_url}`. */
-    cardAttributesUrl: string;
-    /** `{accounts_url}`. */
-    accountsUrl: string;
-    /** OAuth 2.0 token endpoint. */
-    tokenUrl: string;
-    /** Client credentials per vault id (tenant). */
-    credentials: Record<string, VaultCredentials>;
-    /**
-     * Total deadline of one upstream call in ms: connect, retries, response headers and the whole
-     * body (`UPSTREAM_TIMEOUT_MS`).
-     */
-    timeoutMs: number;
-  };
+  /**
+   * Where the upstream is: `remote` with its addresses, or `embedded`, the development sandbox, whose
+   * addresses exist only once src/dev.ts has started it ({@link onSandbox}).
+   */
+  upstream: UpstreamConfig | EmbeddedUpstreamConfig;
   /**
    * Longest a graceful shutdown (SIGTERM, SIGINT) may take, in ms (`SHUTDOWN_TIMEOUT_MS`): requests
    * still running shortly before it are cut off, in-flight upstream calls aborted, and the process
@@ -68,12 +102,6 @@ export interface Config {
      * estimated before execution and counted at the upstream client boundary while it runs.
      */
     upstreamCallBudget: number;
-  };
-  sandbox: {
-    /** Port of the embedded sandbox; 0 picks a free port. */
-    port: number;
-    /** Delay before the sandbox completes an async enrolment and sends its notification. */
-    webhookDelayMs: number;
   };
   webhooks: {
     /** Accepted signing secrets, newest first; in embedded mode the sandbox signs with the first. */
@@ -529,32 +557,36 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const embedded = upstreamMode === 'embedded';
   // Development exposes everything a person exploring the graph needs; production only what is asked.
   const exposed = (value: 'on' | 'off' | undefined) => (value ?? (production ? 'off' : 'on')) === 'on';
-  // In embedded mode the addresses are placeholders: buildApp replaces them with the sandbox's
-  // actual address once it listens (SANDBOX_PORT may be 0).
-  const sandboxBase = `http://127.0.0.1:${e.SANDBOX_PORT}`;
   const jwtSecret = e.AUTH_JWT_SECRET ?? (e.AUTH_JWKS_URL ? undefined : EMBEDDED_DEV_JWT_SECRET);
   return {
     environment: production ? 'production' : 'development',
     port: e.PORT,
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
-    upstream: {
-      mode: upstreamMode,
-      cardInterfaceUrl: e.CARD_INTERFACE_URL ?? `${sandboxBase}/card-interface`,
-      accountUpdaterUrl: e.ACCOUNT_UPDATER_URL ?? `${sandboxBase}/account-updater`,
-      cardAttributesUrl: e.CARD_ATTRIBUTES_URL ?? `${sandboxBase}/card-attributes`,
-      accountsUrl: e.ACCOUNTS_URL ?? `${sandboxBase}/accounts`,
-      tokenUrl: e.TOKEN_URL ?? `${sandboxBase}/oauth/token`,
-      credentials: e.UPSTREAM_CREDENTIALS ?? (embedded ? SANDBOX_CREDENTIALS : {}),
-      timeoutMs: e.UPSTREAM_TIMEOUT_MS,
-    },
+    upstream: embedded
+      ? {
+          mode: 'embedded',
+          sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS },
+          credentials: e.UPSTREAM_CREDENTIALS ?? SANDBOX_CREDENTIALS,
+          timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+        }
+      : {
+          mode: 'remote',
+          // Required in remote mode (envSchema's refinement).
+          cardInterfaceUrl: e.CARD_INTERFACE_URL!,
+          accountUpdaterUrl: e.ACCOUNT_UPDATER_URL!,
+          cardAttributesUrl: e.CARD_ATTRIBUTES_URL!,
+          accountsUrl: e.ACCOUNTS_URL!,
+          tokenUrl: e.TOKEN_URL!,
+          credentials: e.UPSTREAM_CREDENTIALS!,
+          timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+        },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     operationLimits: {
       nodesMaxIds: e.NODES_MAX_IDS,
       maxCost: e.OPERATION_MAX_COST,
       upstreamCallBudget: e.UPSTREAM_CALL_BUDGET,
     },
-    sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS },
     webhooks: {
       secrets: e.WEBHOOK_SECRETS ?? [`whsec_${randomBytes(24).toString('base64url')}`],
       toleranceS: e.WEBHOOK_TOLERANCE_S,
@@ -602,6 +634,41 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ...(e.AUTH_AUDIENCE ? { audience: e.AUTH_AUDIENCE } : {}),
     },
   };
+}
+
+/**
+ * `config` on the development sandbox listening at `sandboxUrl` (its real address, e.g.
+ * `http://127.0.0.1:4010`): the upstream addresses of contract §1 under it. src/dev.ts calls this
+ * once the sandbox has started.
+ */
+export function onSandbox(config: Config, sandboxUrl: string): GatewayConfig {
+  const { credentials, timeoutMs } = config.upstream;
+  return {
+    ...config,
+    upstream: {
+      mode: 'embedded',
+      cardInterfaceUrl: `${sandboxUrl}/card-interface`,
+      accountUpdaterUrl: `${sandboxUrl}/account-updater`,
+      cardAttributesUrl: `${sandboxUrl}/card-attributes`,
+      accountsUrl: `${sandboxUrl}/accounts`,
+      tokenUrl: `${sandboxUrl}/oauth/token`,
+      credentials,
+      timeoutMs,
+    },
+  };
+}
+
+/**
+ * `config` as the production gateway (src/main.ts) runs it.
+ * @throws ConfigError for `UPSTREAM=embedded` (unset in development): the sandbox is no part of the
+ *   production gateway; `npm start` (src/dev.ts) runs it with the gateway.
+ */
+export function gatewayConfig(config: Config): GatewayConfig {
+  if ('tokenUrl' in config.upstream) return config as GatewayConfig;
+  throw new ConfigError(
+    'Invalid configuration:\n  UPSTREAM: embedded runs the development sandbox, which is not part of the ' +
+      'production gateway: start it with `npm start` (src/dev.ts), or set UPSTREAM=remote and the upstream addresses',
+  );
 }
 
 /** Settings of the standalone sandbox (`npm run sandbox`), see {@link loadSandboxConfig}. */

@@ -1,26 +1,17 @@
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, gatewayConfig, loadConfig } from './config.ts';
+import { stopOnSignals } from './server/signals.ts';
 
+/**
+ * The production gateway (the Docker image's command): parses the configuration, builds and starts
+ * the gateway, stops it on SIGTERM/SIGINT. `UPSTREAM=embedded` (the development default) is refused
+ * with a ConfigError: the sandbox is no part of this entry; `npm start` (src/dev.ts) runs it.
+ */
 try {
-  const config = loadConfig();
+  const config = gatewayConfig(loadConfig());
   const app = buildApp(config);
   await app.start();
-  const shutdown = () => {
-    // The last resort of a bounded shutdown: whatever still runs at SHUTDOWN_TIMEOUT_MS is abandoned.
-    setTimeout(() => {
-      console.error(`shutdown did not finish within SHUTDOWN_TIMEOUT_MS (${config.shutdownTimeoutMs} ms)`);
-      process.exit(1);
-    }, config.shutdownTimeoutMs).unref();
-    app.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  stopOnSignals(() => app.stop(), config.shutdownTimeoutMs);
 } catch (error) {
   console.error(error instanceof ConfigError ? error.message : error);
   process.exit(1);

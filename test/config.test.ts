@@ -1,15 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, EMBEDDED_DEV_JWT_SECRET, loadConfig, SANDBOX_CREDENTIALS } from '../src/config.ts';
+import {
+  ConfigError,
+  EMBEDDED_DEV_JWT_SECRET,
+  gatewayConfig,
+  loadConfig,
+  onSandbox,
+  SANDBOX_CREDENTIALS,
+} from '../src/config.ts';
 
 describe('loadConfig', () => {
-  it('defaults to the embedded sandbox on ports 4000 and 4010 with the sandbox vaults', () => {
+  it('defaults to the embedded sandbox on ports 4000 and 4010 with the sandbox vaults, and no addresses yet', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4000);
-    expect(config.upstream.mode).toBe('embedded');
-    expect(config.sandbox).toEqual({ port: 4010, webhookDelayMs: 1000 });
-    expect(config.upstream.accountUpdaterUrl).toBe('http://127.0.0.1:4010/account-updater');
-    expect(config.upstream.tokenUrl).toBe('http://127.0.0.1:4010/oauth/token');
-    expect(config.upstream.credentials).toEqual(SANDBOX_CREDENTIALS);
+    expect(config.upstream).toEqual({
+      mode: 'embedded',
+      sandbox: { port: 4010, webhookDelayMs: 1000 },
+      credentials: SANDBOX_CREDENTIALS,
+      timeoutMs: 10_000,
+    });
     expect(config.auth).toEqual({ jwtSecret: EMBEDDED_DEV_JWT_SECRET });
     expect(config.webhooks.secrets).toHaveLength(1);
     expect(config.webhooks.secrets[0]).toMatch(/^whsec_/);
@@ -82,6 +90,48 @@ describe('loadConfig', () => {
     [{ FIELD_SUGGESTIONS: '1' }, 'FIELD_SUGGESTIONS'],
   ])('accepts only on|off: %o names %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${variable}\\b: Invalid option`));
+  });
+});
+
+describe('the gateway configuration', () => {
+  it('puts the upstream under the address of the started sandbox', () => {
+    const config = onSandbox(loadConfig({ SANDBOX_PORT: '0' }), 'http://127.0.0.1:41234');
+    expect(config.upstream).toEqual({
+      mode: 'embedded',
+      cardInterfaceUrl: 'http://127.0.0.1:41234/card-interface',
+      accountUpdaterUrl: 'http://127.0.0.1:41234/account-updater',
+      cardAttributesUrl: 'http://127.0.0.1:41234/card-attributes',
+      accountsUrl: 'http://127.0.0.1:41234/accounts',
+      tokenUrl: 'http://127.0.0.1:41234/oauth/token',
+      credentials: SANDBOX_CREDENTIALS,
+      timeoutMs: 10_000,
+    });
+  });
+
+  it('is refused for the production entry in embedded mode, pointing at npm start', () => {
+    expect(() => gatewayConfig(loadConfig({}))).toThrow(ConfigError);
+    expect(() => gatewayConfig(loadConfig({ UPSTREAM: 'embedded' }))).toThrow(
+      /^Invalid configuration:\n {2}UPSTREAM: embedded .*`npm start` \(src\/dev\.ts\)/,
+    );
+  });
+
+  it('keeps the addresses of a remote upstream', () => {
+    const remote = loadConfig({
+      UPSTREAM: 'remote',
+      CARD_INTERFACE_URL: 'https://ci.example/v1',
+      ACCOUNT_UPDATER_URL: 'https://au.example/v1',
+      CARD_ATTRIBUTES_URL: 'https://ca.example/v1',
+      ACCOUNTS_URL: 'https://accounts.example/v1',
+      TOKEN_URL: 'https://auth.example/oauth/token',
+      UPSTREAM_CREDENTIALS: 'vault1=client:secret',
+      WEBHOOK_SECRETS: 'whsec_0123456789abcdef0123',
+      AUTH_JWT_SECRET: 'a-secret-of-at-least-32-characters-long',
+    });
+    expect(gatewayConfig(remote).upstream).toMatchObject({
+      mode: 'remote',
+      cardInterfaceUrl: 'https://ci.example/v1',
+      tokenUrl: 'https://auth.example/oauth/token',
+    });
   });
 });
 

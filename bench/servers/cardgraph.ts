@@ -4,10 +4,10 @@
  */
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
+import { gatewayConfig, loadConfig } from '../../src/config.ts';
 import { serveStats } from '../lib/child.ts';
 
-const app = buildApp(loadConfig(), { logDestination: pino.destination('/dev/null') });
+const app = buildApp(gatewayConfig(loadConfig()), { logDestination: pino.destination('/dev/null') });
 const { url } = await app.start();
 serveStats({ url }, () => ({ subscribers: app.events?.subscriberCount() ?? 0 }));
 process.once('SIGTERM', () => {

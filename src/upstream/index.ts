@@ -1,5 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
-import type { Config } from '../config.ts';
+import type { UpstreamConfig } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { AccountUpdaterClient } from './account-updater/client.ts';
@@ -57,7 +57,7 @@ export interface Upstream {
 }
 
 /**
- * Builds the upstream clients from the gateway configuration (`Config['upstream']`: base addresses of
+ * Builds the upstream clients from the gateway configuration (`UpstreamConfig`: base addresses of
  * contract §1, token endpoint and per-vault credentials of contract §2, `timeoutMs` per request).
  * Pass the addresses of the started sandbox in embedded mode. This is the client boundary of the
  * gateway: each client rejects with the typed errors of src/errors.ts, mapped once through its area's
@@ -65,7 +65,7 @@ export interface Upstream {
  * metrics and spans, and token fetch counts.
  */
 export function createUpstream(
-  config: Config['upstream'],
+  config: UpstreamConfig,
   logger: Logger,
   telemetry: { metrics?: Metrics; tracer?: Tracer } = {},
 ): Upstream {

@@ -125,7 +125,7 @@ describe('authorization through GraphQL', () => {
   afterAll(() => stack.stop());
 
   /** Number of requests the sandbox answered so far (the upstream request log). */
-  const upstreamRequests = () => stack.app.sandbox!.requests().length;
+  const upstreamRequests = () => stack.sandbox!.requests().length;
 
   /** Every root field that needs a scope, with the code of its result, run with `token`. */
   async function everyField(token: string | null, vaultId?: string): Promise<Record<string, unknown>> {
@@ -207,7 +207,7 @@ describe('authorization through GraphQL', () => {
         checkCardUpdates: forbidden,
       });
       // Only the two reads reached the upstream (plus the token request of this vault, if any).
-      const reads = stack.app
+      const reads = stack
         .sandbox!.requests()
         .slice(before)
         .filter((r) => r.path !== '/oauth/token');

@@ -133,9 +133,9 @@ describe('card attributes through GraphQL', () => {
 
   /** Runs `work` and returns it with the sandbox requests answered meanwhile. */
   async function withRequests<T>(work: () => Promise<T>) {
-    const before = stack.app.sandbox!.requests().length;
+    const before = stack.sandbox!.requests().length;
     const result = await work();
-    return { result, requests: stack.app.sandbox!.requests().slice(before) };
+    return { result, requests: stack.sandbox!.requests().slice(before) };
   }
 
   // First: the cache is app-wide and the lookups below fill it with every BIN of the table.

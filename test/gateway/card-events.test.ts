@@ -180,7 +180,7 @@ describe('cardEvents subscription', () => {
         },
       });
     }
-    const reads = stack.app
+    const reads = stack
       .sandbox!.requests()
       .filter((r) => r.method === 'GET' && r.path.endsWith(`/cards/${cardId}`));
     expect(reads).toHaveLength(1);

@@ -515,7 +515,7 @@ describe('card interface through GraphQL', () => {
 
   describe('upstream faults (contract §5.4)', () => {
     it.each(FAULT_CARDS)('%s answers UpstreamError %i %s', async (pan, status, code, retryable) => {
-      const before = stack.app.sandbox!.requests().length;
+      const before = stack.sandbox!.requests().length;
       const result = await stack.execute(
         CreateCard,
         { input: { pan, cvc: CVC, expMonth: 11, expYear: 29 } },
@@ -529,7 +529,7 @@ describe('card interface through GraphQL', () => {
       expect(text).not.toContain(pan);
       expect(text).not.toContain(CVC);
       // POST /cards is never retried automatically, except once after a 401 with a fresh token.
-      const posts = stack.app
+      const posts = stack
         .sandbox!.requests()
         .slice(before)
         .filter((r) => r.method === 'POST' && r.path === '/card-interface/cards');

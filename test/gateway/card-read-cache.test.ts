@@ -39,7 +39,7 @@ describe('card read cache', () => {
   afterAll(() => stack.stop());
 
   const cardReads = (cardId: string) =>
-    stack.app
+    stack
       .sandbox!.requests()
       .filter((r) => r.method === 'GET' && r.path === `/account-updater/cards/${cardId}`).length;
   const read = async (cardId: string) =>

@@ -300,7 +300,7 @@ describe('browser-originated requests (class 9)', () => {
   }
 
   it('refuses a mutation from a form body (urlencoded, multipart) with 415 and runs nothing upstream', async () => {
-    const before = stack.app.sandbox!.requests().length;
+    const before = stack.sandbox!.requests().length;
     const urlencoded = await post(
       'application/x-www-form-urlencoded',
       new URLSearchParams({ query: MUTATION }).toString(),
@@ -320,7 +320,7 @@ describe('browser-originated requests (class 9)', () => {
         ],
       });
     }
-    expect(stack.app.sandbox!.requests().length).toBe(before);
+    expect(stack.sandbox!.requests().length).toBe(before);
   });
 
   it('refuses a text/plain (simple, never preflighted) body without a CSRF header with 403', async () => {

@@ -127,9 +127,9 @@ describe('input validation through GraphQL', () => {
 
   /** Runs `work` and asserts the sandbox answered no request meanwhile. */
   async function withoutUpstream<T>(work: () => Promise<T>): Promise<T> {
-    const before = stack.app.sandbox!.requests().length;
+    const before = stack.sandbox!.requests().length;
     const result = await work();
-    expect(stack.app.sandbox!.requests().slice(before)).toEqual([]);
+    expect(stack.sandbox!.requests().slice(before)).toEqual([]);
     return result;
   }
 
@@ -140,10 +140,10 @@ describe('input validation through GraphQL', () => {
   }
 
   it('sends a valid card upstream (control for the request-log assertions)', async () => {
-    const before = stack.app.sandbox!.requests().length;
+    const before = stack.sandbox!.requests().length;
     const result = await stack.execute(CreateCard, { input: VALID_CARD }, token);
     expect(result.data?.createCard.__typename).toBe('MutationCreateCardSuccess');
-    expect(stack.app.sandbox!.requests().slice(before)).toEqual([
+    expect(stack.sandbox!.requests().slice(before)).toEqual([
       { method: 'POST', path: '/card-interface/cards', status: 201, vault: 'tntsandbox1' },
     ]);
   });
@@ -239,7 +239,7 @@ describe('input validation through GraphQL', () => {
     });
 
     it('answers a variable of the wrong type with a GraphQL error that does not echo the value', async () => {
-      const before = stack.app.sandbox!.requests().length;
+      const before = stack.sandbox!.requests().length;
       const response = await request(`${stack.url}/graphql`, {
         method: 'POST',
         headers: {
@@ -262,7 +262,7 @@ describe('input validation through GraphQL', () => {
       expect(body.errors![0]!.message).toBe(
         'Variable "$input" got invalid value at "input.pan"; String cannot represent a non string value.',
       );
-      expect(stack.app.sandbox!.requests().length).toBe(before);
+      expect(stack.sandbox!.requests().length).toBe(before);
     });
   });
 

@@ -199,9 +199,9 @@ describe('joins through GraphQL', () => {
 
   /** Runs `work` and returns it with the sandbox requests answered meanwhile, token requests left out. */
   async function withRequests<T>(work: () => Promise<T>) {
-    const before = stack.app.sandbox!.requests().length;
+    const before = stack.sandbox!.requests().length;
     const result = await work();
-    const requests: SandboxRequestRecord[] = stack.app.sandbox!.requests().slice(before);
+    const requests: SandboxRequestRecord[] = stack.sandbox!.requests().slice(before);
     return { result, requests: requests.filter((r) => r.path !== '/oauth/token') };
   }
 

@@ -97,13 +97,13 @@ describe('networkTokenEvents subscription', () => {
   }
 
   const tokenReads = (panAlias: string) =>
-    stack.app
+    stack
       .sandbox!.requests()
       .filter((r) => r.method === 'GET' && r.path.endsWith(`/account-updater/network-tokens/${panAlias}`));
 
   /** Network token notifications of vault 1 the gateway answered 200. */
   const acceptedTokenNotifications = () =>
-    stack.app
+    stack
       .sandbox!.deliveries()
       .filter((d) => d.vault === VAULT1 && d.event.startsWith('network_token.') && d.status === 200).length;
 

@@ -185,9 +185,9 @@ describe('network tokens through GraphQL', () => {
 
   /** Runs `work` and returns it with the sandbox requests answered meanwhile. */
   async function withRequests<T>(work: () => Promise<T>) {
-    const before = stack.app.sandbox!.requests().length;
+    const before = stack.sandbox!.requests().length;
     const result = await work();
-    return { result, requests: stack.app.sandbox!.requests().slice(before) };
+    return { result, requests: stack.sandbox!.requests().slice(before) };
   }
 
   it('lists every card of contract §5.5 in these tables', () => {

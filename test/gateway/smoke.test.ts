@@ -54,7 +54,7 @@ describe('operation limits (graphql-armor)', () => {
   }
 
   it('refuses more than 15 aliases and nesting deeper than 12 before any upstream call', async () => {
-    const before = stack.app.sandbox!.requests().length;
+    const before = stack.sandbox!.requests().length;
     const aliases = await post(
       `{ ${Array.from({ length: 16 }, (_, i) => `v${i}: viewer { subject }`).join(' ')} }`,
     );
@@ -65,6 +65,6 @@ describe('operation limits (graphql-armor)', () => {
         : `... on Organization { members { edges { node { vaults { vault { ${nested(depth - 1)} } } } } } }`;
     const deep = await post(`{ node(id: "x") { ${nested(2)} } }`);
     expect(deep.body.errors?.[0]?.message).toContain('Query depth limit of 12 exceeded');
-    expect(stack.app.sandbox!.requests().length).toBe(before);
+    expect(stack.sandbox!.requests().length).toBe(before);
   });
 });

@@ -1,7 +1,7 @@
 import { networkInterfaces } from 'node:os';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Config, EMBEDDED_DEV_JWT_SECRET, loadConfig } from '../../src/config.ts';
+import { type Config, EMBEDDED_DEV_JWT_SECRET, loadConfig, onSandbox } from '../../src/config.ts';
 import {
   developmentTokenIssuer,
   isLoopbackAddress,
@@ -70,7 +70,10 @@ describe('mayEmbedDevelopmentToken', () => {
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
   });
   const withOwnSecret = loadConfig({ AUTH_JWT_SECRET: TEST_JWT_SECRET });
-  const remote: Config = { ...development, upstream: { ...development.upstream, mode: 'remote' } };
+  const remote: Config = {
+    ...development,
+    upstream: { ...onSandbox(development, 'http://127.0.0.1:4010').upstream, mode: 'remote' },
+  };
   // Defence in depth: even a configuration object that slipped past loadConfig's production checks.
   const productionWithDevSecret: Config = { ...development, environment: 'production' };
 

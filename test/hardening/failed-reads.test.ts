@@ -50,7 +50,7 @@ describe('nodes with the upstream down', () => {
     stack = await startStack();
     token = await stack.token({ vaults: [VAULT1] });
     // The sandbox stops listening: every upstream call (token endpoint included) is refused.
-    await stack.app.sandbox!.stop();
+    await stack.sandbox!.stop();
   });
   afterAll(() => stack.stop());
 

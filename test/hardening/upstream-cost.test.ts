@@ -66,9 +66,9 @@ function gateway(env: Record<string, string>) {
 
   /** Upstream requests (token endpoint aside) the sandbox answered while `work` ran. */
   async function upstreamCallsDuring<T>(work: () => Promise<T>) {
-    const before = stack.app.sandbox!.requests().length;
+    const before = stack.sandbox!.requests().length;
     const result = await work();
-    const calls = stack.app.sandbox!.requests().slice(before);
+    const calls = stack.sandbox!.requests().slice(before);
     return { result, calls: calls.filter((call) => call.path !== '/oauth/token') };
   }
 

@@ -7,11 +7,13 @@ import { type Client, createClient } from 'graphql-ws';
 import { pino } from 'pino';
 import { request } from 'undici';
 import WebSocket from 'ws';
-import { type App, buildApp } from '../../src/app.ts';
+import type { App } from '../../src/app.ts';
 import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
+import { type GatewayConfig, loadConfig } from '../../src/config.ts';
+import { startDevelopment } from '../../src/dev.ts';
 import { luhnCheckDigit } from '../../src/lib/pan.ts';
+import type { Sandbox } from '../../src/sandbox/sandbox.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { assertNoResponseViolations } from '../sandbox/helpers.ts';
 
@@ -72,8 +74,11 @@ export const BULK_TEST_PANS: readonly string[] = BULK_BINS.flatMap(([bin, length
 /** A running gateway on the embedded sandbox, on free ports, logging to its own file. */
 export interface Stack {
   app: App;
-  config: Config;
+  /** The gateway's configuration, with the sandbox's real addresses in embedded mode. */
+  config: GatewayConfig;
   url: string;
+  /** The embedded sandbox; `undefined` with `UPSTREAM=remote`. */
+  sandbox: Sandbox | undefined;
   sandboxUrl: string;
   logFile: string;
   /** A client JWT (HS256) for the given vaults and scopes (default: tntsandbox1, every scope). */
@@ -99,8 +104,9 @@ export interface Stack {
 }
 
 /**
- * Starts buildApp in embedded mode with ports 0, a 100 ms enrolment delay and a compressed retry
- * schedule. `env` overrides configuration variables.
+ * Starts the development composition of src/dev.ts (sandbox and gateway) with ports 0, a 100 ms
+ * enrolment delay, a compressed retry schedule and response validation in the sandbox. `env`
+ * overrides configuration variables.
  */
 export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'cardgraph-'));
@@ -120,19 +126,19 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     DATA_DIR: join(dir, 'data'),
     ...env,
   });
-  const app = buildApp(config, {
+  const development = await startDevelopment(config, {
     logDestination: destination,
-    sandboxRetryScheduleMs: [0, 100, 300],
-    sandboxValidateResponses: true,
+    sandbox: { retryScheduleMs: [0, 100, 300], validateResponses: true },
   });
-  const { url, sandboxUrl } = await app.start();
+  const { app, url, sandbox } = development;
   const clients: Client[] = [];
 
   return {
     app,
-    config,
+    config: development.config,
     url,
-    sandboxUrl: sandboxUrl!,
+    sandbox,
+    sandboxUrl: development.sandboxUrl!,
     logFile,
     token: (options = {}) =>
       issueDevToken({
@@ -168,11 +174,11 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     },
     async stop() {
       await Promise.all(clients.map((c) => c.dispose()));
-      await app.stop();
+      await development.stop();
       destination.flushSync();
       assertNoTestPanIn(readFileSync(logFile, 'utf8'));
       // Every answer the embedded sandbox gave this stack must match its OpenAPI document.
-      if (app.sandbox) assertNoResponseViolations(app.sandbox);
+      if (sandbox) assertNoResponseViolations(sandbox);
     },
   };
 }

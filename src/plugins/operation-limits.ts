@@ -1,0 +1,34 @@
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import type { Plugin } from 'graphql-yoga';
+import type { Config } from '../config.ts';
+import type { GraphQLContext } from '../context.ts';
+import { useOperationCost } from './operation-cost.ts';
+
+/**
+ * What one operation may ask of the gateway, on every transport: graphql-armor bounds the shape of
+ * the document (depth 12, aliases 15, directives 20, tokens 3,000; field suggestions only when
+ * `fieldSuggestions`), and {@link useOperationCost} bounds what it may ask of the upstream (cost with
+ * variables and list sizes, the per-operation upstream call budget). Armor's own cost limit is off:
+ * it runs before variables exist (`first: $n` counted as 1) and does not know our page sizes.
+ */
+export function useOperationLimits(options: {
+  limits: Config['operationLimits'];
+  fieldSuggestions: boolean;
+}): Plugin<GraphQLContext> {
+  return {
+    onPluginInit({ addPlugin }) {
+      // Added right after this plugin, in this order.
+      addPlugin(
+        EnvelopArmorPlugin({
+          maxDepth: { n: 12 },
+          maxAliases: { n: 15 },
+          maxDirectives: { n: 20 },
+          maxTokens: { n: 3_000 },
+          costLimit: { enabled: false },
+          blockFieldSuggestion: { enabled: !options.fieldSuggestions },
+        }),
+      );
+      addPlugin(useOperationCost(options.limits));
+    },
+  };
+}

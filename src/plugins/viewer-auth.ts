@@ -1,0 +1,77 @@
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { AuthenticationError, type TokenVerifier } from '../auth/verify-token.ts';
+import type { Viewer } from '../auth/viewer.ts';
+import type { GraphQLContext } from '../context.ts';
+import type { Logger } from '../lib/logger.ts';
+
+/** The client token check every transport shares (interface specification, authentication). */
+export interface ViewerAuth {
+  /**
+   * The viewer of an `Authorization` header value (HTTP, SSE); null when none is sent.
+   * @throws GraphQLError with the token's code (`invalid-token`, `token-expired`) and `http.status`
+   *   401 for a bad token, after one `info` line that never quotes the token.
+   */
+  fromHeader(header: string | null | undefined): Promise<Viewer | null>;
+  /**
+   * The viewer of a graphql-ws `connection_init` (`connectionParams.authorization`); null when the
+   * connection is refused (no or bad token, logged once), which graphql-ws answers with close 4403.
+   */
+  fromConnectionParams(params: Readonly<Record<string, unknown>> | undefined): Promise<Viewer | null>;
+}
+
+/** {@link ViewerAuth} over `verifyToken` (src/auth/verify-token.ts), logging refusals to `logger`. */
+export function createViewerAuth(verifyToken: TokenVerifier, logger: Logger): ViewerAuth {
+  return {
+    async fromHeader(header) {
+      try {
+        return await verifyToken(header ?? undefined);
+      } catch (error) {
+        if (!(error instanceof AuthenticationError)) throw error;
+        // The refusal is the operator's first clue when a client "just spins"; the message never
+        // quotes the token.
+        logger.info({ code: error.code, reason: error.message }, 'request refused: bad client token');
+        throw new GraphQLError(error.message, { extensions: { code: error.code, http: { status: 401 } } });
+      }
+    },
+    async fromConnectionParams(params) {
+      const authorization = params?.authorization;
+      let viewer: Viewer | null;
+      try {
+        viewer = await verifyToken(typeof authorization === 'string' ? authorization : undefined);
+      } catch (error) {
+        if (!(error instanceof AuthenticationError)) throw error;
+        logger.info(
+          { code: error.code, reason: error.message },
+          'graphql-ws connection refused (4403): bad client token',
+        );
+        return null;
+      }
+      if (!viewer)
+        logger.info('graphql-ws connection refused (4403): no token in connectionParams.authorization');
+      return viewer;
+    },
+  };
+}
+
+/**
+ * Puts the viewer in every operation's context and builds that context with it (`buildContext`,
+ * src/context.ts): the viewer a transport already resolved (graphql-ws, at `connection_init`), else
+ * the one of the request's `Authorization` header. A bad token fails the request with 401 before any
+ * resolver runs. Register it first: other plugins read `context.viewer`.
+ */
+export function useViewerAuth(
+  auth: ViewerAuth,
+  buildContext: (viewer: Viewer | null) => GraphQLContext,
+): Plugin<GraphQLContext> {
+  return {
+    async onContextBuilding({ context, extendContext }) {
+      const initial = context as Partial<GraphQLContext> & { request: Request };
+      const viewer =
+        initial.viewer !== undefined
+          ? initial.viewer
+          : await auth.fromHeader(initial.request.headers.get('authorization'));
+      extendContext(buildContext(viewer));
+    },
+  };
+}

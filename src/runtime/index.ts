@@ -1,0 +1,152 @@
+import type { APQStore } from '@graphql-yoga/plugin-apq';
+import { GraphQLError } from 'graphql';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createTokenVerifier } from '../auth/verify-token.ts';
+import type { Viewer } from '../auth/viewer.ts';
+import type { Config } from '../config.ts';
+import { type ContextServices, createContext, type GraphQLContext } from '../context.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
+import { redactPans } from '../lib/pan.ts';
+import type { RequestRecord } from '../lib/request-record.ts';
+import type { Tracing } from '../lib/tracing.ts';
+import { useAccessLogDetails } from '../plugins/access-log.ts';
+import { useCardDataRedaction } from '../plugins/card-data-redaction.ts';
+import { useCsrfPrevention } from '../plugins/csrf-prevention.ts';
+import { useErrorMasking } from '../plugins/error-masking.ts';
+import { developmentTokenIssuer, useLocalGraphiQL } from '../plugins/graphiql.ts';
+import { useGraphQLSSE } from '../plugins/graphql-sse.ts';
+import { useIntrospectionSwitch } from '../plugins/introspection.ts';
+import { useOperationLimits } from '../plugins/operation-limits.ts';
+import { useOperationMetrics } from '../plugins/operation-metrics.ts';
+import { useOperationTracing } from '../plugins/operation-tracing.ts';
+import {
+  loadTrustedDocuments,
+  type PersistedOperationsPlugin,
+  usePersistedOperations,
+} from '../plugins/persisted-operations.ts';
+import { useRequestId } from '../plugins/request-id.ts';
+import { useRequestInputChecks } from '../plugins/request-input.ts';
+import { useSharedSubscriptionResults } from '../plugins/shared-subscription-results.ts';
+import { useTokenExpiry } from '../plugins/token-expiry.ts';
+import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
+import { schema } from '../schema/index.ts';
+
+/** What the HTTP server and graphql-ws pass to Yoga besides the request. */
+export type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
+
+/** The transport-free GraphQL runtime the servers (src/server/) answer with. */
+export interface GraphQLRuntime {
+  /** Yoga with every plugin: HTTP and SSE handle requests with it, graphql-ws uses its envelop. */
+  yoga: YogaServerInstance<ServerContext, GraphQLContext>;
+  /** Persisted operations, which graphql-ws resolves itself (Yoga's `onParams` is HTTP-only). */
+  persistedOperations: PersistedOperationsPlugin;
+  /** The client token check, which graphql-ws applies at `connection_init`. */
+  viewerAuth: ViewerAuth;
+}
+
+/**
+ * The GraphQL runtime: the schema under Yoga at `/graphql` with one plugin per concern (viewer auth,
+ * shared subscription results, request ids, access-line details, operation metrics and spans,
+ * GraphiQL, introspection switch, card-data redaction, token expiry, CSRF prevention, request input
+ * checks, persisted operations, SSE, operation limits) and error masking. `exampleOperations` is the
+ * GraphiQL default document.
+ */
+export async function createRuntime(options: {
+  config: Config;
+  services: ContextServices;
+  apqStore: APQStore;
+  metrics: Metrics;
+  tracing: Tracing;
+  logger: Logger;
+  exampleOperations: string;
+}): Promise<GraphQLRuntime> {
+  const { config, services, metrics, tracing, logger } = options;
+  const viewerAuth = createViewerAuth(createTokenVerifier(config.auth), logger);
+  const persistedOperations = usePersistedOperations({
+    mode: config.persistedOperations.mode,
+    trusted: loadTrustedDocuments(config.persistedOperations),
+    apqStore: options.apqStore,
+  });
+  const graphiql = config.graphql.graphiql
+    ? await useLocalGraphiQL({
+        endpoint: '/graphql',
+        defaultDocument: options.exampleOperations,
+        authorizationFor: developmentTokenIssuer(config),
+        logger,
+      })
+    : undefined;
+  if (config.graphql.graphiql && !config.graphql.introspection) {
+    logger.warn('GRAPHIQL=on with INTROSPECTION=off: GraphiQL runs operations but shows no schema');
+  }
+  const yoga = createYoga<ServerContext, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    logging: yogaLogger(logger),
+    // Yoga's own GraphiQL loads its bundle from a CDN; src/plugins/graphiql.ts serves it locally.
+    graphiql: false,
+    landingPage: false,
+    // Liveness and readiness are answered before Yoga (src/server/http.ts).
+    healthCheckEndpoint: '/yoga-health',
+    cors: corsFor(config.http.corsOrigins),
+    plugins: [
+      useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
+      // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
+      useSharedSubscriptionResults(),
+      useRequestId(),
+      useAccessLogDetails(),
+      useOperationMetrics(metrics),
+      ...(tracing.enabled ? [useOperationTracing(tracing.tracer, metrics.operationLabel)] : []),
+      ...(graphiql ? [graphiql] : []),
+      useIntrospectionSwitch({ enabled: config.graphql.introspection }),
+      useCardDataRedaction(),
+      useTokenExpiry(),
+      useCsrfPrevention(),
+      useRequestInputChecks(),
+      persistedOperations,
+      useGraphQLSSE({ authenticate: (authorization) => requireViewer(viewerAuth, authorization), logger }),
+      useOperationLimits({
+        limits: config.operationLimits,
+        fieldSuggestions: config.graphql.fieldSuggestions,
+      }),
+    ],
+    maskedErrors: useErrorMasking(),
+  });
+  return { yoga, persistedOperations, viewerAuth };
+}
+
+/** SSE streams need a viewer: no token is refused with 401 like a bad one. */
+async function requireViewer(auth: ViewerAuth, authorization: string | null): Promise<void> {
+  if (!(await auth.fromHeader(authorization))) {
+    throw new GraphQLError('Authentication required: send Authorization: Bearer <token>', {
+      extensions: { code: 'unauthenticated', http: { status: 401 } },
+    });
+  }
+}
+
+/**
+ * CORS of the GraphQL endpoint (issue 10, class 9): only a request whose `Origin` is one of
+ * `CORS_ORIGINS` gets CORS headers (that origin, credentials allowed, GET and POST, preflight cached
+ * 10 min); any other origin gets none, so browsers keep other sites from reading answers. Yoga's
+ * default would reflect every origin with credentials.
+ */
+function corsFor(origins: readonly string[]) {
+  const allowed = new Set(origins);
+  return (request: Request) => {
+    const origin = request.headers.get('origin');
+    if (!origin || !allowed.has(origin)) return false as const;
+    return { origin, credentials: true, methods: ['GET', 'POST'], maxAge: 600 };
+  };
+}
+
+/** Adapts pino to Yoga's logger interface. */
+function yogaLogger(logger: Logger) {
+  // Yoga passes errors and request details; log them as masked strings, never as raw objects.
+  const details = (args: unknown[]) => ({ yoga: args.slice(1).map((arg) => redactPans(String(arg))) });
+  return {
+    debug: (...args: unknown[]) => logger.debug(details(args), String(args[0])),
+    info: (...args: unknown[]) => logger.info(details(args), String(args[0])),
+    warn: (...args: unknown[]) => logger.warn(details(args), String(args[0])),
+    error: (...args: unknown[]) => logger.error(details(args), String(args[0])),
+  };
+}

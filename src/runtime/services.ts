@@ -1,0 +1,154 @@
+import type { APQStore } from '@graphql-yoga/plugin-apq';
+import type { Tracer } from '@opentelemetry/api';
+import { Counter } from 'prom-client';
+import type { Config, UpstreamAddresses } from '../config.ts';
+import type { ContextServices } from '../context.ts';
+import { type CardEventStream, createCardEventStream } from '../events/card-event-stream.ts';
+import {
+  CARD_EVENT_LOG,
+  type EventLog,
+  type EventLogKind,
+  type LogEvent,
+  type LoggedCardEvent,
+  NETWORK_TOKEN_EVENT_LOG,
+} from '../events/event-log.ts';
+import {
+  createNetworkTokenEventStream,
+  type NetworkTokenEventStream,
+} from '../events/network-token-event-stream.ts';
+import { createRedisEventLog } from '../events/redis-event-log.ts';
+import { createSqliteEventLog } from '../events/sqlite-event-log.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
+import type { Tracing } from '../lib/tracing.ts';
+import { BinAttributesCache } from '../loaders/bin-attributes-cache.ts';
+import { CardReadCache } from '../loaders/card-read-cache.ts';
+import { EventCardCache, EventNetworkTokenCache } from '../loaders/index.ts';
+import { createMemoryApqStore, createRedisApqStore } from '../plugins/persisted-operations.ts';
+
+/** The two durable event streams of the gateway. */
+export interface EventStreams {
+  events: CardEventStream;
+  networkTokenEvents: NetworkTokenEventStream;
+}
+
+/**
+ * Opens the card and network token event streams on their configured logs ({@link openEventLog}),
+ * registering each one's close (in-flight appends finish, then the log closes) on `stack`.
+ */
+export async function openEventStreams(
+  config: Config,
+  stack: AsyncDisposableStack,
+  options: {
+    logger: Logger;
+    metrics: Metrics;
+    tracer?: Tracer;
+    /** Runs for each card event, from any replica, before subscribers see it. */
+    onCardEvent: (event: LoggedCardEvent) => void;
+  },
+): Promise<EventStreams> {
+  const { onCardEvent, ...telemetry } = options;
+  const shared = { ...telemetry, backend: config.events.backend };
+  const events = await createCardEventStream({
+    log: await openEventLog(config, options.logger, CARD_EVENT_LOG),
+    onEvent: onCardEvent,
+    ...shared,
+  });
+  stack.defer(() => events.close());
+  const networkTokenEvents = await createNetworkTokenEventStream({
+    log: await openEventLog(config, options.logger, NETWORK_TOKEN_EVENT_LOG),
+    ...shared,
+  });
+  stack.defer(() => networkTokenEvents.close());
+  return { events, networkTokenEvents };
+}
+
+/**
+ * The long-lived services every operation's context is built from (src/context.ts): `parts` plus
+ * the per-event memos and the BIN attributes cache (a day, 10,000 BINs).
+ */
+export function createContextServices(
+  config: Config,
+  parts: Pick<ContextServices, 'upstream' | 'events' | 'networkTokenEvents' | 'cardReads' | 'logger'>,
+): ContextServices {
+  return {
+    ...parts,
+    eventCards: new EventCardCache(parts.upstream),
+    eventNetworkTokens: new EventNetworkTokenCache(parts.upstream),
+    binAttributes: new BinAttributesCache({
+      ttlMs: 24 * 3_600_000,
+      maxEntries: 10_000,
+      maxWaitMs: config.upstream.timeoutMs,
+    }),
+    limits: config.operationLimits,
+  };
+}
+
+/** The five upstream addresses of `upstream` (token endpoint first), e.g. for readiness checks. */
+export function upstreamAddresses(upstream: UpstreamAddresses): string[] {
+  return [
+    upstream.tokenUrl,
+    upstream.cardInterfaceUrl,
+    upstream.accountUpdaterUrl,
+    upstream.cardAttributesUrl,
+    upstream.accountsUrl,
+  ];
+}
+
+/** Exports the spans still buffered and stops `tracing`; a failed export is logged, not thrown. */
+export async function shutDownTracing(tracing: Tracing, logger: Logger): Promise<void> {
+  await tracing
+    .shutdown()
+    .catch((error: unknown) =>
+      logger.warn({ err: (error as Error).message }, 'trace export at shutdown failed'),
+    );
+}
+
+/**
+ * Opens the configured durable event log of `kind` (`EVENTS_BACKEND`): SQLite in `DATA_DIR` for one
+ * gateway, Redis Streams shared by replicas; retention from `EVENTS_RETENTION_*`.
+ */
+export async function openEventLog<E extends LogEvent>(
+  config: Config,
+  logger: Logger,
+  kind: EventLogKind<E>,
+): Promise<EventLog<E>> {
+  const retention = { maxAgeMs: config.events.retentionMaxAgeMs, maxCount: config.events.retentionMaxCount };
+  if (config.events.backend === 'redis') {
+    return createRedisEventLog({ url: config.events.redisUrl!, retention, logger, kind });
+  }
+  return createSqliteEventLog({ dataDir: config.events.dataDir, retention, kind });
+}
+
+/**
+ * The app-wide card read cache (`CARD_CACHE_*`, src/loaders/card-read-cache.ts), counting its
+ * lookups in `cardgraph_card_read_cache_lookups_total{area,outcome}`.
+ */
+export function createCardReads(settings: Config['cardCache'], metrics: Metrics): CardReadCache {
+  const lookups = new Counter({
+    name: 'cardgraph_card_read_cache_lookups_total',
+    help: 'Card reads (card interface, account updater) answered from the app-wide cache (hit) or upstream (miss).',
+    labelNames: ['area', 'outcome'] as const,
+    registers: [metrics.registry],
+  });
+  return new CardReadCache({
+    ttlMs: settings.ttlMs,
+    maxEntries: settings.maxEntries,
+    onLookup: (area, outcome) => lookups.inc({ area, outcome }),
+  });
+}
+
+/**
+ * The store of automatic persisted queries: in memory (`APQ_MAX_ENTRIES`, `APQ_TTL_S`), or in Redis
+ * with `EVENTS_BACKEND=redis` so a hash registered through one replica answers on every other.
+ * Disposing it closes its Redis connection.
+ */
+export async function openApqStore(config: Config, logger: Logger): Promise<APQStore & AsyncDisposable> {
+  const { apqTtlS, apqMaxEntries } = config.persistedOperations;
+  if (config.events.backend === 'redis') {
+    const store = await createRedisApqStore({ url: config.events.redisUrl!, ttlS: apqTtlS, logger });
+    return Object.assign(store, { [Symbol.asyncDispose]: () => store.close() });
+  }
+  const store = createMemoryApqStore({ maxEntries: apqMaxEntries, ttlS: apqTtlS });
+  return Object.assign(store, { [Symbol.asyncDispose]: async () => {} });
+}

@@ -1,0 +1,228 @@
+import type { Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
+import type { ServerOptions } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { onTokenExpiry } from '../auth/token-expiry.ts';
+import type { Viewer } from '../auth/viewer.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../lib/logger.ts';
+import { redactPans } from '../lib/pan.ts';
+import { redactExecutionResult, redactGraphQLError } from '../lib/redaction.ts';
+import {
+  createRequestRecord,
+  errorCodeOf,
+  REQUEST_ID_HEADER,
+  type RequestRecord,
+} from '../lib/request-record.ts';
+import { guardSends, SLOW_CONSUMER_CLOSE_CODE, sharedPayloadReplacer } from '../lib/ws-sends.ts';
+import { withRequestId } from '../plugins/request-id.ts';
+import type { GraphQLRuntime } from '../runtime/index.ts';
+import { writeAccessLine } from './access-line.ts';
+
+/**
+ * graphql-ws on the gateway's HTTP server (`/graphql`, shutdown step 2 when disposed: sockets close
+ * with 1001). The client token comes in
+ * `connectionParams.authorization` and is checked at `connection_init`: a missing or invalid token
+ * closes the socket with 4403, and so does the token's expiry later on (src/auth/token-expiry.ts, the
+ * same instant SSE streams end). A socket holds at most `limits.maxSubscriptionsPerSocket`
+ * operations. Execution goes through Yoga's envelop so plugins (limits, redaction) apply alike.
+ * A bad operation (syntax error, validation error, limit breach, refused context, failed execution)
+ * fails only itself with an `error` message; the socket and its other subscriptions stay open.
+ * Every error, result and close reason leaves through the redaction of src/lib/redaction.ts.
+ */
+export function serveGraphqlWs(options: {
+  server: Server;
+  runtime: GraphQLRuntime;
+  limits: Config['websocket'];
+  logger: Logger;
+}): AsyncDisposable {
+  const { runtime, limits, logger } = options;
+  const { yoga, persistedOperations, viewerAuth } = runtime;
+  const wsServer = new WebSocketServer({
+    server: options.server,
+    path: '/graphql',
+    maxPayload: limits.maxPayloadBytes,
+  });
+  const recordsBySocket = new WeakMap<object, RequestRecord>();
+  type WsExtra = {
+    viewer?: Viewer | null;
+    operations?: Set<string>;
+    cancelExpiry?: () => void;
+    record?: RequestRecord;
+  };
+  /** A failure of our own code while preparing an operation: logged, answered as Yoga masks it. */
+  const unexpected = (error: unknown, id: string): GraphQLError[] => {
+    logger.error({ err: error, operationId: id }, 'graphql-ws operation could not be prepared');
+    return [new GraphQLError('Unexpected error.', { extensions: { code: 'internal-error' } })];
+  };
+  const redactedResults = new WeakMap<object, ReturnType<typeof redactExecutionResult>>();
+  // graphql-ws's own disposable: closes every socket with 1001 (Going away), then the server.
+  const server = useServer<Record<string, unknown> | undefined, WsExtra>(
+    {
+      connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
+      // One serialization per shared result (see guardSends below).
+      jsonMessageReplacer: sharedPayloadReplacer,
+      onConnect: async (ctx) => {
+        const record = recordsBySocket.get(ctx.extra.socket);
+        if (record) ctx.extra.record = record;
+        const viewer = await viewerAuth.fromConnectionParams(ctx.connectionParams);
+        if (!viewer) return false;
+        ctx.extra.viewer = viewer;
+        ctx.extra.operations = new Set();
+        // The same timer ends SSE streams (src/plugins/token-expiry.ts) at the same instant.
+        ctx.extra.cancelExpiry = onTokenExpiry(viewer.expiresAt, () =>
+          ctx.extra.socket.close(4403, 'Forbidden: token expired'),
+        );
+        return true;
+      },
+      onClose: (ctx) => ctx.extra.cancelExpiry?.(),
+      execute: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).execute(args)),
+      subscribe: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).subscribe(args)),
+      onSubscribe: async (ctx, id, payload) => {
+        const operations = ctx.extra.operations!;
+        if (operations.size >= limits.maxSubscriptionsPerSocket) {
+          return [
+            new GraphQLError(`At most ${limits.maxSubscriptionsPerSocket} operations per connection`, {
+              extensions: { code: 'too-many-subscriptions' },
+            }),
+          ];
+        }
+        // A bad operation fails alone (an `error` message); the socket and its siblings stay.
+        const refuse = (errors: readonly GraphQLError[]) => {
+          const redacted = errors.map(redactGraphQLError);
+          const requestId = ctx.extra.record?.id;
+          return requestId
+            ? (withRequestId({ errors: redacted }, requestId).errors as GraphQLError[])
+            : redacted;
+        };
+        try {
+          // Persisted operations resolve here as Yoga's onParams does for HTTP and SSE; a refusal
+          // (GraphQLError) fails this operation only.
+          const params = (await persistedOperations.resolveParams({
+            query: payload.query,
+            ...(payload.operationName ? { operationName: payload.operationName } : {}),
+            ...(payload.variables ? { variables: payload.variables } : {}),
+            ...(payload.extensions ? { extensions: payload.extensions } : {}),
+          })) as typeof payload;
+          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+            ...ctx,
+            viewer: ctx.extra.viewer ?? null,
+            params,
+            requestRecord: ctx.extra.record,
+          } as never);
+          // parse throws the syntax error or the token limit breach of this operation only.
+          const document = parse(params.query);
+          const errors = validate(schema, document);
+          if (errors.length > 0) return refuse(errors);
+          const contextValue = await contextFactory();
+          operations.add(id);
+          return {
+            schema,
+            operationName: params.operationName ?? null,
+            document,
+            variableValues: params.variables ?? null,
+            contextValue,
+            rootValue: { execute, subscribe } as EnvelopedRoot,
+          };
+        } catch (error) {
+          if (error instanceof GraphQLError) return refuse([error]);
+          return unexpected(error, id);
+        }
+      },
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        // A result shared by every subscriber of an event is redacted once, and stays one object
+        // (so it is also serialized once, see sharedPayloadReplacer).
+        let redacted = redactedResults.get(result);
+        if (redacted === undefined) {
+          redacted = redactExecutionResult(result);
+          redactedResults.set(result, redacted);
+        }
+        return redacted === result ? undefined : redacted;
+      },
+      onComplete: (ctx, id) => {
+        ctx.extra.operations?.delete(id);
+      },
+      onError: (ctx, _id, _payload, errors) => {
+        // A client mistake: codes only (messages quote the client's document), and the access line
+        // of the connection carries them too.
+        const codes = errors.map((error) => errorCodeOf(error, 'GRAPHQL_VALIDATION_FAILED'));
+        for (const code of codes) ctx.extra.record?.errorCodes.add(code);
+        logger.info({ reqId: ctx.extra.record?.id, errorCodes: codes }, 'graphql-ws operation refused');
+        return errors.map((error) => toWsError(redactGraphQLError(error)));
+      },
+    },
+    wsServer,
+  );
+  // graphql-ws prints socket errors (e.g. a client exceeding maxPayload, which ws answers with 1009)
+  // to the console; log them as one line instead and close the socket as graphql-ws would.
+  // Each connection is one request of the access log, written when the socket closes.
+  wsServer.on('connection', (socket, request) => {
+    const record = createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws');
+    const startedAt = performance.now();
+    recordsBySocket.set(socket, record);
+    guardSends(socket, limits.maxBufferedBytes, () =>
+      logger.warn(
+        { code: SLOW_CONSUMER_CLOSE_CODE, bufferedBytes: socket.bufferedAmount },
+        'graphql-ws slow consumer closed: too much unsent data',
+      ),
+    );
+    socket.once('close', (code) =>
+      writeAccessLine(logger, {
+        record,
+        method: 'GET',
+        route: '/graphql',
+        status: 101,
+        durationMs: performance.now() - startedAt,
+        closeCode: code,
+      }),
+    );
+    // Close reasons are text that leaves the process: graphql-ws puts error messages in them.
+    const close = socket.close.bind(socket);
+    socket.close = (code?: number, reason?: string | Buffer) =>
+      close(code, reason === undefined ? undefined : redactPans(String(reason)));
+    socket.removeAllListeners('error');
+    socket.on('error', (error) => {
+      logger.warn({ err: error.message }, 'graphql-ws socket error');
+      if (socket.readyState === socket.OPEN) socket.close(1011, 'Internal Error');
+    });
+  });
+  return { [Symbol.asyncDispose]: async () => await server.dispose() };
+}
+
+/**
+ * A GraphQL error as graphql-ws sends it: without Yoga's `http` extension (status and headers of the
+ * HTTP transport), as Yoga leaves it out of HTTP bodies too.
+ */
+function toWsError(error: GraphQLError): GraphQLFormattedError {
+  const { http: _http, ...extensions } = error.extensions;
+  const json = error.toJSON();
+  if (Object.keys(extensions).length > 0) return { ...json, extensions };
+  const { extensions: _all, ...rest } = json;
+  return rest;
+}
+
+/**
+ * Runs an enveloped execute/subscribe so that a throw becomes an error result of that operation
+ * (graphql-ws would otherwise close the whole socket with 4500).
+ */
+async function runSafely<T>(run: () => T | Promise<T>): Promise<T | ExecutionResult> {
+  try {
+    return await run();
+  } catch (error) {
+    return {
+      errors: [
+        error instanceof GraphQLError
+          ? redactGraphQLError(error)
+          : new GraphQLError('Unexpected error.', { extensions: { code: 'internal-error' } }),
+      ],
+    };
+  }
+}
+
+/** Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`. */
+type EnvelopedRoot = {
+  execute: NonNullable<ServerOptions['execute']>;
+  subscribe: NonNullable<ServerOptions['subscribe']>;
+};

@@ -1,0 +1,144 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { context, SpanKind, type Tracer, trace } from '@opentelemetry/api';
+import type { Config } from '../config.ts';
+import { CARD_EVENTS_WEBHOOK_PATH } from '../events/webhook-receiver.ts';
+import { httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { ReadinessReport } from '../lib/readiness.ts';
+import { createRequestRecord, REQUEST_ID_HEADER, type RequestRecord } from '../lib/request-record.ts';
+import { extractTraceContext, recordSpanFailure } from '../lib/tracing.ts';
+import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
+import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
+import type { GraphQLRuntime } from '../runtime/index.ts';
+import { writeAccessLine } from './access-line.ts';
+import { sendJson } from './listen.ts';
+
+/** Routes named in access lines and spans; any other path is logged as `other` (paths may carry input). */
+const ROUTES = new Set([
+  '/graphql',
+  GRAPHQL_SSE_PATH,
+  CARD_EVENTS_WEBHOOK_PATH,
+  '/health',
+  '/readiness',
+  '/yoga-health',
+]);
+
+/** The gateway's public HTTP server; disposing it waits until every connection has closed. */
+export interface HttpServer extends AsyncDisposable {
+  /** The Node server (graphql-ws upgrades on it, src/server/graphql-ws.ts). */
+  readonly server: Server;
+  /** Shutdown step 1: accepts no new connections; requests on open keep-alive connections finish. */
+  stopAccepting(): void;
+}
+
+/**
+ * The gateway's HTTP server: webhooks at `/webhooks/card-events` (`webhooks`), liveness at
+ * `/health`, readiness at `/readiness` (`readiness`, 503 when not ready), everything else through
+ * {@link handleGraphQL} (`/graphql`, GraphiQL and its assets, SSE). Each request gets a request id
+ * (`X-Request-Id`), a server span joining the caller's `traceparent` and one access line; the
+ * timeouts and the per-address connection cap of `config.http` apply.
+ */
+export function createHttpServer(options: {
+  http: Config['http'];
+  runtime: GraphQLRuntime;
+  webhooks: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  readiness: () => Promise<ReadinessReport>;
+  tracer: Tracer;
+  logger: Logger;
+  /** Longest the close waits for connections still open (SSE responses ending) before closing them (ms). */
+  forceCloseAfterMs: number;
+}): HttpServer {
+  const { runtime, tracer, logger } = options;
+  const server = createServer(httpServerTimeouts(options.http), (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const route = ROUTES.has(path)
+      ? path
+      : path.startsWith(GRAPHIQL_ASSET_PREFIX)
+        ? GRAPHIQL_ASSET_PREFIX
+        : 'other';
+    const record = createRequestRecord(req.headers[REQUEST_ID_HEADER]);
+    res.setHeader(REQUEST_ID_HEADER, record.id);
+    const span = tracer.startSpan(
+      `${req.method ?? 'GET'} ${route}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': req.method ?? 'GET',
+          'http.route': route,
+          'cardgraph.request_id': record.id,
+        },
+      },
+      extractTraceContext(req.headers),
+    );
+    const startedAt = performance.now();
+    res.once('close', () => {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) recordSpanFailure(span, `http-${res.statusCode}`);
+      span.end();
+      writeAccessLine(logger, {
+        record,
+        method: req.method ?? 'GET',
+        route,
+        status: res.writableFinished ? res.statusCode : 499,
+        durationMs: performance.now() - startedAt,
+      });
+    });
+    context.with(trace.setSpan(context.active(), span), () => {
+      if (path === CARD_EVENTS_WEBHOOK_PATH) {
+        options.webhooks(req, res).catch((error: unknown) => {
+          logger.error({ err: error }, 'webhook receiver failed');
+          if (!res.headersSent) res.writeHead(500).end();
+        });
+      } else if (path === '/health') {
+        sendJson(res, 200, { status: 'ok' });
+      } else if (path === '/readiness') {
+        options.readiness().then(
+          (report) => sendJson(res, report.status === 'ready' ? 200 : 503, report),
+          (error: unknown) => {
+            logger.error({ err: error }, 'readiness probe failed');
+            sendJson(res, 503, { status: 'unavailable', checks: {} });
+          },
+        );
+      } else {
+        handleGraphQL(req, res, runtime, record);
+      }
+    });
+  });
+  limitConnectionsPerAddress(server, options.http.maxConnectionsPerAddress, logger);
+
+  let closed: Promise<void> | undefined;
+  const stopAccepting = () => {
+    closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+  };
+  return {
+    server,
+    stopAccepting,
+    async [Symbol.asyncDispose]() {
+      if (!server.listening && !closed) return;
+      stopAccepting();
+      // SSE responses end a moment after their streams do; close each connection as it goes idle,
+      // and any still open after forceCloseAfterMs.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      const force = setTimeout(() => server.closeAllConnections(), options.forceCloseAfterMs);
+      await closed;
+      clearInterval(sweep);
+      clearTimeout(force);
+    },
+  };
+}
+
+/**
+ * The GraphQL route: `/graphql` (POST, GET, GraphiQL), GraphiQL's assets and `/graphql/stream`
+ * (SSE), answered by the runtime's Yoga with the request's record (id, operation names and error
+ * codes of its access line).
+ */
+export function handleGraphQL(
+  req: IncomingMessage,
+  res: ServerResponse,
+  runtime: GraphQLRuntime,
+  record: RequestRecord,
+): void {
+  void runtime.yoga.handle(req, res, { requestRecord: record });
+}

@@ -1,0 +1,22 @@
+/**
+ * Stops the process's servers on SIGTERM or SIGINT and exits: 0 once `stop` resolves, 1 when it
+ * rejects or has not finished within `timeoutMs` (`SHUTDOWN_TIMEOUT_MS`, the last resort of a
+ * bounded shutdown: whatever still runs then is abandoned).
+ */
+export function stopOnSignals(stop: () => Promise<void>, timeoutMs: number): void {
+  const shutdown = () => {
+    setTimeout(() => {
+      console.error(`shutdown did not finish within SHUTDOWN_TIMEOUT_MS (${timeoutMs} ms)`);
+      process.exit(1);
+    }, timeoutMs).unref();
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
