@@ -1,30 +1,18 @@
-import { readFileSync } from 'node:fs';
-import { Kind, parse } from 'graphql';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig } from './config.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
 import type { NetworkTokenEventStream } from './events/network-token-event-stream.ts';
-import { createWebhookReceiver } from './events/webhook-receiver.ts';
 import { createLogger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
-import { createReadinessProbe, originOf, type ReadinessReport } from './lib/readiness.ts';
+import type { ReadinessReport } from './lib/readiness.ts';
 import { createTracing, type Tracing } from './lib/tracing.ts';
-import { createRuntime } from './runtime/index.ts';
-import {
-  createCardReads,
-  createContextServices,
-  type EventStreams,
-  openApqStore,
-  openEventStreams,
-  shutDownTracing,
-  upstreamAddresses,
-} from './runtime/services.ts';
+import { createRuntime, loadExampleOperations } from './runtime/index.ts';
+import { type GatewayServices, openServices, shutDownTracing } from './runtime/services.ts';
 import { serveGraphqlWs } from './server/graphql-ws.ts';
 import { createHttpServer } from './server/http.ts';
 import { listen } from './server/listen.ts';
 import { serveMetrics } from './server/metrics.ts';
 import { createShutdown } from './server/shutdown.ts';
-import { createUpstream } from './upstream/index.ts';
 
 /** Options for tests and embedding; production passes none. */
 export interface AppOptions {
@@ -69,79 +57,35 @@ export interface App {
  * open connections drained, upstream pools, APQ store, metrics, traces.
  */
 export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
-  const logger = createLogger({
-    name: 'gateway',
-    level: config.logLevel,
-    destination: options.logDestination,
-  });
-  const exampleOperations = readFileSync(new URL('./client/operations.graphql', import.meta.url), 'utf8');
-  const metrics = createMetrics({ knownOperationNames: operationNamesOf(exampleOperations) });
+  const destination = options.logDestination;
+  const logger = createLogger({ name: 'gateway', level: config.logLevel, destination });
+  const metrics = createMetrics({ knownOperationNames: loadExampleOperations().operationNames });
   const tracing = options.tracing ?? createTracing(config.tracing, process.env.npm_package_version);
-  const telemetry = { metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
-  const resources = new AsyncDisposableStack();
+  const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
   const shutdown = createShutdown(config.shutdownTimeoutMs, logger);
-  let running: (EventStreams & { readiness: () => Promise<ReadinessReport> }) | undefined;
+  const resources = new AsyncDisposableStack();
+  let running: GatewayServices | undefined;
   let started = false;
-  let stopping: Promise<void> | undefined;
 
   async function open(): Promise<AppAddresses> {
     resources.defer(() => void logger.info('cardgraph gateway stopped'));
     if (!options.tracing) resources.defer(() => shutDownTracing(tracing, logger));
     const metricsListener = resources.use(await serveMetrics({ metrics, ...config.metrics, logger }));
-    const upstream = createUpstream(config.upstream, logger, telemetry);
-    resources.defer(() => upstream.close(shutdown.remainingMs()));
-    shutdown.onCutOff(() => upstream.http.abortInFlight());
-    const apqStore = resources.use(await openApqStore(config, logger));
-    const cardReads = createCardReads(config.cardCache, metrics);
-    // Closed between the servers' steps below, so they are made here and moved there.
+    // The event streams close between the servers' teardown steps below.
     const streams = resources.use(new AsyncDisposableStack());
-    const { events, networkTokenEvents } = await openEventStreams(config, streams, {
-      logger,
-      // A card event (from any replica) drops the cached reads of its card before subscribers see it.
-      onCardEvent: (event) => cardReads.invalidate(event.tenant, event.cardId),
-      ...telemetry,
-    });
-    const readiness = createReadinessProbe({
-      eventLog: () => events.ping(),
-      vaults: upstream.tokens.vaults(),
-      token: (vault) => upstream.tokens.getToken(vault),
-      upstreamOrigins: upstreamAddresses(config.upstream).map(originOf),
-      isShuttingDown: () => shutdown.begun,
-    });
-    running = { events, networkTokenEvents, readiness };
-    const services = createContextServices(config, {
-      upstream,
-      events,
-      networkTokenEvents,
-      cardReads,
-      logger,
-    });
-    const runtime = await createRuntime({
-      config,
-      services,
-      apqStore,
-      metrics,
-      tracing,
-      logger,
-      exampleOperations,
-    });
-    const webhooks = createWebhookReceiver({
-      ...config.webhooks,
-      logger,
-      bus: events,
-      networkTokens: networkTokenEvents,
-      ...telemetry,
-    });
+    running = await openServices(config, { resources, streams }, { ...telemetry, shutdown });
+    const { services, apqStore, readiness, webhooks } = running;
+    const runtime = await createRuntime({ config, services, apqStore, metrics, tracing, logger });
+    const tracer = tracing.tracer;
     const http = createHttpServer({
       http: config.http,
       runtime,
       webhooks,
       readiness,
-      tracer: tracing.tracer,
+      tracer,
       logger,
-      forceCloseAfterMs: Math.min(5_000, shutdown.cutOffMs),
+      shutdown,
     });
-    shutdown.onCutOff(() => http.server.closeAllConnections());
     // Shutdown runs these four in reverse: no new connections (readiness already 503), graphql-ws
     // sockets close with 1001, event streams close after in-flight webhook appends (SSE streams
     // end), then the open connections drain.
@@ -151,23 +95,19 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     resources.defer(() => http.stopAccepting());
     const url = await listen(http.server, config.port, config.host);
     const metricsUrl = metricsListener.url;
-    logger.info(
-      {
-        url,
-        graphql: `${url}/graphql`,
-        metrics: `${metricsUrl}/metrics`,
-        upstream: config.upstream.mode,
-        tracing: tracing.enabled,
-      },
-      'cardgraph gateway listening',
-    );
+    const listening = {
+      graphql: `${url}/graphql`,
+      metrics: `${metricsUrl}/metrics`,
+      tracing: tracing.enabled,
+    };
+    logger.info({ url, ...listening, upstream: config.upstream.mode }, 'cardgraph gateway listening');
     return { url, metricsUrl };
   }
 
+  let stopping: Promise<void> | undefined;
   return {
     async start() {
-      if (started)
-        throw new Error('buildApp: start() was already called; an App starts once (build another)');
+      if (started) throw new Error('App.start() was already called: an App starts once');
       started = true;
       try {
         return await open();
@@ -192,11 +132,4 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       return running ? running.readiness() : Promise.reject(new Error('app not started'));
     },
   };
-}
-
-/** Names of the operations in a GraphQL document (the shipped example operations). */
-function operationNamesOf(source: string): string[] {
-  return parse(source).definitions.flatMap((definition) =>
-    definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : [],
-  );
 }

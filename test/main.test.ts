@@ -4,11 +4,16 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { EMBEDDED_DEV_JWT_SECRET } from '../src/config.ts';
+import { startSandbox, type TestSandbox } from './sandbox/helpers.ts';
+import { type Stack, startStack, TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './support/stack.ts';
 
-function startMain(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['src/main.ts'], {
+/** `src/main.ts` (the production gateway) or `src/dev.ts` (`npm start`: sandbox and gateway). */
+type Entry = 'src/main.ts' | 'src/dev.ts';
+
+function startMain(env: Record<string, string>, entry: Entry = 'src/main.ts'): ChildProcess {
+  return spawn(process.execPath, [entry], {
     cwd: new URL('..', import.meta.url).pathname,
     env: {
       PATH: process.env.PATH ?? '',
@@ -22,8 +27,11 @@ function startMain(env: Record<string, string>): ChildProcess {
 }
 
 /** Runs `env` through the process entry until it exits; its exit code and stderr. */
-async function refusedStart(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  const child = startMain(env);
+async function refusedStart(
+  env: Record<string, string>,
+  entry: Entry = 'src/main.ts',
+): Promise<{ code: number; stderr: string }> {
+  const child = startMain(env, entry);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -71,16 +79,73 @@ async function readUntil(
   });
 }
 
-describe('npm start (src/main.ts)', () => {
-  it('starts the gateway on the embedded sandbox, serves /health and exits 0 on SIGTERM', async () => {
-    const child = startMain({ PORT: '0', SANDBOX_PORT: '0', HOST: '127.0.0.1' });
-    const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
-    const health = await request(`${url}/health`);
-    expect(health.statusCode).toBe(200);
-    await health.body.dump();
-    child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
-    expect(code).toBe(0);
+/** The variables of a gateway on `sandbox` as its remote upstream. */
+function remoteOn(sandbox: TestSandbox): Record<string, string> {
+  return {
+    UPSTREAM: 'remote',
+    CARD_INTERFACE_URL: `${sandbox.url}/card-interface`,
+    ACCOUNT_UPDATER_URL: `${sandbox.url}/account-updater`,
+    CARD_ATTRIBUTES_URL: `${sandbox.url}/card-attributes`,
+    ACCOUNTS_URL: `${sandbox.url}/accounts`,
+    TOKEN_URL: `${sandbox.url}/oauth/token`,
+    UPSTREAM_CREDENTIALS: 'tntsandbox1=sandbox-client-1:sandbox-secret-1',
+    WEBHOOK_SECRETS: TEST_WEBHOOK_SECRET,
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
+  };
+}
+
+describe('npm start (src/dev.ts)', () => {
+  it('is what `npm start` runs', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(manifest.scripts.start).toBe('node src/dev.ts');
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'starts the sandbox and the gateway on it, serves /health and exits 0 on %s',
+    async (signal) => {
+      const child = startMain({ PORT: '0', SANDBOX_PORT: '0', HOST: '127.0.0.1' }, 'src/dev.ts');
+      const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+      const health = await request(`${url}/health`);
+      expect(health.statusCode).toBe(200);
+      await health.body.dump();
+      // Ready means the upstream (the sandbox the entry started) answered its token request.
+      const readiness = await request(`${url}/readiness`);
+      expect(readiness.statusCode).toBe(200);
+      await readiness.body.dump();
+      child.kill(signal);
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+    },
+  );
+});
+
+describe('the production gateway (src/main.ts)', () => {
+  it('refuses UPSTREAM=embedded (the development default), pointing at npm start', async () => {
+    for (const env of [{}, { UPSTREAM: 'embedded' }] as Record<string, string>[]) {
+      const { code, stderr } = await refusedStart({ PORT: '0', ...env });
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /^ {2}UPSTREAM: embedded runs the development sandbox, .*`npm start` \(src\/dev\.ts\)/m,
+      );
+    }
+  });
+
+  it('starts on a remote upstream, serves /health and exits 0 on SIGTERM', async () => {
+    const sandbox = await startSandbox();
+    try {
+      const child = startMain({ PORT: '0', HOST: '127.0.0.1', ...remoteOn(sandbox) });
+      const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+      const health = await request(`${url}/health`);
+      expect(health.statusCode).toBe(200);
+      await health.body.dump();
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+    } finally {
+      await sandbox.stop();
+    }
   });
 
   it('refuses bad configuration with exit 1 and a message naming the variable', async () => {
@@ -130,12 +195,32 @@ describe('npm start (src/main.ts)', () => {
   });
 
   it("passes the Dockerfile's HEALTHCHECK while serving, and fails it once stopped", async () => {
-    const child = startMain({ PORT: '0', SANDBOX_PORT: '0', HOST: '127.0.0.1' });
-    const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
-    const port = new URL(url!).port;
-    expect(await runHealthcheck(port)).toBe(0);
-    child.kill('SIGTERM');
-    await once(child, 'exit');
-    expect(await runHealthcheck(port)).toBe(1);
+    const sandbox = await startSandbox();
+    try {
+      const child = startMain({ PORT: '0', HOST: '127.0.0.1', ...remoteOn(sandbox) });
+      const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+      const port = new URL(url!).port;
+      expect(await runHealthcheck(port)).toBe(0);
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      expect(await runHealthcheck(port)).toBe(1);
+    } finally {
+      await sandbox.stop();
+    }
+  });
+});
+
+describe('App.start', () => {
+  let stack: Stack;
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('is refused a second time, and the running app keeps serving', async () => {
+    stack = await startStack();
+    await expect(stack.app.start()).rejects.toThrow('App.start() was already called: an App starts once');
+    const health = await request(`${stack.url}/health`);
+    expect(health.statusCode).toBe(200);
+    await health.body.dump();
   });
 });

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Kind, parse } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { createTokenVerifier } from '../auth/verify-token.ts';
 import type { Viewer } from '../auth/viewer.ts';
@@ -49,8 +50,8 @@ export interface GraphQLRuntime {
  * The GraphQL runtime: the schema under Yoga at `/graphql` with one plugin per concern (viewer auth,
  * shared subscription results, request ids, access-line details, operation metrics and spans,
  * GraphiQL, introspection switch, card-data redaction, token expiry, CSRF prevention, request input
- * checks, persisted operations, SSE, operation limits) and error masking. `exampleOperations` is the
- * GraphiQL default document.
+ * checks, persisted operations, SSE, operation limits) and error masking. GraphiQL opens with the
+ * example operations.
  */
 export async function createRuntime(options: {
   config: Config;
@@ -59,7 +60,6 @@ export async function createRuntime(options: {
   metrics: Metrics;
   tracing: Tracing;
   logger: Logger;
-  exampleOperations: string;
 }): Promise<GraphQLRuntime> {
   const { config, services, metrics, tracing, logger } = options;
   const viewerAuth = createViewerAuth(createTokenVerifier(config.auth), logger);
@@ -71,7 +71,7 @@ export async function createRuntime(options: {
   const graphiql = config.graphql.graphiql
     ? await useLocalGraphiQL({
         endpoint: '/graphql',
-        defaultDocument: options.exampleOperations,
+        defaultDocument: loadExampleOperations().document,
         authorizationFor: developmentTokenIssuer(config),
         logger,
       })
@@ -113,6 +113,18 @@ export async function createRuntime(options: {
     maskedErrors: useErrorMasking(),
   });
   return { yoga, persistedOperations, viewerAuth };
+}
+
+/**
+ * The shipped example operations (src/client/operations.graphql): GraphiQL's default document, and
+ * the operation names metrics label by name (any other name is counted as `other`).
+ */
+export function loadExampleOperations(): { document: string; operationNames: string[] } {
+  const document = readFileSync(new URL('../client/operations.graphql', import.meta.url), 'utf8');
+  const operationNames = parse(document).definitions.flatMap((definition) =>
+    definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : [],
+  );
+  return { document, operationNames };
 }
 
 /** SSE streams need a viewer: no token is refused with 401 like a bad one. */

@@ -1,7 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Tracer } from '@opentelemetry/api';
 import { Counter } from 'prom-client';
-import type { Config, UpstreamAddresses } from '../config.ts';
+import type { Config, GatewayConfig, UpstreamAddresses } from '../config.ts';
 import type { ContextServices } from '../context.ts';
 import { type CardEventStream, createCardEventStream } from '../events/card-event-stream.ts';
 import {
@@ -18,13 +19,69 @@ import {
 } from '../events/network-token-event-stream.ts';
 import { createRedisEventLog } from '../events/redis-event-log.ts';
 import { createSqliteEventLog } from '../events/sqlite-event-log.ts';
+import { createWebhookReceiver } from '../events/webhook-receiver.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
+import { createReadinessProbe, originOf, type ReadinessReport } from '../lib/readiness.ts';
 import type { Tracing } from '../lib/tracing.ts';
 import { BinAttributesCache } from '../loaders/bin-attributes-cache.ts';
 import { CardReadCache } from '../loaders/card-read-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from '../loaders/index.ts';
 import { createMemoryApqStore, createRedisApqStore } from '../plugins/persisted-operations.ts';
+import type { Shutdown } from '../server/shutdown.ts';
+import { createUpstream } from '../upstream/index.ts';
+
+/** What {@link openServices} made. */
+export interface GatewayServices extends EventStreams {
+  /** The context services of every operation (src/context.ts). */
+  services: ContextServices;
+  /** The store of automatic persisted queries ({@link openApqStore}). */
+  apqStore: APQStore;
+  /** The checks of `GET /readiness`: event log, upstream tokens and addresses, not shutting down. */
+  readiness: () => Promise<ReadinessReport>;
+  /** The webhook receiver (src/events/webhook-receiver.ts) publishing into the event streams. */
+  webhooks: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+}
+
+/**
+ * Opens what operations run on: the upstream clients (closed on `resources` with what is left of
+ * the shutdown's cut-off, aborted at the cut-off), the APQ store, the card read cache and the two
+ * event streams (their close registered on `streams`, which the caller places between its servers'
+ * teardown steps), the webhook receiver publishing into them, and the readiness checks over them.
+ */
+export async function openServices(
+  config: GatewayConfig,
+  stacks: { resources: AsyncDisposableStack; streams: AsyncDisposableStack },
+  options: { logger: Logger; metrics: Metrics; tracer?: Tracer; shutdown: Shutdown },
+): Promise<GatewayServices> {
+  const { shutdown, ...telemetry } = options;
+  const { logger, metrics } = options;
+  const upstream = createUpstream(config.upstream, logger, telemetry);
+  stacks.resources.defer(() => upstream.close(shutdown.remainingMs()));
+  shutdown.onCutOff(() => upstream.http.abortInFlight());
+  const apqStore = stacks.resources.use(await openApqStore(config, logger));
+  const cardReads = createCardReads(config.cardCache, metrics);
+  const streams = await openEventStreams(config, stacks.streams, {
+    ...telemetry,
+    // A card event (from any replica) drops the cached reads of its card before subscribers see it.
+    onCardEvent: (event) => cardReads.invalidate(event.tenant, event.cardId),
+  });
+  const readiness = createReadinessProbe({
+    eventLog: () => streams.events.ping(),
+    vaults: upstream.tokens.vaults(),
+    token: (vault) => upstream.tokens.getToken(vault),
+    upstreamOrigins: upstreamAddresses(config.upstream).map(originOf),
+    isShuttingDown: () => shutdown.begun,
+  });
+  const services = createContextServices(config, { upstream, ...streams, cardReads, logger });
+  const webhooks = createWebhookReceiver({
+    ...config.webhooks,
+    ...telemetry,
+    bus: streams.events,
+    networkTokens: streams.networkTokenEvents,
+  });
+  return { ...streams, services, apqStore, readiness, webhooks };
+}
 
 /** The two durable event streams of the gateway. */
 export interface EventStreams {
@@ -36,7 +93,7 @@ export interface EventStreams {
  * Opens the card and network token event streams on their configured logs ({@link openEventLog}),
  * registering each one's close (in-flight appends finish, then the log closes) on `stack`.
  */
-export async function openEventStreams(
+async function openEventStreams(
   config: Config,
   stack: AsyncDisposableStack,
   options: {
@@ -67,7 +124,7 @@ export async function openEventStreams(
  * The long-lived services every operation's context is built from (src/context.ts): `parts` plus
  * the per-event memos and the BIN attributes cache (a day, 10,000 BINs).
  */
-export function createContextServices(
+function createContextServices(
   config: Config,
   parts: Pick<ContextServices, 'upstream' | 'events' | 'networkTokenEvents' | 'cardReads' | 'logger'>,
 ): ContextServices {
@@ -85,7 +142,7 @@ export function createContextServices(
 }
 
 /** The five upstream addresses of `upstream` (token endpoint first), e.g. for readiness checks. */
-export function upstreamAddresses(upstream: UpstreamAddresses): string[] {
+function upstreamAddresses(upstream: UpstreamAddresses): string[] {
   return [
     upstream.tokenUrl,
     upstream.cardInterfaceUrl,
@@ -124,7 +181,7 @@ export async function openEventLog<E extends LogEvent>(
  * The app-wide card read cache (`CARD_CACHE_*`, src/loaders/card-read-cache.ts), counting its
  * lookups in `cardgraph_card_read_cache_lookups_total{area,outcome}`.
  */
-export function createCardReads(settings: Config['cardCache'], metrics: Metrics): CardReadCache {
+function createCardReads(settings: Config['cardCache'], metrics: Metrics): CardReadCache {
   const lookups = new Counter({
     name: 'cardgraph_card_read_cache_lookups_total',
     help: 'Card reads (card interface, account updater) answered from the app-wide cache (hit) or upstream (miss).',
@@ -143,7 +200,7 @@ export function createCardReads(settings: Config['cardCache'], metrics: Metrics)
  * with `EVENTS_BACKEND=redis` so a hash registered through one replica answers on every other.
  * Disposing it closes its Redis connection.
  */
-export async function openApqStore(config: Config, logger: Logger): Promise<APQStore & AsyncDisposable> {
+async function openApqStore(config: Config, logger: Logger): Promise<APQStore & AsyncDisposable> {
   const { apqTtlS, apqMaxEntries } = config.persistedOperations;
   if (config.events.backend === 'redis') {
     const store = await createRedisApqStore({ url: config.events.redisUrl!, ttlS: apqTtlS, logger });

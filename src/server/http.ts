@@ -13,6 +13,7 @@ import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 import { sendJson } from './listen.ts';
+import type { Shutdown } from './shutdown.ts';
 
 /** Routes named in access lines and spans; any other path is logged as `other` (paths may carry input). */
 const ROUTES = new Set([
@@ -46,8 +47,8 @@ export function createHttpServer(options: {
   readiness: () => Promise<ReadinessReport>;
   tracer: Tracer;
   logger: Logger;
-  /** Longest the close waits for connections still open (SSE responses ending) before closing them (ms). */
-  forceCloseAfterMs: number;
+  /** Its cut-off closes every connection; the close waits at most 5 s (or until the cut-off) for them. */
+  shutdown: Shutdown;
 }): HttpServer {
   const { runtime, tracer, logger } = options;
   const server = createServer(httpServerTimeouts(options.http), (req, res) => {
@@ -106,6 +107,8 @@ export function createHttpServer(options: {
     });
   });
   limitConnectionsPerAddress(server, options.http.maxConnectionsPerAddress, logger);
+  options.shutdown.onCutOff(() => server.closeAllConnections());
+  const forceCloseAfterMs = Math.min(5_000, options.shutdown.cutOffMs);
 
   let closed: Promise<void> | undefined;
   const stopAccepting = () => {
@@ -119,9 +122,9 @@ export function createHttpServer(options: {
       if (!server.listening && !closed) return;
       stopAccepting();
       // SSE responses end a moment after their streams do; close each connection as it goes idle,
-      // and any still open after forceCloseAfterMs.
+      // and any still open after 5 s.
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      const force = setTimeout(() => server.closeAllConnections(), options.forceCloseAfterMs);
+      const force = setTimeout(() => server.closeAllConnections(), forceCloseAfterMs);
       await closed;
       clearInterval(sweep);
       clearTimeout(force);

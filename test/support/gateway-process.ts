@@ -18,7 +18,8 @@ import { ErrorFields } from './results.ts';
 import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './stack.ts';
 
 /**
- * The gateway as operators run it: `node src/main.ts` in a child process, so tests can SIGKILL it
+ * The gateway as a process: `node src/main.ts` as operators run it with `UPSTREAM=remote`, else
+ * `node src/dev.ts` (`npm start`: the sandbox and the gateway on it) in a child process, so tests can SIGKILL it
  * mid-request, restart it on the same DATA_DIR and run several replicas against one Redis. Also the
  * client side those tests share (signed webhooks, graphql-ws subscribers, the history connection),
  * which talks to any gateway by its base address, child process or in-process stack alike.
@@ -48,7 +49,7 @@ export interface GatewayProcessOptions {
   startTimeoutMs?: number;
 }
 
-/** A running `node src/main.ts`. */
+/** A running gateway process (`node src/main.ts` or `node src/dev.ts`). */
 export interface GatewayProcess {
   /** Base address, e.g. `http://127.0.0.1:41234` (GraphQL at `/graphql`, webhooks at `/webhooks/card-events`). */
   readonly url: string;
@@ -69,14 +70,18 @@ export interface GatewayProcess {
 }
 
 /**
- * Spawns `node src/main.ts` (embedded sandbox, ports 0) and waits for its JSON log line carrying
+ * Spawns the gateway process (src/dev.ts with the embedded sandbox unless `UPSTREAM=remote`, ports 0)
+ * and waits for its JSON log line carrying
  * `"graphql":"http://127.0.0.1:<port>/graphql"`.
  * @throws Error with the process output when it exits or stays silent for `startTimeoutMs` first.
  */
 export async function startGatewayProcess(options: GatewayProcessOptions = {}): Promise<GatewayProcess> {
   const dataDir = options.dataDir ?? join(mkdtempSync(join(tmpdir(), 'cardgraph-gateway-')), 'data');
   const env = options.env ?? {};
-  const child: ChildProcess = spawn(process.execPath, ['src/main.ts'], {
+  // A remote upstream runs the production entry as operators do; the embedded sandbox only exists in
+  // the development entry.
+  const entry = env.UPSTREAM === 'remote' ? 'src/main.ts' : 'src/dev.ts';
+  const child: ChildProcess = spawn(process.execPath, [entry], {
     cwd: REPOSITORY_ROOT,
     env: {
       PATH: process.env.PATH ?? '',
