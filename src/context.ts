@@ -45,7 +45,7 @@ export interface GraphQLContext {
   upstreamBudget: UpstreamCallBudget;
 }
 
-/** Long-lived services the context is built from (see src/app.ts). */
+/** Long-lived services the context is built from (src/runtime/services.ts). */
 export interface ContextServices {
   upstream: Upstream;
   binAttributes: BinAttributesCache;

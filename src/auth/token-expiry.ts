@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 
 /**
  * Token lifetime on long-lived transports: a subscription or a streamed response lives at most until
- * the client token's `exp`. graphql-ws closes its socket with 4403 (src/app.ts); HTTP streams (SSE,
+ * the client token's `exp`. graphql-ws closes its socket with 4403 (src/server/graphql-ws.ts); HTTP streams (SSE,
  * multipart, graphql-sse) end with a `token-expired` error result (src/plugins/token-expiry.ts). Both
  * use the timer below so they end at the same instant.
  */

@@ -3,7 +3,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
 
 /**
- * Fills the access line of a request (src/lib/request-record.ts, written by src/app.ts when the
+ * Fills the access line of a request (src/lib/request-record.ts, written by src/server/http.ts when the
  * request ends) with what only GraphQL knows: the operation name and the error codes of its results,
  * parse and validation failures included. Never the document or the variables.
  */

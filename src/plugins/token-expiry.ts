@@ -8,7 +8,7 @@ import type { GraphQLContext } from '../context.ts';
  * executes through Yoga with an HTTP request) ends at the client token's `exp` with one last result
  * carrying a `token-expired` error, and its source stops at that moment (no more events, no more
  * upstream reads). graphql-ws enforces the same instant by closing its socket with 4403
- * (src/app.ts); its operations carry no `request` in their context and are left to that close.
+ * (src/server/graphql-ws.ts); its operations carry no `request` in their context and are left to that close.
  */
 export function useTokenExpiry(): Plugin<GraphQLContext> {
   const limit = (
