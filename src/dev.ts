@@ -53,7 +53,8 @@ export async function startDevelopment(
   try {
     const destination = options.logDestination;
     const tracing = createTracing(config.tracing, process.env.npm_package_version);
-    const logger = createLogger({ name: 'gateway', level: config.logLevel, destination });
+    // Reports a failed trace export at shutdown; the gateway and the sandbox log with their own names.
+    const logger = createLogger({ name: 'dev', level: config.logLevel, destination });
     resources.defer(() => shutDownTracing(tracing, logger));
     let sandbox: Sandbox | undefined;
     let sandboxUrl: string | undefined;

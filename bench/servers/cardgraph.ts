@@ -1,5 +1,6 @@
 /**
- * cardgraph as benchmarked: `buildApp(loadConfig())` from the environment the orchestrator passes
+ * cardgraph as benchmarked: `buildApp(gatewayConfig(loadConfig()))` (the production gateway of
+ * src/main.ts) from the environment the orchestrator passes
  * (UPSTREAM=remote on the bench sandbox, EVENTS_BACKEND, DATA_DIR, …), logs discarded.
  */
 import { pino } from 'pino';

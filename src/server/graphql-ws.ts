@@ -22,8 +22,8 @@ import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 
 /**
- * graphql-ws on the gateway's HTTP server (`/graphql`, shutdown step 2 when disposed: sockets close
- * with 1001). The client token comes in
+ * graphql-ws on the gateway's HTTP server (`/graphql`). Disposing it is graphql-ws's own dispose:
+ * every socket closes with 1001, then the WebSocket server. The client token comes in
  * `connectionParams.authorization` and is checked at `connection_init`: a missing or invalid token
  * closes the socket with 4403, and so does the token's expiry later on (src/auth/token-expiry.ts, the
  * same instant SSE streams end). A socket holds at most `limits.maxSubscriptionsPerSocket`
