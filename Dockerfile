@@ -2,9 +2,10 @@
 # Production by default: the gateway refuses to start without an explicit UPSTREAM, with the
 # development JWT secret or with the sandbox client credentials, and serves no GraphiQL, introspection
 # or field suggestions unless GRAPHIQL, INTROSPECTION or FIELD_SUGGESTIONS turn them on (.env.example).
-# The default target is the gateway, which contains none of src/sandbox (src/main.ts never imports
-# it, test/sandbox-boundary.test.ts checks that); `--target sandbox` builds the standalone sandbox
-# that docker-compose.yml runs as the gateways' upstream.
+# The image contains none of src/sandbox: .dockerignore keeps it (and src/dev.ts, the development
+# entry that composes it) out of the build context; src/main.ts never imports it
+# (test/sandbox-boundary.test.ts checks both). deploy/sandbox.Dockerfile builds the standalone
+# sandbox that docker-compose.yml runs as the gateways' upstream, with its own ignore file.
 #
 # Build stage: graphql-codegen (a devDependency) writes src/client/generated/, whose
 # persisted-documents.json is the trusted-documents manifest that PERSISTED_OPERATIONS=require accepts.
@@ -17,37 +18,12 @@ COPY codegen.ts schema.graphql ./
 COPY src/client/operations.graphql ./src/client/operations.graphql
 RUN npx graphql-codegen --config codegen.ts --silent
 
-# Runtime dependencies, shared by both images.
-FROM node:24-bookworm-slim AS dependencies
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund
-
-# The gateway's sources: everything under src/ but the sandbox.
-FROM node:24-bookworm-slim AS gateway-sources
-COPY src /src
-RUN rm -rf /src/sandbox
-
-# The standalone sandbox of the upstream (sandbox contract §1): `docker build --target sandbox .`
-FROM node:24-bookworm-slim AS sandbox
-ENV NODE_ENV=production
-WORKDIR /app
-COPY package.json ./
-COPY --from=dependencies /app/node_modules ./node_modules
 COPY src ./src
-USER node
-EXPOSE 4010
-ENV HOST=0.0.0.0 SANDBOX_PORT=4010
-STOPSIGNAL SIGTERM
-CMD ["node", "src/sandbox/main.ts"]
-
-# The gateway (default target).
-FROM node:24-bookworm-slim AS gateway
-ENV NODE_ENV=production
-WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-COPY --from=dependencies /app/node_modules ./node_modules
-COPY --from=gateway-sources /src ./src
 COPY --from=codegen /build/src/client/generated ./src/client/generated
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

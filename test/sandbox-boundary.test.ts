@@ -43,4 +43,17 @@ describe('the production gateway', () => {
   it('is composed with the sandbox only by the development entry', () => {
     expect(reachableModules('src/dev.ts')).toContain('src/sandbox/sandbox.ts');
   });
+
+  it("leaves the sandbox and the development entry out of the image's build context, and nothing it runs", () => {
+    // .dockerignore of the gateway's Dockerfile: plain paths, one a line (no globs are used).
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    const isIgnored = (path: string) =>
+      ignored.some((entry) => path === entry || path.startsWith(`${entry}/`));
+    expect(isIgnored('src/sandbox/sandbox.ts')).toBe(true);
+    expect(isIgnored('src/dev.ts')).toBe(true);
+    expect([...reachableModules('src/main.ts')].filter(isIgnored)).toEqual([]);
+  });
 });
