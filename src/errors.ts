@@ -20,6 +20,9 @@ export abstract class GatewayError extends Error {
   }
 }
 
+/** Any concrete class of {@link GatewayError}, e.g. for a field's `errors.types`. */
+export type GatewayErrorClass = new (...args: never[]) => GatewayError;
+
 /** No valid client token was presented (HTTP `Authorization` or graphql-ws `connectionParams`). */
 export class UnauthenticatedError extends GatewayError {
   override name = 'UnauthenticatedError';

@@ -4,7 +4,6 @@ import { cvc, expMonth, FORMAT_PRESERVING_ALIAS_PATTERN, TOK_ALIAS_PATTERN } fro
 import {
   AccountUpdaterNotSupportedError,
   CardBrandNotSupportedError,
-  CardNotFoundError,
   MerchantNotFoundError,
 } from '../errors.ts';
 import { cardBrandOf, isPlainPan } from '../lib/pan.ts';
@@ -18,8 +17,8 @@ import type {
 import { builder } from './builder.ts';
 import { digitsOnly, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
-import { costExtension } from './paging.ts';
-import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
+import { cardQueryField } from './card-read.ts';
+import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
  * Account updater, version 1 (spec "Card (account updater, version 1)", "Card check request and
@@ -276,23 +275,11 @@ const V1_ERRORS = [
   MerchantNotFoundError,
 ];
 
-builder.queryField('accountUpdaterCard', (t) =>
-  t.field({
-    type: AccountUpdaterCardRef,
-    description: 'A v1 card by id with the most current data from issuers (v1 GET /cards/{card_id}).',
-    authScopes: { scope: 'cards:read' },
-    extensions: costExtension({ upstreamCalls: 1 }),
-    errors: { types: [CardNotFoundError, InputValidationError] },
-    args: {
-      cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),
-      vaultId: t.arg.string(vaultIdArg),
-    },
-    resolve: (_root, args, context) =>
-      context.loaders.accountUpdaterCard.load({
-        vaultId: vaultOf(context, args.vaultId),
-        cardId: args.cardId,
-      }),
-  }),
+cardQueryField(
+  'accountUpdaterCard',
+  AccountUpdaterCardRef,
+  'accountUpdaterCard',
+  'A v1 card by id with the most current data from issuers (v1 GET /cards/{card_id}).',
 );
 
 builder.mutationField('enrollAccountUpdaterCard', (t) =>

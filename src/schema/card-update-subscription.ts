@@ -1,9 +1,17 @@
+import type { ObjectRef } from '@pothos/core';
 import { InputValidationError } from '@pothos/plugin-validation';
-import { AccountUpdaterNotSupportedError, CardBrandNotSupportedError, CardNotFoundError } from '../errors.ts';
+import type { GraphQLContext } from '../context.ts';
+import {
+  AccountUpdaterNotSupportedError,
+  CardBrandNotSupportedError,
+  CardNotFoundError,
+  type GatewayErrorClass,
+} from '../errors.ts';
+import type { VaultCardKey } from '../loaders/index.ts';
 import type { CardUpdateSubscription, CardUpdates } from '../upstream/card-interface/client.ts';
-import { builder } from './builder.ts';
+import { type BuilderTypes, builder } from './builder.ts';
 import { CardRef } from './card.ts';
-import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
+import { cardArgs, cardKey } from './card-read.ts';
 
 /**
  * Account updater subscriptions and on-demand checks of card interface cards (spec "Card update
@@ -66,59 +74,68 @@ const CardUpdatesType = builder.objectRef<CardUpdates>('CardUpdates').implement(
   }),
 });
 
-const cardArgs = (t: Parameters<Parameters<typeof builder.mutationField>[1]>[0]) => ({
-  cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),
-  vaultId: t.arg.string(vaultIdArg),
-});
+/**
+ * Runs `change` upstream on one card, then drops the card's app-wide cached read: a change (or a
+ * check bringing newer data into the card record) makes it stale.
+ */
+async function changeCard<T>(
+  context: GraphQLContext,
+  key: VaultCardKey,
+  change: () => Promise<T>,
+): Promise<T> {
+  const result = await change();
+  context.cardReads.invalidate(key.vaultId, key.cardId);
+  return result;
+}
 
-builder.mutationField('subscribeCardUpdates', (t) =>
-  t.field({
-    type: CardUpdateSubscriptionType,
-    description:
-      'Subscribes a card to the account updater. Subscribing an already subscribed card is skipped and returns the existing subscription.',
-    authScopes: { scope: 'cards:write' },
-    errors: { types: [CardNotFoundError, CardBrandNotSupportedError, InputValidationError] },
-    args: cardArgs(t),
-    resolve: async (_root, args, context) => {
-      const vaultId = vaultOf(context, args.vaultId);
-      const subscription = await context.upstream.cardInterface.subscribe(vaultId, args.cardId);
-      context.cardReads.invalidate(vaultId, args.cardId);
-      return subscription;
-    },
-  }),
+/**
+ * A mutation on one card interface card in the caller's vault (`cards:write`; `CardNotFoundError`,
+ * `InputValidationError` and `errors` besides the defaults), answered by `answer`.
+ */
+function cardMutationField<T>(
+  name: string,
+  type: ObjectRef<BuilderTypes, T>,
+  description: string,
+  errors: readonly GatewayErrorClass[],
+  answer: (context: GraphQLContext, key: VaultCardKey) => Promise<T>,
+): void {
+  builder.mutationField(name, (t) =>
+    t.field({
+      type: type as ObjectRef<BuilderTypes, unknown>,
+      description,
+      authScopes: { scope: 'cards:write' },
+      errors: { types: [CardNotFoundError, ...errors, InputValidationError] },
+      args: cardArgs(t),
+      resolve: (_root, args, context) => answer(context, cardKey(context, args)),
+    }),
+  );
+}
+
+cardMutationField(
+  'subscribeCardUpdates',
+  CardUpdateSubscriptionType,
+  'Subscribes a card to the account updater. Subscribing an already subscribed card is skipped and returns the existing subscription.',
+  [CardBrandNotSupportedError],
+  (context, key) =>
+    changeCard(context, key, () => context.upstream.cardInterface.subscribe(key.vaultId, key.cardId)),
 );
 
-builder.mutationField('unsubscribeCardUpdates', (t) =>
-  t.field({
-    type: CardRef,
-    description:
-      'Unsubscribes a card from the account updater; returns the card, whose metadata no longer holds the account updater object.',
-    authScopes: { scope: 'cards:write' },
-    errors: { types: [CardNotFoundError, InputValidationError] },
-    args: cardArgs(t),
-    resolve: async (_root, args, context) => {
-      const vaultId = vaultOf(context, args.vaultId);
-      await context.upstream.cardInterface.unsubscribe(vaultId, args.cardId);
-      context.cardReads.invalidate(vaultId, args.cardId);
-      return context.loaders.cardInterfaceCard.load({ vaultId, cardId: args.cardId });
-    },
-  }),
+cardMutationField(
+  'unsubscribeCardUpdates',
+  CardRef,
+  'Unsubscribes a card from the account updater; returns the card, whose metadata no longer holds the account updater object.',
+  [],
+  async (context, key) => {
+    await changeCard(context, key, () => context.upstream.cardInterface.unsubscribe(key.vaultId, key.cardId));
+    return context.loaders.cardInterfaceCard.load(key);
+  },
 );
 
-builder.mutationField('checkCardUpdates', (t) =>
-  t.field({
-    type: CardUpdatesType,
-    description:
-      'On-demand check of the latest card data (card interface POST /cards/{card_id}/check): Visa and Mastercard without enrolment, American Express and Discover only when subscribed.',
-    authScopes: { scope: 'cards:write' },
-    errors: { types: [CardNotFoundError, AccountUpdaterNotSupportedError, InputValidationError] },
-    args: cardArgs(t),
-    resolve: async (_root, args, context) => {
-      const vaultId = vaultOf(context, args.vaultId);
-      const updates = await context.upstream.cardInterface.check(vaultId, args.cardId);
-      // A check may bring newer card data into the card record.
-      context.cardReads.invalidate(vaultId, args.cardId);
-      return updates;
-    },
-  }),
+cardMutationField(
+  'checkCardUpdates',
+  CardUpdatesType,
+  'On-demand check of the latest card data (card interface POST /cards/{card_id}/check): Visa and Mastercard without enrolment, American Express and Discover only when subscribed.',
+  [AccountUpdaterNotSupportedError],
+  (context, key) =>
+    changeCard(context, key, () => context.upstream.cardInterface.check(key.vaultId, key.cardId)),
 );

@@ -9,8 +9,8 @@ import { redactCardData } from '../lib/redaction.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
-import { costExtension } from './paging.ts';
-import { cardIdSchema, vaultIdArg, vaultOf } from './vault.ts';
+import { cardQueryField } from './card-read.ts';
+import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
  * The card interface's card (spec "Card (card interface)"; record shape per docs/gap-decisions.md).
@@ -283,23 +283,11 @@ const CreateCardInput = builder.inputType('CreateCardInput', {
   validate: createCardInputSchema,
 });
 
-builder.queryField('card', (t) =>
-  t.field({
-    type: CardRef,
-    description: "A card of the card interface, by its id, in the caller's vault.",
-    authScopes: { scope: 'cards:read' },
-    extensions: costExtension({ upstreamCalls: 1 }),
-    errors: { types: [CardNotFoundError, InputValidationError] },
-    args: {
-      cardId: t.arg.string({ description: 'Card id (`CRD…`).', validate: cardIdSchema }),
-      vaultId: t.arg.string(vaultIdArg),
-    },
-    resolve: (_root, args, context) =>
-      context.loaders.cardInterfaceCard.load({
-        vaultId: vaultOf(context, args.vaultId),
-        cardId: args.cardId,
-      }),
-  }),
+cardQueryField(
+  'card',
+  CardRef,
+  'cardInterfaceCard',
+  "A card of the card interface, by its id, in the caller's vault.",
 );
 
 builder.mutationField('createCard', (t) =>
