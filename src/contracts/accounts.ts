@@ -20,6 +20,12 @@ export const MEMBER_PERMISSIONS = ['read', 'write', 'admin'] as const;
 export const VAULT_ENVIRONMENTS = ['LIVE', 'SANDBOX'] as const;
 /** Invitation states: `pending` only (accepted ones become members). */
 export const INVITE_STATES = ['pending'] as const;
+/**
+ * An organization id (`AC` + 22 characters in the provider's examples): 1 to 64 letters or digits.
+ * The GraphQL argument (src/schema/organization.ts) and the upstream client (before the id reaches a
+ * URL path) check the same rule.
+ */
+export const ORGANIZATION_ID_PATTERN = /^[A-Za-z0-9]{1,64}$/;
 /** A page number or size of `page[number]` / `page[size]`: a positive integer. */
 export const PAGE_NUMBER_PATTERN = /^[1-9]\d{0,8}$/;
 
@@ -31,35 +37,39 @@ export const vaultMembership = z.object({
   env_identifier: openEnum(VAULT_ENVIRONMENTS),
 });
 
+/**
+ * A JSON:API resource of the area whose attributes hold what users and invitations share
+ * (`created_at`, an optional echo of `id`, `email_address`, `role`, `vaults`) plus `attributes`.
+ */
+function organizationResource<const Type extends string, Shape extends z.ZodRawShape>(
+  type: Type,
+  attributes: Shape,
+) {
+  return z.object({
+    id: z.string().min(1),
+    type: z.literal(type),
+    attributes: z.object({
+      created_at: isoTimestamp,
+      id: z.string().min(1).optional(),
+      email_address: z.string().min(1),
+      role: openEnum(MEMBER_ROLES),
+      vaults: z.array(vaultMembership),
+      ...attributes,
+    }),
+  });
+}
+
 /** A `users` resource (spec "Organization member (user)"). */
-export const memberResource = z.object({
-  id: z.string().min(1),
-  type: z.literal('users'),
-  attributes: z.object({
-    created_at: isoTimestamp,
-    id: z.string().min(1).optional(),
-    name: z.string(),
-    email_address: z.string().min(1),
-    vaults: z.array(vaultMembership),
-    role: openEnum(MEMBER_ROLES),
-    permissions: z.array(openEnum(MEMBER_PERMISSIONS)),
-    sso_id: z.string().nullable().optional(),
-  }),
+export const memberResource = organizationResource('users', {
+  name: z.string(),
+  permissions: z.array(openEnum(MEMBER_PERMISSIONS)),
+  sso_id: z.string().nullable().optional(),
 });
 
 /** An `invites` resource (the spec does not show it; docs/gap-decisions.md "Organization members"). */
-export const inviteResource = z.object({
-  id: z.string().min(1),
-  type: z.literal('invites'),
-  attributes: z.object({
-    created_at: isoTimestamp,
-    id: z.string().min(1).optional(),
-    email_address: z.string().min(1),
-    role: openEnum(MEMBER_ROLES),
-    vaults: z.array(vaultMembership),
-    invited_by: z.string().min(1),
-    state: openEnum(INVITE_STATES),
-  }),
+export const inviteResource = organizationResource('invites', {
+  invited_by: z.string().min(1),
+  state: openEnum(INVITE_STATES),
 });
 
 /**

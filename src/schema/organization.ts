@@ -2,8 +2,9 @@ import { cursorToOffset, resolveOffsetConnection } from '@pothos/plugin-relay';
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import type { GraphQLContext } from '../context.ts';
+import { ORGANIZATION_ID_PATTERN } from '../contracts/accounts.ts';
 import { OrganizationNotFoundError } from '../errors.ts';
-import type { OrganizationPageKey, VaultSummary } from '../loaders/index.ts';
+import type { Loaders, OrganizationPageKey, VaultSummary } from '../loaders/index.ts';
 import type { MemberVault, OrganizationInvite, OrganizationMember, Page } from '../upstream/index.ts';
 import { builder } from './builder.ts';
 import { costExtension, ORGANIZATION_PAGE_SIZE } from './paging.ts';
@@ -164,65 +165,49 @@ function assertForwardPaging(args: PagingArgs): void {
   if (issues.length > 0) throw new InputValidationError({ issues });
 }
 
+/**
+ * Options shared by the organization's offset connections (`members`, `invites`): nullable, one
+ * upstream call per page, page size from {@link ORGANIZATION_PAGE_SIZE}, and a resolver that checks
+ * the paging arguments, reads the upstream pages covering the requested slice through the loader
+ * `loaderOf` picks and primes the vault loader from the memberships it read.
+ */
+function organizationConnection<T extends { vaults: readonly MemberVault[] }>(
+  loaderOf: (loaders: Loaders) => { load(key: OrganizationPageKey): Promise<Page<T>> },
+) {
+  return {
+    nullable: true,
+    extensions: costExtension({
+      upstreamCalls: 1,
+      listSize: { argument: 'first', ...ORGANIZATION_PAGE_SIZE },
+    }),
+    resolve: (organization: OrganizationParent, args: PagingArgs, context: GraphQLContext) => {
+      assertForwardPaging(args);
+      return resolveOffsetConnection({ args, ...ORGANIZATION_CONNECTION_SIZE }, async ({ offset, limit }) => {
+        const loader = loaderOf(context.loaders);
+        const items = await slice((key) => loader.load(key), organization, offset, limit);
+        primeVaults(
+          context,
+          items.flatMap((item) => item.vaults),
+        );
+        return items;
+      });
+    },
+  } as const;
+}
+
 const OrganizationType = builder.objectRef<OrganizationParent>('Organization').implement({
   description: 'An organization of the provider: its members and pending invitations.',
   fields: (t) => ({
     id: t.exposeString('id', { description: 'Organization id (24 characters).' }),
     members: t.connection({
       type: MemberType,
-      nullable: true,
       description: 'Users of the organization, pending invitations excluded.',
-      extensions: costExtension({
-        upstreamCalls: 1,
-        listSize: { argument: 'first', ...ORGANIZATION_PAGE_SIZE },
-      }),
-      resolve: (organization, args, context) => {
-        assertForwardPaging(args);
-        return resolveOffsetConnection(
-          { args, ...ORGANIZATION_CONNECTION_SIZE },
-          async ({ offset, limit }) => {
-            const members = await slice(
-              (key) => context.loaders.organizationMembers.load(key),
-              organization,
-              offset,
-              limit,
-            );
-            primeVaults(
-              context,
-              members.flatMap((m) => m.vaults),
-            );
-            return members;
-          },
-        );
-      },
+      ...organizationConnection((loaders) => loaders.organizationMembers),
     }),
     invites: t.connection({
       type: InviteType,
-      nullable: true,
       description: 'Pending invitations.',
-      extensions: costExtension({
-        upstreamCalls: 1,
-        listSize: { argument: 'first', ...ORGANIZATION_PAGE_SIZE },
-      }),
-      resolve: (organization, args, context) => {
-        assertForwardPaging(args);
-        return resolveOffsetConnection(
-          { args, ...ORGANIZATION_CONNECTION_SIZE },
-          async ({ offset, limit }) => {
-            const invites = await slice(
-              (key) => context.loaders.organizationInvites.load(key),
-              organization,
-              offset,
-              limit,
-            );
-            primeVaults(
-              context,
-              invites.flatMap((i) => i.vaults),
-            );
-            return invites;
-          },
-        );
-      },
+      ...organizationConnection((loaders) => loaders.organizationInvites),
     }),
   }),
 });
@@ -238,7 +223,7 @@ builder.queryField('organization', (t) =>
     args: {
       id: t.arg.string({
         description: 'Organization id.',
-        validate: z.string().regex(/^[A-Za-z0-9]{1,64}$/, 'must be an organization id'),
+        validate: z.string().regex(ORGANIZATION_ID_PATTERN, 'must be an organization id'),
       }),
       vaultId: t.arg.string(vaultIdArg),
     },

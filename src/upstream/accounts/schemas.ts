@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   inviteResource,
   memberResource,
+  ORGANIZATION_ID_PATTERN,
   PAGE_NUMBER_PATTERN,
   pageDocument,
 } from '../../contracts/accounts.ts';
@@ -92,16 +93,14 @@ export const membersPageSchema = pageSchema(memberSchema);
 /** A page of `invites` (`GET /organizations/{organizationId}/invites`) → `Page<OrganizationInvite>`. */
 export const invitesPageSchema = pageSchema(inviteSchema);
 
-/** Organization ids: `AC` + 22 characters in the provider's examples; letters, digits, `_`, `-`. */
-const ORGANIZATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
-
 /**
  * Validates a caller-supplied organization id before it reaches a URL path.
- * @throws InvalidArgumentError (argument `organizationId`) unless 1 to 128 letters, digits, `_` or `-`.
+ * @throws InvalidArgumentError (argument `organizationId`) unless 1 to 64 letters or digits
+ *   (`ORGANIZATION_ID_PATTERN`, the rule of the GraphQL argument too).
  */
 export function assertOrganizationId(organizationId: string): void {
-  if (typeof organizationId !== 'string' || !ORGANIZATION_ID.test(organizationId)) {
-    throw new InvalidArgumentError('organizationId', 'expected 1 to 128 letters, digits, _ or -');
+  if (typeof organizationId !== 'string' || !ORGANIZATION_ID_PATTERN.test(organizationId)) {
+    throw new InvalidArgumentError('organizationId', 'expected 1 to 64 letters or digits');
   }
 }
 
