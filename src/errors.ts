@@ -15,45 +15,51 @@ export abstract class GatewayError extends Error {
   /** Stable, machine-readable code; constant per class. */
   abstract readonly code: string;
 
+  /** @param message for the client; any PAN in it is masked. `name` is the concrete class's name. */
   constructor(message: string, options?: ErrorOptions) {
     super(redactPans(message), options);
+    this.name = new.target.name;
   }
 }
 
 /** Any concrete class of {@link GatewayError}, e.g. for a field's `errors.types`. */
 export type GatewayErrorClass = new (...args: never[]) => GatewayError;
 
-/** No valid client token was presented (HTTP `Authorization` or graphql-ws `connectionParams`). */
-export class UnauthenticatedError extends GatewayError {
-  override name = 'UnauthenticatedError';
-  readonly code: string = 'unauthenticated';
-  constructor(message = 'Authentication required: send Authorization: Bearer <token>') {
-    super(message);
+/**
+ * The base of a {@link GatewayError} class with the constant `code` (undici's style: each class
+ * fixes its code once) and the message it carries when constructed without one.
+ */
+function withCode<const Code extends string>(code: Code, defaultMessage: string) {
+  abstract class CodedError extends GatewayError {
+    readonly code: Code = code;
+    constructor(message = defaultMessage) {
+      super(message);
+    }
   }
+  return CodedError;
 }
 
+/** No valid client token was presented (HTTP `Authorization` or graphql-ws `connectionParams`). */
+export class UnauthenticatedError extends withCode(
+  'unauthenticated',
+  'Authentication required: send Authorization: Bearer <token>',
+) {}
+
 /** The token lacks the upstream scope a field needs (`forbidden`). */
-export class ForbiddenError extends GatewayError {
-  override name = 'ForbiddenError';
-  readonly code: string = 'forbidden';
-}
+export class ForbiddenError extends withCode<string>('forbidden', 'Not authorized') {}
 
 /** The requested vault is not among the token's vaults (GraphQL type `ForbiddenError`). */
 export class VaultNotAllowedError extends ForbiddenError {
-  override name = 'VaultNotAllowedError';
   override readonly code: string = 'vault-not-allowed';
 }
 
 /** The token names several vaults and the operation named none (GraphQL type `ForbiddenError`). */
 export class VaultRequiredError extends ForbiddenError {
-  override name = 'VaultRequiredError';
   override readonly code: string = 'vault-required';
 }
 
 /** Spec "Errors": GET /cards/{card_id} 404 `card-not-found`; also a card of another vault. */
-export class CardNotFoundError extends GatewayError {
-  override name = 'CardNotFoundError';
-  readonly code = 'card-not-found';
+export class CardNotFoundError extends withCode('card-not-found', 'The card was not found in this vault') {
   /** The id the caller asked for (`requested` when the call named none). */
   readonly cardId: string;
   constructor(cardId: string) {
@@ -63,53 +69,37 @@ export class CardNotFoundError extends GatewayError {
 }
 
 /** Spec "Errors": 422 `card-brand-not-supported` (Diners Club, JCB for account updater; contract §7). */
-export class CardBrandNotSupportedError extends GatewayError {
-  override name = 'CardBrandNotSupportedError';
-  readonly code = 'card-brand-not-supported';
-  constructor(message = 'The card brand is not supported by the account updater') {
-    super(message);
-  }
-}
+export class CardBrandNotSupportedError extends withCode(
+  'card-brand-not-supported',
+  'The card brand is not supported by the account updater',
+) {}
 
 /** Spec "Errors": 422 `account-updater-not-supported` (also Amex/Discover checks of unenrolled cards). */
-export class AccountUpdaterNotSupportedError extends GatewayError {
-  override name = 'AccountUpdaterNotSupportedError';
-  readonly code = 'account-updater-not-supported';
-  constructor(message = 'The account updater does not support this card') {
-    super(message);
-  }
-}
+export class AccountUpdaterNotSupportedError extends withCode(
+  'account-updater-not-supported',
+  'The account updater does not support this card',
+) {}
 
 /** Spec "Errors": POST /cards (v1) 404, merchant not found. */
-export class MerchantNotFoundError extends GatewayError {
-  override name = 'MerchantNotFoundError';
-  readonly code = 'merchant-not-found';
-  constructor(message = 'The merchant is not registered for the account updater in this vault') {
-    super(message);
-  }
-}
+export class MerchantNotFoundError extends withCode(
+  'merchant-not-found',
+  'The merchant is not registered for the account updater in this vault',
+) {}
 
 /** Spec "Errors": POST /network-tokens 404 `declined`. */
-export class NetworkTokenDeclinedError extends GatewayError {
-  override name = 'NetworkTokenDeclinedError';
-  readonly code = 'declined';
-  constructor() {
-    super('The card network declined the network token');
-  }
-}
+export class NetworkTokenDeclinedError extends withCode(
+  'declined',
+  'The card network declined the network token',
+) {}
 
 /** Spec "Errors": POST /network-tokens 422 `rejected`. */
-export class NetworkTokenRejectedError extends GatewayError {
-  override name = 'NetworkTokenRejectedError';
-  readonly code: string = 'rejected';
-  constructor(message = 'The network rejected the network token request') {
-    super(message);
-  }
-}
+export class NetworkTokenRejectedError extends withCode<string>(
+  'rejected',
+  'The network rejected the network token request',
+) {}
 
 /** Spec "Errors": POST /network-tokens 422 `card-not-allowed` (GraphQL type `NetworkTokenRejectedError`). */
 export class NetworkTokenCardNotAllowedError extends NetworkTokenRejectedError {
-  override name = 'NetworkTokenCardNotAllowedError';
   override readonly code: string = 'card-not-allowed';
   constructor() {
     super('The card is not allowed a network token');
@@ -117,34 +107,22 @@ export class NetworkTokenCardNotAllowedError extends NetworkTokenRejectedError {
 }
 
 /** GET and DELETE /network-tokens/{pan_alias} 404: no token for the alias in this vault. */
-export class NetworkTokenNotFoundError extends GatewayError {
-  override name = 'NetworkTokenNotFoundError';
-  readonly code = 'not-found';
-  constructor() {
-    super('No network token exists for this PAN alias in this vault');
-  }
-}
+export class NetworkTokenNotFoundError extends withCode(
+  'not-found',
+  'No network token exists for this PAN alias in this vault',
+) {}
 
 /** The organization does not exist or the caller's vault credentials cannot see it (`not-found`). */
-export class OrganizationNotFoundError extends GatewayError {
-  override name = 'OrganizationNotFoundError';
-  readonly code = 'not-found';
-  constructor() {
-    super('The organization was not found');
-  }
-}
+export class OrganizationNotFoundError extends withCode('not-found', 'The organization was not found') {}
 
 /**
  * Card attributes lookup 404: the data set knows no card product for the number. Not a GraphQL type:
  * the fields answer null for it (a BIN without attributes is an answer, not a failure).
  */
-export class CardAttributesNotFoundError extends GatewayError {
-  override name = 'CardAttributesNotFoundError';
-  readonly code = 'not-found';
-  constructor() {
-    super('No card attributes are known for this number');
-  }
-}
+export class CardAttributesNotFoundError extends withCode(
+  'not-found',
+  'No card attributes are known for this number',
+) {}
 
 /**
  * Any other upstream failure (GraphQL type `UpstreamError`): a 4xx the gateway has no dedicated class
@@ -156,7 +134,6 @@ export class CardAttributesNotFoundError extends GatewayError {
  * - `status`: HTTP status of the upstream answer; null when none arrived.
  */
 export class UpstreamServiceError extends GatewayError {
-  override name = 'UpstreamServiceError';
   readonly code: string;
   readonly retryable: boolean;
   readonly status: number | null;
@@ -176,7 +153,6 @@ export class UpstreamServiceError extends GatewayError {
  * joins).
  */
 export class OperationLimitError extends GatewayError {
-  override name = 'OperationLimitError';
   readonly code: 'too-many-ids' | 'operation-too-expensive';
   constructor(message: string, code: 'too-many-ids' | 'operation-too-expensive') {
     super(message);

@@ -5,6 +5,7 @@ import {
   CardNotFoundError,
   ForbiddenError,
   type GatewayError,
+  type GatewayErrorClass,
   MerchantNotFoundError,
   NetworkTokenDeclinedError,
   NetworkTokenNotFoundError,
@@ -35,71 +36,42 @@ export const ErrorInterface = builder.interfaceRef<Error & { code?: string }>('E
   }),
 });
 
-/** Registers a GatewayError subclass as a GraphQL object type implementing `Error`. */
-function gatewayErrorType(
+/**
+ * The GatewayError classes with a constant code, each registered as a GraphQL object type of the
+ * class's name implementing `Error`, with its description.
+ */
+const GATEWAY_ERROR_TYPES: readonly [GatewayErrorClass, string][] = [
+  [CardNotFoundError, 'The card does not exist in the vault (`card-not-found`).'],
+  [
+    CardBrandNotSupportedError,
+    'The card brand is not supported by the account updater (`card-brand-not-supported`).',
+  ],
+  [
+    AccountUpdaterNotSupportedError,
+    'The account updater cannot serve this card (`account-updater-not-supported`), e.g. a check of an American Express or Discover card that is not enrolled.',
+  ],
+  [MerchantNotFoundError, 'The merchant is not registered in the vault (`merchant-not-found`).'],
+  [UnauthenticatedError, 'No valid client token was sent (`unauthenticated`).'],
+  [
+    ForbiddenError,
+    'The client token lacks the scope or the vault this field needs (`forbidden`, `vault-not-allowed`, `vault-required`).',
+  ],
+  [NetworkTokenDeclinedError, 'The card network declined the token (`declined`).'],
+  [NetworkTokenRejectedError, 'The token request was refused (`card-not-allowed`, `rejected`).'],
+  [NetworkTokenNotFoundError, 'No token exists for the alias in this vault (`not-found`).'],
+  [OrganizationNotFoundError, 'The organization was not found (`not-found`).'],
+];
+
+for (const [cls, description] of GATEWAY_ERROR_TYPES) {
   // biome-ignore lint/suspicious/noExplicitAny: Pothos infers the object shape from any constructor signature
-  cls: new (...args: any[]) => GatewayError,
-  name: string,
-  description: string,
-) {
-  return builder.objectType(cls, {
-    name,
+  builder.objectType(cls as new (...args: any[]) => GatewayError, {
+    name: cls.name,
     description,
     interfaces: [ErrorInterface],
     isTypeOf: (v) => v instanceof cls,
   });
 }
 
-gatewayErrorType(
-  CardNotFoundError,
-  'CardNotFoundError',
-  'The card does not exist in the vault (`card-not-found`).',
-);
-gatewayErrorType(
-  CardBrandNotSupportedError,
-  'CardBrandNotSupportedError',
-  'The card brand is not supported by the account updater (`card-brand-not-supported`).',
-);
-gatewayErrorType(
-  AccountUpdaterNotSupportedError,
-  'AccountUpdaterNotSupportedError',
-  'The account updater cannot serve this card (`account-updater-not-supported`), e.g. a check of an American Express or Discover card that is not enrolled.',
-);
-gatewayErrorType(
-  MerchantNotFoundError,
-  'MerchantNotFoundError',
-  'The merchant is not registered in the vault (`merchant-not-found`).',
-);
-gatewayErrorType(
-  UnauthenticatedError,
-  'UnauthenticatedError',
-  'No valid client token was sent (`unauthenticated`).',
-);
-gatewayErrorType(
-  ForbiddenError,
-  'ForbiddenError',
-  'The client token lacks the scope or the vault this field needs (`forbidden`, `vault-not-allowed`, `vault-required`).',
-);
-gatewayErrorType(
-  NetworkTokenDeclinedError,
-  'NetworkTokenDeclinedError',
-  'The card network declined the token (`declined`).',
-);
-gatewayErrorType(
-  NetworkTokenRejectedError,
-  'NetworkTokenRejectedError',
-  'The token request was refused (`card-not-allowed`, `rejected`).',
-);
-gatewayErrorType(
-  NetworkTokenNotFoundError,
-  'NetworkTokenNotFoundError',
-  'No token exists for the alias in this vault (`not-found`).',
-);
-gatewayErrorType(
-  OrganizationNotFoundError,
-  'OrganizationNotFoundError',
-  'The organization was not found (`not-found`).',
-);
 builder.objectType(UpstreamServiceError, {
   name: 'UpstreamError',
   description: 'The upstream service failed or did not answer in time.',
