@@ -1,6 +1,7 @@
-import { UpstreamError } from './errors.ts';
+import { type UpstreamArea, UpstreamError } from './errors.ts';
 import type { UpstreamCall, UpstreamHttp, UpstreamResponse } from './http.ts';
 import type { AccessTokenProvider } from './oauth/access-token-provider.ts';
+import { joinUrl } from './wire.ts';
 
 /**
  * Constructor options of the upstream clients: `baseUrl` is the area's base address (contract §1),
@@ -32,5 +33,50 @@ export async function requestWithBearer<T>(
     if (!(error instanceof UpstreamError) || error.status !== 401) throw error;
     deps.tokens.invalidate(vault, token);
     return send(await deps.tokens.getToken(vault));
+  }
+}
+
+/**
+ * One call of an {@link AreaClient}: the path segments under the area's base address (each
+ * percent-encoded by `joinUrl`) and an optional query string (`?…`) instead of a URL; area and
+ * headers come from the client.
+ */
+export type AreaCall<T> = Omit<UpstreamCall<T>, 'area' | 'headers' | 'url'> & {
+  path: readonly string[];
+  query?: string;
+};
+
+/**
+ * The base of the upstream area clients: the area's base address (contract §1), its media type, and
+ * {@link send}, which sends one call with the vault's bearer token (see {@link requestWithBearer}).
+ */
+export abstract class AreaClient {
+  readonly #baseUrl: string;
+  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
+  readonly #area: UpstreamArea;
+  readonly #mediaType: string;
+
+  /** @param area names the area in errors, logs and metrics; `mediaType` is sent as `accept` (and `content-type` with a body). */
+  protected constructor(area: UpstreamArea, mediaType: string, opts: UpstreamClientOptions) {
+    this.#baseUrl = opts.baseUrl;
+    this.#deps = { http: opts.http, tokens: opts.tokens };
+    this.#area = area;
+    this.#mediaType = mediaType;
+  }
+
+  /**
+   * Sends `call` to `<baseUrl>/<path…><query>` in `vault`'s name and resolves to the answer's data
+   * (the schema's output; undefined without a schema).
+   * @throws UpstreamError as {@link requestWithBearer}.
+   */
+  protected async send<T>(vault: string, { path, query = '', ...call }: AreaCall<T>): Promise<T> {
+    const type = this.#mediaType;
+    const { data } = await requestWithBearer(this.#deps, vault, {
+      ...call,
+      area: this.#area,
+      url: `${joinUrl(this.#baseUrl, path)}${query}`,
+      headers: call.body === undefined ? { accept: type } : { accept: type, 'content-type': type },
+    });
+    return data;
   }
 }

@@ -6,12 +6,13 @@ import { AccountUpdaterClient } from './account-updater/client.ts';
 import { ACCOUNT_UPDATER_ERRORS } from './account-updater/error-table.ts';
 import { AccountsClient } from './accounts/client.ts';
 import { ACCOUNTS_ERRORS } from './accounts/error-table.ts';
+import type { UpstreamClientOptions } from './authorized-request.ts';
 import { budgetedHttp, type UpstreamCallBudget } from './budget.ts';
 import { CardAttributesClient } from './card-attributes/client.ts';
 import { CARD_ATTRIBUTES_ERRORS } from './card-attributes/error-table.ts';
 import { CardInterfaceClient } from './card-interface/client.ts';
 import { CARD_INTERFACE_ERRORS } from './card-interface/error-table.ts';
-import { withGatewayErrors } from './gateway-errors.ts';
+import { type UpstreamErrorTable, withGatewayErrors } from './gateway-errors.ts';
 import { createUpstreamHttp, type UpstreamHttp } from './http.ts';
 import { NetworkTokensClient } from './network-tokens/client.ts';
 import { NETWORK_TOKEN_ERRORS } from './network-tokens/error-table.ts';
@@ -76,31 +77,24 @@ export function createUpstream(
     http,
     ...(telemetry.metrics ? { metrics: telemetry.metrics } : {}),
   });
-  const clientsOver = (clientHttp: UpstreamHttp): Upstream => ({
-    http: clientHttp,
-    tokens,
-    cardInterface: withGatewayErrors(
-      new CardInterfaceClient({ baseUrl: config.cardInterfaceUrl, tokens, http: clientHttp }),
-      CARD_INTERFACE_ERRORS,
-    ),
-    accountUpdater: withGatewayErrors(
-      new AccountUpdaterClient({ baseUrl: config.accountUpdaterUrl, tokens, http: clientHttp }),
-      ACCOUNT_UPDATER_ERRORS,
-    ),
-    networkTokens: withGatewayErrors(
-      new NetworkTokensClient({ baseUrl: config.accountUpdaterUrl, tokens, http: clientHttp }),
-      NETWORK_TOKEN_ERRORS,
-    ),
-    cardAttributes: withGatewayErrors(
-      new CardAttributesClient({ baseUrl: config.cardAttributesUrl, tokens, http: clientHttp }),
-      CARD_ATTRIBUTES_ERRORS,
-    ),
-    accounts: withGatewayErrors(
-      new AccountsClient({ baseUrl: config.accountsUrl, tokens, http: clientHttp }),
-      ACCOUNTS_ERRORS,
-    ),
-    close: (graceMs) => http.close(graceMs),
-    withBudget: (budget) => clientsOver(budgetedHttp(http, budget)),
-  });
+  const clientsOver = (clientHttp: UpstreamHttp): Upstream => {
+    /** One area's client over `clientHttp`, its failures mapped through the area's error table. */
+    const area = <Client extends object>(
+      AreaClient: new (opts: UpstreamClientOptions) => Client,
+      baseUrl: string,
+      errors: UpstreamErrorTable,
+    ) => withGatewayErrors(new AreaClient({ baseUrl, tokens, http: clientHttp }), errors);
+    return {
+      http: clientHttp,
+      tokens,
+      cardInterface: area(CardInterfaceClient, config.cardInterfaceUrl, CARD_INTERFACE_ERRORS),
+      accountUpdater: area(AccountUpdaterClient, config.accountUpdaterUrl, ACCOUNT_UPDATER_ERRORS),
+      networkTokens: area(NetworkTokensClient, config.accountUpdaterUrl, NETWORK_TOKEN_ERRORS),
+      cardAttributes: area(CardAttributesClient, config.cardAttributesUrl, CARD_ATTRIBUTES_ERRORS),
+      accounts: area(AccountsClient, config.accountsUrl, ACCOUNTS_ERRORS),
+      close: (graceMs) => http.close(graceMs),
+      withBudget: (budget) => clientsOver(budgetedHttp(http, budget)),
+    };
+  };
   return clientsOver(http);
 }

@@ -1,7 +1,5 @@
-import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
-import type { UpstreamCall, UpstreamHttp } from '../http.ts';
-import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
-import { assertCardId, joinUrl } from '../wire.ts';
+import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
+import { assertCardId } from '../wire.ts';
 import {
   type AccountUpdaterCard,
   type CardCheckInput,
@@ -34,13 +32,9 @@ export type {
  * with `pointer`, 404 `merchant-not-found` or `card-not-found`, 422 `card-brand-not-supported` or
  * `account-updater-not-supported`, 500 `server-error`.
  */
-export class AccountUpdaterClient {
-  readonly #baseUrl: string;
-  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
-
+export class AccountUpdaterClient extends AreaClient {
   constructor(opts: UpstreamClientOptions) {
-    this.#baseUrl = opts.baseUrl;
-    this.#deps = { http: opts.http, tokens: opts.tokens };
+    super('account-updater', 'application/json', opts);
   }
 
   /**
@@ -49,14 +43,13 @@ export class AccountUpdaterClient {
    * at once, no notification). Never retried automatically except once after a 401.
    */
   async enrollCard(vault: string, input: EnrollCardInput): Promise<AccountUpdaterCard> {
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'POST',
-      url: joinUrl(this.#baseUrl, ['cards']),
+      path: ['cards'],
       body: JSON.stringify(enrollCardBody(input)),
       expectStatus: [200, 201],
       schema: cardEnvelopeSchema,
     });
-    return data;
   }
 
   /**
@@ -65,13 +58,12 @@ export class AccountUpdaterClient {
    */
   async getCard(vault: string, cardId: string): Promise<AccountUpdaterCard> {
     assertCardId(cardId);
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'GET',
-      url: joinUrl(this.#baseUrl, ['cards', cardId]),
+      path: ['cards', cardId],
       expectStatus: [200],
       schema: cardEnvelopeSchema,
     });
-    return data;
   }
 
   /**
@@ -80,24 +72,12 @@ export class AccountUpdaterClient {
    * the vault answer 422 `account-updater-not-supported`.
    */
   async checkCard(vault: string, input: CardCheckInput): Promise<CardCheckResult> {
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'POST',
-      url: joinUrl(this.#baseUrl, ['card-check']),
+      path: ['card-check'],
       body: JSON.stringify(cardCheckBody(input)),
       expectStatus: [200],
       schema: cardCheckEnvelopeSchema,
-    });
-    return data;
-  }
-
-  #send<T>(vault: string, call: Omit<UpstreamCall<T>, 'area' | 'headers'>) {
-    return requestWithBearer(this.#deps, vault, {
-      ...call,
-      area: 'account-updater',
-      headers:
-        call.body === undefined
-          ? { accept: 'application/json' }
-          : { accept: 'application/json', 'content-type': 'application/json' },
     });
   }
 }

@@ -1,7 +1,6 @@
-import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
-import type { UpstreamCall, UpstreamHttp } from '../http.ts';
-import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
-import { joinUrl } from '../wire.ts';
+import { ACCOUNTS_MEDIA_TYPE } from '../../contracts/accounts.ts';
+import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
+import type { UpstreamCall } from '../http.ts';
 import {
   assertOrganizationId,
   invitesPageSchema,
@@ -15,8 +14,6 @@ import type { Page, PageRequest } from './types.ts';
 export type { MemberVault, OrganizationInvite, OrganizationMember } from './schemas.ts';
 export type * from './types.ts';
 
-const JSON_API = 'application/vnd.api+json';
-
 /**
  * Client of the organization members area (spec "Organization members", area `{accounts_url}`,
  * `application/vnd.api+json`): the members and the pending invitations of an organization, one
@@ -29,13 +26,9 @@ const JSON_API = 'application/vnd.api+json';
  * `organization-users:read`), 404 `not-found` (unknown organization), 5xx, `timeout`,
  * `invalid-response`.
  */
-export class AccountsClient {
-  readonly #baseUrl: string;
-  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
-
+export class AccountsClient extends AreaClient {
   constructor(opts: UpstreamClientOptions) {
-    this.#baseUrl = opts.baseUrl;
-    this.#deps = { http: opts.http, tokens: opts.tokens };
+    super('accounts', ACCOUNTS_MEDIA_TYPE, opts);
   }
 
   /**
@@ -71,15 +64,12 @@ export class AccountsClient {
     schema: NonNullable<UpstreamCall<Page<T>>['schema']>,
   ): Promise<Page<T>> {
     assertOrganizationId(organizationId);
-    const query = pageQuery(page);
-    const { data } = await requestWithBearer(this.#deps, vault, {
-      area: 'accounts',
+    return this.send(vault, {
       method: 'GET',
-      url: `${joinUrl(this.#baseUrl, ['organizations', organizationId, collection])}${query}`,
-      headers: { accept: JSON_API },
+      path: ['organizations', organizationId, collection],
+      query: pageQuery(page),
       expectStatus: [200],
       schema,
     });
-    return data;
   }
 }

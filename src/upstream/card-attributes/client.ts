@@ -1,7 +1,4 @@
-import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
-import type { UpstreamHttp } from '../http.ts';
-import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
-import { joinUrl } from '../wire.ts';
+import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
 import { assertLookupNumber, type CardAttributes, cardAttributesSchema, lookupBody } from './schemas.ts';
 
 export type { CardAttributes } from './schemas.ts';
@@ -20,13 +17,9 @@ export type { CardAttributes } from './schemas.ts';
  * `bad-request` with pointer `/number` (a PAN failing Luhn, an unknown alias), 404 `not-found` (no
  * attributes for the BIN), 500 `server-error`.
  */
-export class CardAttributesClient {
-  readonly #baseUrl: string;
-  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
-
+export class CardAttributesClient extends AreaClient {
   constructor(opts: UpstreamClientOptions) {
-    this.#baseUrl = opts.baseUrl;
-    this.#deps = { http: opts.http, tokens: opts.tokens };
+    super('card-attributes', 'application/json', opts);
   }
 
   /**
@@ -37,15 +30,12 @@ export class CardAttributesClient {
    */
   async lookup(vault: string, number: string): Promise<CardAttributes> {
     assertLookupNumber(number);
-    const { data } = await requestWithBearer(this.#deps, vault, {
-      area: 'card-attributes',
+    return this.send(vault, {
       method: 'POST',
-      url: joinUrl(this.#baseUrl, ['attributes', 'attributes']),
-      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      path: ['attributes', 'attributes'],
       body: JSON.stringify(lookupBody(number)),
       expectStatus: [200],
       schema: cardAttributesSchema,
     });
-    return data;
   }
 }

@@ -1,8 +1,6 @@
 import { CARD_INTERFACE_MEDIA_TYPE as JSON_API } from '../../contracts/card-interface.ts';
-import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
-import type { UpstreamCall, UpstreamHttp } from '../http.ts';
-import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
-import { assertCardId, joinUrl } from '../wire.ts';
+import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
+import { assertCardId } from '../wire.ts';
 import {
   type CardInterfaceCard,
   type CardUpdateSubscription,
@@ -37,13 +35,9 @@ export type {
  * every upstream failure, e.g. 404 `card-not-found`, 400 `bad-request` with `pointer`, 422
  * `account-updater-not-supported`, 5xx with `retryable`, `timeout`, `invalid-response`.
  */
-export class CardInterfaceClient {
-  readonly #baseUrl: string;
-  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
-
+export class CardInterfaceClient extends AreaClient {
   constructor(opts: UpstreamClientOptions) {
-    this.#baseUrl = opts.baseUrl;
-    this.#deps = { http: opts.http, tokens: opts.tokens };
+    super('card-interface', JSON_API, opts);
   }
 
   /**
@@ -52,26 +46,24 @@ export class CardInterfaceClient {
    * retried automatically except once after a 401 (see `requestWithBearer`).
    */
   async createCard(vault: string, input: CreateCardInput): Promise<CardInterfaceCard> {
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'POST',
-      url: joinUrl(this.#baseUrl, ['cards']),
+      path: ['cards'],
       body: JSON.stringify(createCardDocument(input)),
       expectStatus: [200, 201],
       schema: cardDocumentSchema,
     });
-    return data;
   }
 
   /** `GET /cards/{card_id}` (docs/gap-decisions.md "Card interface": added retrieval, 404 `card-not-found`). */
   async getCard(vault: string, cardId: string): Promise<CardInterfaceCard> {
     assertCardId(cardId);
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'GET',
-      url: joinUrl(this.#baseUrl, ['cards', cardId]),
+      path: ['cards', cardId],
       expectStatus: [200],
       schema: cardDocumentSchema,
     });
-    return data;
   }
 
   /**
@@ -81,13 +73,12 @@ export class CardInterfaceClient {
    */
   async subscribe(vault: string, cardId: string): Promise<CardUpdateSubscription> {
     assertCardId(cardId);
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'POST',
-      url: joinUrl(this.#baseUrl, ['cards', cardId, 'card-update-subscriptions']),
+      path: ['cards', cardId, 'card-update-subscriptions'],
       expectStatus: [200, 201],
       schema: subscriptionDocumentSchema(cardId),
     });
-    return data;
   }
 
   /**
@@ -96,9 +87,9 @@ export class CardInterfaceClient {
    */
   async unsubscribe(vault: string, cardId: string): Promise<void> {
     assertCardId(cardId);
-    await this.#send(vault, {
+    await this.send(vault, {
       method: 'DELETE',
-      url: joinUrl(this.#baseUrl, ['cards', cardId, 'card-update-subscriptions']),
+      path: ['cards', cardId, 'card-update-subscriptions'],
       expectStatus: [200, 204],
     });
   }
@@ -110,22 +101,12 @@ export class CardInterfaceClient {
    */
   async check(vault: string, cardId: string): Promise<CardUpdates> {
     assertCardId(cardId);
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'POST',
-      url: joinUrl(this.#baseUrl, ['cards', cardId, 'check']),
+      path: ['cards', cardId, 'check'],
       expectStatus: [200],
       schema: checkDocumentSchema(cardId),
       jsonReviver: checkDocumentReviver,
-    });
-    return data;
-  }
-
-  #send<T>(vault: string, call: Omit<UpstreamCall<T>, 'area' | 'headers'>) {
-    return requestWithBearer(this.#deps, vault, {
-      ...call,
-      area: 'card-interface',
-      headers:
-        call.body === undefined ? { accept: JSON_API } : { accept: JSON_API, 'content-type': JSON_API },
     });
   }
 }

@@ -1,7 +1,4 @@
-import { requestWithBearer, type UpstreamClientOptions } from '../authorized-request.ts';
-import type { UpstreamCall, UpstreamHttp } from '../http.ts';
-import type { AccessTokenProvider } from '../oauth/access-token-provider.ts';
-import { joinUrl } from '../wire.ts';
+import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
 import {
   assertPanAlias,
   type NetworkToken,
@@ -31,13 +28,9 @@ export type {
  * vault does not know), 422 `card-not-allowed`, `card-brand-not-supported`, `required-fields-missing`,
  * `invalid-format`, `rejected`; retrieval and deletion 404 `not-found`; 500 `server-error`.
  */
-export class NetworkTokensClient {
-  readonly #baseUrl: string;
-  readonly #deps: { http: UpstreamHttp; tokens: AccessTokenProvider };
-
+export class NetworkTokensClient extends AreaClient {
   constructor(opts: UpstreamClientOptions) {
-    this.#baseUrl = opts.baseUrl;
-    this.#deps = { http: opts.http, tokens: opts.tokens };
+    super('network-tokens', 'application/json', opts);
   }
 
   /**
@@ -48,26 +41,24 @@ export class NetworkTokensClient {
    */
   async provision(vault: string, input: ProvisionNetworkTokenInput): Promise<NetworkToken> {
     assertPanAlias(input.panAlias);
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'POST',
-      url: joinUrl(this.#baseUrl, ['network-tokens']),
+      path: ['network-tokens'],
       body: JSON.stringify(provisionBody(input)),
       expectStatus: [200, 201, 202],
       schema: networkTokenEnvelopeSchema,
     });
-    return data;
   }
 
   /** `GET /network-tokens/{pan_alias}` (spec): the token with its card and `holderInfo`; 404 `not-found`. */
   async get(vault: string, panAlias: string): Promise<NetworkToken> {
     assertPanAlias(panAlias);
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'GET',
-      url: joinUrl(this.#baseUrl, ['network-tokens', panAlias]),
+      path: ['network-tokens', panAlias],
       expectStatus: [200],
       schema: networkTokenEnvelopeSchema,
     });
-    return data;
   }
 
   /**
@@ -76,23 +67,11 @@ export class NetworkTokensClient {
    */
   async delete(vault: string, panAlias: string): Promise<NetworkToken> {
     assertPanAlias(panAlias);
-    const { data } = await this.#send(vault, {
+    return this.send(vault, {
       method: 'DELETE',
-      url: joinUrl(this.#baseUrl, ['network-tokens', panAlias]),
+      path: ['network-tokens', panAlias],
       expectStatus: [200],
       schema: networkTokenEnvelopeSchema,
-    });
-    return data;
-  }
-
-  #send<T>(vault: string, call: Omit<UpstreamCall<T>, 'area' | 'headers'>) {
-    return requestWithBearer(this.#deps, vault, {
-      ...call,
-      area: 'network-tokens',
-      headers:
-        call.body === undefined
-          ? { accept: 'application/json' }
-          : { accept: 'application/json', 'content-type': 'application/json' },
     });
   }
 }
