@@ -1,6 +1,15 @@
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
-import { LOOKUP_DIGITS_PATTERN, LUHN_FREE_MAX_DIGITS, RAW_BIN_DIGITS } from '../contracts/card-attributes.ts';
+import {
+  CARD_CATEGORIES,
+  CARD_COMMERCIAL_TYPES,
+  CARD_TYPES,
+  LOOKUP_DIGITS_PATTERN,
+  LUHN_FREE_MAX_DIGITS,
+  PREPAID_TYPES,
+  RAW_BIN_DIGITS,
+  REGULATION_STATUSES,
+} from '../contracts/card-attributes.ts';
 import { TOK_ALIAS_PATTERN } from '../contracts/common.ts';
 import { CardAttributesNotFoundError } from '../errors.ts';
 import { isLuhnValid } from '../lib/pan.ts';
@@ -18,7 +27,8 @@ import { vaultIdArg, vaultOf } from './vault.ts';
  */
 
 /**
- * An enum over the values the specification (and the sandbox's BIN table) observe, with `UNKNOWN`
+ * An enum over the values the specification (and the sandbox's BIN table) observe (the closed lists of
+ * src/contracts/card-attributes.ts), with `UNKNOWN`
  * for an upstream value this schema does not know yet, so a new value never fails a query.
  */
 function observedEnum<const V extends readonly string[]>(
@@ -45,33 +55,15 @@ function observedEnum<const V extends readonly string[]>(
   return [ref, map] as const;
 }
 
-const [CardTypeEnum, cardType] = observedEnum(
-  'CardType',
-  'Funding type of the card product.',
-  ['CREDIT', 'DEBIT', 'CHARGE'],
-  {
-    CREDIT: 'Credit card.',
-    DEBIT: 'Debit card (observed by the specification).',
-    CHARGE: 'Charge card.',
-  },
-);
+const [CardTypeEnum, cardType] = observedEnum('CardType', 'Funding type of the card product.', CARD_TYPES, {
+  CREDIT: 'Credit card.',
+  DEBIT: 'Debit card (observed by the specification).',
+  CHARGE: 'Charge card.',
+});
 const [CardCategoryEnum, cardCategory] = observedEnum(
   'CardCategory',
   'Product category of the card.',
-  [
-    'PREPAID',
-    'STANDARD',
-    'CLASSIC',
-    'GOLD',
-    'PLATINUM',
-    'SIGNATURE',
-    'INFINITE',
-    'WORLD',
-    'WORLD_ELITE',
-    'BUSINESS',
-    'CORPORATE',
-    'PURCHASING',
-  ],
+  CARD_CATEGORIES,
   {
     PREPAID: 'Prepaid card (observed by the specification).',
     STANDARD: 'Standard product.',
@@ -90,7 +82,7 @@ const [CardCategoryEnum, cardCategory] = observedEnum(
 const [CommercialTypeEnum, commercialType] = observedEnum(
   'CardCommercialType',
   'Consumer or commercial product.',
-  ['PERSONAL', 'COMMERCIAL'],
+  CARD_COMMERCIAL_TYPES,
   {
     PERSONAL: 'Consumer card (observed by the specification).',
     COMMERCIAL: 'Commercial card.',
@@ -99,13 +91,13 @@ const [CommercialTypeEnum, commercialType] = observedEnum(
 const [RegulationStatusEnum, regulationStatus] = observedEnum(
   'RegulationStatus',
   'Interchange regulation status of the issuer.',
-  ['REGULATED', 'UNREGULATED'],
+  REGULATION_STATUSES,
   { REGULATED: 'Regulated issuer.', UNREGULATED: 'Unregulated issuer (observed by the specification).' },
 );
 const [PrepaidTypeEnum, prepaidType] = observedEnum(
   'PrepaidType',
   'Kind of prepaid product.',
-  ['RELOADABLE', 'NON_RELOADABLE'],
+  PREPAID_TYPES,
   {
     RELOADABLE: 'Reloadable prepaid card (observed by the specification).',
     NON_RELOADABLE: 'Single-load prepaid card.',
