@@ -13,23 +13,12 @@ import {
 } from './loaders/index.ts';
 import { type Upstream, UpstreamCallBudget } from './upstream/index.ts';
 
-/**
- * Per-operation GraphQL context (one per HTTP request, one per graphql-ws subscribe).
- * - `viewer`: the verified client token, or null when none was sent.
- * - `loaders`: per-request DataLoaders (src/loaders); never shared across requests.
- * - `eventCards`: app-wide, per-event memo so `CardEvent.card` is fetched once per event for all
- *   subscribers of its vault.
- * - `networkTokenEvents`: the durable stream of network token notifications (live, resume, history).
- * - `eventNetworkTokens`: app-wide, per-event memo so `NetworkTokenEvent.token` is fetched once per
- *   event for all subscribers of its vault.
- */
-export interface GraphQLContext {
-  viewer: Viewer | null;
+/** Long-lived services the context is built from (src/runtime/services.ts). */
+export interface ContextServices {
   upstream: Upstream;
   binAttributes: BinAttributesCache;
   /** App-wide card reads, dropped by card events and by mutations of the card. */
   cardReads: CardReadCache;
-  loaders: Loaders;
   events: CardEventStream;
   eventCards: EventCardCache;
   networkTokenEvents: NetworkTokenEventStream;
@@ -37,25 +26,27 @@ export interface GraphQLContext {
   logger: Logger;
   /** What one operation may ask for (src/config.ts `operationLimits`). */
   limits: Config['operationLimits'];
+}
+
+/**
+ * Per-operation GraphQL context (one per HTTP request, one per graphql-ws subscribe): the
+ * {@link ContextServices}, with `upstream` charged to this operation's budget, and:
+ * - `viewer`: the verified client token, or null when none was sent.
+ * - `loaders`: per-request DataLoaders (src/loaders); never shared across requests.
+ * Of the services, `eventCards` is the app-wide, per-event memo so `CardEvent.card` is fetched once
+ * per event for all subscribers of its vault; `networkTokenEvents` the durable stream of network
+ * token notifications (live, resume, history); `eventNetworkTokens` the app-wide, per-event memo so
+ * `NetworkTokenEvent.token` is fetched once per event for all subscribers of its vault.
+ */
+export interface GraphQLContext extends ContextServices {
+  viewer: Viewer | null;
+  loaders: Loaders;
   /**
    * Upstream calls this operation may still make; `upstream` and `loaders` charge it
    * (src/upstream/budget.ts). App-wide per-event memos (`eventCards`, `eventNetworkTokens`) read
    * once per event for every subscriber, so they are not charged to any one of them.
    */
   upstreamBudget: UpstreamCallBudget;
-}
-
-/** Long-lived services the context is built from (src/runtime/services.ts). */
-export interface ContextServices {
-  upstream: Upstream;
-  binAttributes: BinAttributesCache;
-  cardReads: CardReadCache;
-  events: CardEventStream;
-  eventCards: EventCardCache;
-  networkTokenEvents: NetworkTokenEventStream;
-  eventNetworkTokens: EventNetworkTokenCache;
-  logger: Logger;
-  limits: Config['operationLimits'];
 }
 
 /** Builds a fresh context for one operation, with its own upstream call budget. */
