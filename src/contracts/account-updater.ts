@@ -26,18 +26,33 @@ export const ACCOUNT_UPDATER_MEDIA_TYPE = 'application/json';
 /** v1 card states (spec: `enrolling`, `enrolled`; lower case on the wire per docs/gap-decisions.md). */
 export const ENROLMENT_STATES = ['enrolling', 'enrolled'] as const;
 
-/** Card lifecycle events (spec "Events": event kinds). */
-export const CARD_EVENTS = [
-  'au_card.updated',
-  'au_card.expired',
-  'au_card.closed',
-  'au_card.contact_cardholder_advice',
-  'au_card.non_participating',
-  'au_card.unknown',
-  'au_card.enrolled',
-  'au_card.opt_out',
-  'au_card.valid',
+/**
+ * Card lifecycle event kinds (spec "Events": event kinds), as the card interface's check `event`
+ * names them; the account updater's wire value is `au_card.<kind>` ({@link CARD_EVENTS}).
+ */
+export const CARD_EVENT_KINDS = [
+  'updated',
+  'expired',
+  'closed',
+  'contact_cardholder_advice',
+  'non_participating',
+  'unknown',
+  'enrolled',
+  'opt_out',
+  'valid',
 ] as const;
+
+/** One of {@link CARD_EVENT_KINDS}. */
+export type CardEventKind = (typeof CARD_EVENT_KINDS)[number];
+
+/** A card lifecycle event on the account updater's wire: `au_card.<kind>`. */
+export type CardEvent = `au_card.${CardEventKind}`;
+
+/** Card lifecycle events on the account updater's wire, one per {@link CARD_EVENT_KINDS}, in its order. */
+export const CARD_EVENTS = CARD_EVENT_KINDS.map((kind): CardEvent => `au_card.${kind}`) as [
+  CardEvent,
+  ...CardEvent[],
+];
 
 /**
  * `event` of a card whose enrolment has not completed: spec "Enroll request rules" 5, the synchronous

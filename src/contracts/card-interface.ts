@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CARD_EVENT_KINDS, type CardEventKind } from './account-updater.ts';
 import {
   BIN_PATTERN,
   cardId,
@@ -34,15 +35,18 @@ export const CVC_STATUSES = ['active'] as const;
 export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb'] as const;
 /** Subscription `state`: `enrolled` (spec), `failed` (docs/gap-decisions.md, test cards 4002). */
 export const SUBSCRIPTION_STATES = ['enrolled', 'failed'] as const;
-/** Check `event` values (spec: `updated`; docs/gap-decisions.md "Check: event values"). */
-export const CHECK_EVENTS = [
-  'updated',
-  'valid',
-  'closed',
-  'expired',
-  'contact_cardholder_advice',
-  'non_participating',
-] as const;
+/** Event kinds only a notification reports, never an on-demand check. */
+const NOTIFICATION_ONLY_KINDS = ['unknown', 'enrolled', 'opt_out'] as const;
+/** A check `event` value: a card event kind that is not notification-only. */
+export type CheckEvent = Exclude<CardEventKind, (typeof NOTIFICATION_ONLY_KINDS)[number]>;
+/**
+ * Check `event` values (spec: `updated`; docs/gap-decisions.md "Check: event values"): the card event
+ * kinds (src/contracts/account-updater.ts) but the notification-only ones, so `updated`, `expired`,
+ * `closed`, `contact_cardholder_advice`, `non_participating` and `valid`.
+ */
+export const CHECK_EVENTS = CARD_EVENT_KINDS.filter(
+  (kind): kind is CheckEvent => !(NOTIFICATION_ONLY_KINDS as readonly string[]).includes(kind),
+) as [CheckEvent, ...CheckEvent[]];
 /** Subscription id: `CUS` + 22 Base62 characters (spec: prefix `CUS`; docs/gap-decisions.md). */
 export const SUBSCRIPTION_ID_PATTERN = /^CUS[A-Za-z0-9]{22}$/;
 /** Member of `data.meta` the service owns while a card is subscribed (spec: removed on unsubscription). */

@@ -1,34 +1,32 @@
+import type { CardEvent, CardEventKind } from '../contracts/account-updater.ts';
 import { builder } from './builder.ts';
+import { enumValuesOf } from './enum-values.ts';
 
-/** Card lifecycle event kinds of the spec's "Events" table: GraphQL name, wire value, meaning. */
-const EVENT_KINDS = {
-  UPDATED: ['au_card.updated', 'The card account number or expiration date changed.'],
-  EXPIRED: ['au_card.expired', 'The card has expired.'],
-  CLOSED: ['au_card.closed', 'The card account is closed.'],
-  CONTACT_CARDHOLDER_ADVICE: [
-    'au_card.contact_cardholder_advice',
-    'Contact-cardholder advice from the network.',
-  ],
-  NON_PARTICIPATING: ['au_card.non_participating', 'Card reported as non-participating.'],
-  UNKNOWN: ['au_card.unknown', 'Card reported as unknown by the network.'],
-  ENROLLED: ['au_card.enrolled', 'Card enrolled.'],
-  OPT_OUT: ['au_card.opt_out', 'Card opt-out.'],
-  VALID: ['au_card.valid', 'Card valid, no change (card check result).'],
-} as const;
+/** What each card lifecycle event kind of the spec's "Events" table means. */
+const EVENT_KIND_MEANINGS: Record<CardEventKind, string> = {
+  updated: 'The card account number or expiration date changed.',
+  expired: 'The card has expired.',
+  closed: 'The card account is closed.',
+  contact_cardholder_advice: 'Contact-cardholder advice from the network.',
+  non_participating: 'Card reported as non-participating.',
+  unknown: 'Card reported as unknown by the network.',
+  enrolled: 'Card enrolled.',
+  opt_out: 'Card opt-out.',
+  valid: 'Card valid, no change (card check result).',
+};
 
-type EventWireValue = (typeof EVENT_KINDS)[keyof typeof EVENT_KINDS][0];
-
-/** `CardEventType`: wire value `au_card.<kind in lower case>`. */
+/**
+ * `CardEventType`: one value per kind of src/contracts/account-updater.ts `CARD_EVENT_KINDS`, named
+ * as the kind in upper case, wire value `au_card.<kind>`.
+ */
 export const CardEventTypeEnum = builder.enumType('CardEventType', {
   description: 'Card lifecycle event kind (spec "Events"); the wire value is `au_card.<kind in lower case>`.',
-  values: Object.fromEntries(
-    Object.entries(EVENT_KINDS).map(([name, [value, description]]) => [name, { value, description }]),
-  ) as { [K in keyof typeof EVENT_KINDS]: { value: (typeof EVENT_KINDS)[K][0]; description: string } },
+  values: enumValuesOf(EVENT_KIND_MEANINGS, 'au_card.'),
 });
 
-const KNOWN = new Set<string>(Object.values(EVENT_KINDS).map(([value]) => value));
+const KNOWN = new Set<string>(Object.keys(EVENT_KIND_MEANINGS).map((kind) => `au_card.${kind}`));
 
 /** The enum value for a wire event name, or null for a kind this schema does not know (yet). */
-export function knownEventType(value: string | null | undefined): EventWireValue | null {
-  return value && KNOWN.has(value) ? (value as EventWireValue) : null;
+export function knownEventType(value: string | null | undefined): CardEvent | null {
+  return value && KNOWN.has(value) ? (value as CardEvent) : null;
 }

@@ -10,6 +10,7 @@ import type { InVault } from '../loaders/index.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
 import { cardQueryField } from './card-read.ts';
+import { enumValuesOf } from './enum-values.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -17,19 +18,6 @@ import { vaultIdArg, vaultOf } from './vault.ts';
  * Relay global ID: `Card:<vaultId>:<cardId>`, so `node(id)` reads it with the right vault's
  * credentials after checking the caller may see that vault.
  */
-
-/**
- * GraphQL enum values of a contract enumeration: the wire value upper-cased as the name
- * (`apple_pay` → `APPLE_PAY`), one description per value.
- */
-function enumValuesOf<const V extends string>(descriptions: Record<V, string>) {
-  return Object.fromEntries(
-    Object.entries<string>(descriptions).map(([value, description]) => [
-      value.toUpperCase(),
-      { value, description },
-    ]),
-  ) as { [K in V as Uppercase<K>]: { value: K; description: string } };
-}
 
 export const TokenTypeEnum = builder.enumType('TokenType', {
   description: 'Kind of number the card record holds (spec "Card": token_type).',
