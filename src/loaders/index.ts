@@ -157,17 +157,34 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache, 
 export type Loaders = ReturnType<typeof createLoaders>;
 
 /**
- * App-wide memo of the card behind each published event: the first subscriber resolving
- * `CardEvent.card` triggers one upstream read with the vault's credentials; every other subscriber
- * of that event awaits the same promise. Keyed by the event object (the bus hands the same instance
- * to all subscribers), so entries go away with the event.
+ * App-wide memo of one upstream read per published event: the first subscriber resolving the event's
+ * join triggers the read with the credentials of the event's tenant; every other subscriber of that
+ * event awaits the same promise. Keyed by the event object (the bus and the event stream hand the same
+ * instance to all subscribers), so entries go away with the event.
  */
-export class EventCardCache {
-  readonly #cards = new WeakMap<CardEvent, Promise<InVault<AccountUpdaterCard>>>();
-  readonly #upstream: Upstream;
+class PerEventRead<E extends { tenant: string }, V> {
+  readonly #reads = new WeakMap<E, Promise<InVault<V>>>();
+  readonly #read: (event: E) => Promise<V>;
 
+  constructor(read: (event: E) => Promise<V>) {
+    this.#read = read;
+  }
+
+  /** The value read for `event` in its tenant, read on the first call only. */
+  protected readOnce(event: E): Promise<InVault<V>> {
+    let value = this.#reads.get(event);
+    if (!value) {
+      value = this.#read(event).then((read) => ({ ...read, vaultId: event.tenant }));
+      this.#reads.set(event, value);
+    }
+    return value;
+  }
+}
+
+/** App-wide memo of the card behind each published card event (`CardEvent.card`, see {@link PerEventRead}). */
+export class EventCardCache extends PerEventRead<CardEvent, AccountUpdaterCard> {
   constructor(upstream: Upstream) {
-    this.#upstream = upstream;
+    super((event) => upstream.accountUpdater.getCard(event.tenant, event.cardId));
   }
 
   /**
@@ -175,30 +192,17 @@ export class EventCardCache {
    * @throws the typed gateway error of the read (e.g. CardNotFoundError for mock cards).
    */
   cardOf(event: CardEvent): Promise<InVault<AccountUpdaterCard>> {
-    let card = this.#cards.get(event);
-    if (!card) {
-      card = this.#upstream.accountUpdater
-        .getCard(event.tenant, event.cardId)
-        .then((value) => ({ ...value, vaultId: event.tenant }));
-      this.#cards.set(event, card);
-    }
-    return card;
+    return this.readOnce(event);
   }
 }
 
 /**
- * App-wide memo of the network token behind each published network token event: the first
- * subscriber resolving `NetworkTokenEvent.token` triggers one `GET /network-tokens/{pan_alias}` with
- * the credentials of the event's tenant; every other subscriber of that event awaits the same
- * promise. Keyed by the event object (the event stream hands the same instance to all subscribers), so
- * entries go away with the event.
+ * App-wide memo of the network token behind each published network token event
+ * (`NetworkTokenEvent.token`: one `GET /network-tokens/{pan_alias}`, see {@link PerEventRead}).
  */
-export class EventNetworkTokenCache {
-  readonly #tokens = new WeakMap<NetworkTokenEvent, Promise<InVault<NetworkToken>>>();
-  readonly #upstream: Upstream;
-
+export class EventNetworkTokenCache extends PerEventRead<NetworkTokenEvent, NetworkToken> {
   constructor(upstream: Upstream) {
-    this.#upstream = upstream;
+    super((event) => upstream.networkTokens.get(event.tenant, event.panAlias));
   }
 
   /**
@@ -207,13 +211,6 @@ export class EventNetworkTokenCache {
    *   token for the alias, UpstreamServiceError, or InvalidArgumentError.
    */
   tokenOf(event: NetworkTokenEvent): Promise<InVault<NetworkToken>> {
-    let token = this.#tokens.get(event);
-    if (!token) {
-      token = this.#upstream.networkTokens
-        .get(event.tenant, event.panAlias)
-        .then((value) => ({ ...value, vaultId: event.tenant }));
-      this.#tokens.set(event, token);
-    }
-    return token;
+    return this.readOnce(event);
   }
 }
