@@ -3,7 +3,7 @@ import { InputValidationError } from '@pothos/plugin-validation';
 import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
-import { decodeCursor, encodeCursor, type LoggedCardEvent } from '../events/event-log.ts';
+import { encodeCursor, type LoggedCardEvent } from '../events/event-log.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';

@@ -12,6 +12,7 @@ import type { CardUpdateSubscription, CardUpdates } from '../upstream/card-inter
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardRef } from './card.ts';
 import { cardArgs, cardKey } from './card-read.ts';
+import { recordTimes } from './record-times.ts';
 
 /**
  * Account updater subscriptions and on-demand checks of card interface cards (spec "Card update
@@ -25,14 +26,7 @@ const CardUpdateSubscriptionType = builder
     fields: (t) => ({
       subscriptionId: t.exposeString('id', { description: 'Subscription id (`CUS…`).' }),
       state: t.exposeString('state', { description: '`enrolled`, or `failed` when the network refused it.' }),
-      createdAt: t.expose('createdAt', {
-        type: 'DateTime',
-        description: 'Creation time, ISO 8601 UTC with milliseconds.',
-      }),
-      updatedAt: t.expose('updatedAt', {
-        type: 'DateTime',
-        description: 'Last update time, ISO 8601 UTC with milliseconds.',
-      }),
+      ...recordTimes(t),
     }),
   });
 

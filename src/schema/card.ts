@@ -11,6 +11,7 @@ import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
 import { cardQueryField } from './card-read.ts';
 import { enumValuesOf } from './enum-values.ts';
+import { recordTimes } from './record-times.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -148,14 +149,7 @@ builder.node(CardRef, {
         'Account updater subscription recorded in the card metadata (spec: removed on unsubscription); null when not subscribed.',
       resolve: (c) => c.accountUpdater ?? null,
     }),
-    createdAt: t.expose('createdAt', {
-      type: 'DateTime',
-      description: 'Creation time, ISO 8601 UTC with milliseconds.',
-    }),
-    updatedAt: t.expose('updatedAt', {
-      type: 'DateTime',
-      description: 'Last update time, ISO 8601 UTC with milliseconds.',
-    }),
+    ...recordTimes(t),
   }),
 });
 

@@ -14,7 +14,7 @@ import {
   NetworkTokenNotFoundError,
   NetworkTokenRejectedError,
 } from '../errors.ts';
-import { decodeCursor, encodeCursor, type LoggedNetworkTokenEvent } from '../events/event-log.ts';
+import { encodeCursor, type LoggedNetworkTokenEvent } from '../events/event-log.ts';
 import type { NetworkTokenEventFilter } from '../events/network-token-event-stream.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts';

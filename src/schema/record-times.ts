@@ -1,0 +1,23 @@
+import type { BuilderTypes } from './builder.ts';
+
+/**
+ * `createdAt` and `updatedAt` of a card interface record (card, update subscription): ISO 8601 UTC
+ * with milliseconds, as the upstream client normalises every card interface timestamp
+ * (docs/gap-decisions.md "Upstream clients").
+ */
+export function recordTimes<Parent extends { createdAt: string; updatedAt: string }>(
+  t: PothosSchemaTypes.ObjectFieldBuilder<BuilderTypes, Parent>,
+) {
+  return {
+    createdAt: t.field({
+      type: 'DateTime',
+      description: 'Creation time, ISO 8601 UTC with milliseconds.',
+      resolve: (record) => record.createdAt,
+    }),
+    updatedAt: t.field({
+      type: 'DateTime',
+      description: 'Last update time, ISO 8601 UTC with milliseconds.',
+      resolve: (record) => record.updatedAt,
+    }),
+  };
+}
