@@ -1,4 +1,4 @@
-import { createHash, randomInt, randomUUID } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import {
   holderInfo as holderInfoSchema,
@@ -21,11 +21,10 @@ import {
   validationError,
 } from './http.ts';
 import { isoUtc, isoUtcSeconds } from './ids.ts';
-import { SANDBOX_ORG_ID } from './oauth.ts';
 import { networkTokenScenario } from './test-cards.ts';
 import type { TimerSet } from './timers.ts';
 import { type AliasVault, TOK_ALIAS_PATTERN } from './vault.ts';
-import { integrationIdOf, type NotificationEnvelope } from './webhooks.ts';
+import { type NotificationEnvelope, notificationOf } from './webhooks.ts';
 
 /**
  * Network tokens (`{account_updater_url}` = `/account-updater`, application/json): provision, get and
@@ -89,24 +88,15 @@ export function buildNetworkTokenNotification(input: NetworkTokenNotificationInp
     occurred_at: isoUtc(input.occurredAtMs),
     created_at: isoUtcSeconds(input.createdAtMs),
   };
-  const detailsJson = JSON.stringify(details);
-  const envelope: NotificationEnvelope = {
-    id: randomUUID(),
+  return notificationOf({
     event,
-    timestamp: isoUtc(input.occurredAtMs),
+    vault: input.vault,
+    occurredAtMs: input.occurredAtMs,
     description: NETWORK_TOKEN_NOTIFICATION_DESCRIPTION,
     summary: `Network token ${input.panAlias} ${event}`,
-    details: detailsJson,
-    fingerprint: createHash('sha256').update(`${event}${detailsJson}${input.vault}`, 'utf8').digest('hex'),
-    grouping: 'every_single',
-    integration_id: integrationIdOf(input.vault),
-    occurrence: 1,
-    org_id: SANDBOX_ORG_ID,
-    producer: { application_name: 'network-tokens', application_protocol: 'https' },
-    scope: 'cards',
-    tenant: input.vault,
-  };
-  return { envelope, body: JSON.stringify(envelope) };
+    application: 'network-tokens',
+    details,
+  });
 }
 
 type HolderInfo = z.infer<typeof holderInfoSchema>;

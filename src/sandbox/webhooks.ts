@@ -143,13 +143,41 @@ export function buildNotification(input: CardNotificationInput): {
     exp_year: fourDigitYear(input.newExpYear),
     created_at: isoUtcSeconds(input.createdAtMs),
   };
-  const detailsJson = JSON.stringify(details);
+  return notificationOf({
+    event: input.event,
+    vault: input.vault,
+    occurredAtMs: input.occurredAtMs,
+    description: NOTIFICATION_DESCRIPTION,
+    summary: `Card ${input.cardId} ${input.event}`,
+    application: 'account-updater',
+    details,
+  });
+}
+
+/**
+ * The envelope of contract §4 around `details` (sent as a JSON string) and its exact body bytes
+ * (UTF-8 JSON), which every retry re-sends unchanged: a fresh UUID `id`, `timestamp` the occurrence
+ * time, `fingerprint` the SHA-256 of event, details and vault, and the sandbox's fixed members
+ * (`grouping` `every_single`, `occurrence` 1, the vault's `integration_id`, the sandbox organization,
+ * `producer.application_name` `application`, `scope` `cards`, `tenant` the vault). Card and network
+ * token notifications alike.
+ */
+export function notificationOf(input: {
+  event: string;
+  vault: string;
+  occurredAtMs: number;
+  description: string;
+  summary: string;
+  application: 'account-updater' | 'network-tokens';
+  details: object;
+}): { envelope: NotificationEnvelope; body: string } {
+  const detailsJson = JSON.stringify(input.details);
   const envelope: NotificationEnvelope = {
     id: randomUUID(),
     event: input.event,
     timestamp: isoUtc(input.occurredAtMs),
-    description: NOTIFICATION_DESCRIPTION,
-    summary: `Card ${input.cardId} ${input.event}`,
+    description: input.description,
+    summary: input.summary,
     details: detailsJson,
     fingerprint: createHash('sha256')
       .update(`${input.event}${detailsJson}${input.vault}`, 'utf8')
@@ -158,7 +186,7 @@ export function buildNotification(input: CardNotificationInput): {
     integration_id: integrationIdOf(input.vault),
     occurrence: 1,
     org_id: SANDBOX_ORG_ID,
-    producer: { application_name: 'account-updater', application_protocol: 'https' },
+    producer: { application_name: input.application, application_protocol: 'https' },
     scope: 'cards',
     tenant: input.vault,
   };
