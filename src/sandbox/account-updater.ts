@@ -13,6 +13,7 @@ import type { billingAddress } from '../contracts/common.ts';
 import { FORMAT_PRESERVING_ALIAS_PATTERN } from '../contracts/common.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
+import { VaultCardStore } from './card-store.ts';
 import {
   type ErrorObject,
   HttpError,
@@ -75,21 +76,10 @@ interface V1Card {
 }
 
 /** In-memory store of saved v1 cards, all vaults. */
-export class AccountUpdaterStore {
-  readonly cards = new Map<string, V1Card>();
-
-  /** The card when saved in this vault; another vault's card is treated as absent. */
-  find(vault: string, id: string): V1Card | undefined {
-    const card = this.cards.get(id);
-    return card && card.vault === vault ? card : undefined;
-  }
-
+export class AccountUpdaterStore extends VaultCardStore<V1Card> {
   /** True when a card of this vault with this PAN completed enrolment. */
   hasEnrolledPan(vault: string, pan: string): boolean {
-    for (const card of this.cards.values()) {
-      if (card.vault === vault && card.pan === pan && card.state === 'enrolled') return true;
-    }
-    return false;
+    return this.someWithPan(vault, pan, (card) => card.state === 'enrolled');
   }
 }
 

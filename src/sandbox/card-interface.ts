@@ -8,6 +8,7 @@ import {
   type subscriptionDocument,
 } from '../contracts/card-interface.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
+import { VaultCardStore } from './card-store.ts';
 import {
   type AuthContext,
   badRequest,
@@ -66,21 +67,10 @@ interface StoredCard {
 }
 
 /** In-memory card store of the card interface, all vaults. */
-export class CardInterfaceStore {
-  readonly cards = new Map<string, StoredCard>();
-
-  /** The card when it exists in this vault; another vault's card is treated as absent. */
-  find(vault: string, id: string): StoredCard | undefined {
-    const card = this.cards.get(id);
-    return card && card.vault === vault ? card : undefined;
-  }
-
+export class CardInterfaceStore extends VaultCardStore<StoredCard> {
   /** True when a card of this vault with this PAN holds an account updater subscription. */
   hasSubscribedPan(vault: string, pan: string): boolean {
-    for (const card of this.cards.values()) {
-      if (card.vault === vault && card.pan === pan && card.subscription) return true;
-    }
-    return false;
+    return this.someWithPan(vault, pan, (card) => card.subscription !== undefined);
   }
 }
 
