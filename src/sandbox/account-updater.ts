@@ -20,9 +20,8 @@ import {
   httpError,
   JSON_MEDIA_TYPE,
   type Router,
-  readJsonBody,
+  readValidJsonBody,
   sendJson,
-  validationError,
 } from './http.ts';
 import { isoUtc, newCardId } from './ids.ts';
 import { checkScenario, enrolmentScenario, replacementPan } from './test-cards.ts';
@@ -208,9 +207,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
   });
 
   router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/cards`, 'cards:write', async ({ req, res, auth }) => {
-    const parsed = enrolRequest.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
-    if (!parsed.success) throw validationError(parsed.error.issues, '');
-    const body = parsed.data;
+    const body = await readValidJsonBody(req, JSON_MEDIA_TYPE, enrolRequest);
     const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
     const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant);
     if (brand === 'diners' || brand === 'jcb') {
@@ -300,9 +297,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
   });
 
   router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/card-check`, 'cards:write', async ({ req, res, auth }) => {
-    const parsed = cardCheckRequest.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
-    if (!parsed.success) throw validationError(parsed.error.issues, '');
-    const body = parsed.data;
+    const body = await readValidJsonBody(req, JSON_MEDIA_TYPE, cardCheckRequest);
     const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
     const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant);
     const base = {

@@ -15,10 +15,9 @@ import {
   httpError,
   JSON_API_MEDIA_TYPE,
   type Router,
-  readJsonBody,
+  readValidJsonBody,
   sendJson,
   sendNoContent,
-  validationError,
 } from './http.ts';
 import { cardInterfaceTimestamp, newCardId, newSubscriptionId } from './ids.ts';
 import { cardInterfaceScenario, checkScenario, replacementPan } from './test-cards.ts';
@@ -169,9 +168,8 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
   };
 
   router.add('POST', `${CARD_INTERFACE_PREFIX}/cards`, 'cards:write', async ({ req, res, auth }) => {
-    const parsed = createCardRequest.safeParse(await readJsonBody(req, JSON_API_MEDIA_TYPE));
-    if (!parsed.success) throw validationError(parsed.error.issues, '');
-    const { attributes, meta = {} } = parsed.data.data;
+    const { data } = await readValidJsonBody(req, JSON_API_MEDIA_TYPE, createCardRequest);
+    const { attributes, meta = {} } = data;
 
     if (ACCOUNT_UPDATER_META in meta) {
       throw badRequest(

@@ -116,6 +116,22 @@ export async function readJsonBody(req: IncomingMessage, mediaType: string): Pro
 }
 
 /**
+ * Reads a JSON request body (see {@link readJsonBody}) and validates it with `schema`.
+ * @returns the schema's output.
+ * @throws HttpError as {@link readJsonBody}, and 400 `bad-request` with one error per failed rule,
+ *   pointers from the body's root (see {@link validationError}).
+ */
+export async function readValidJsonBody<S extends z.ZodType>(
+  req: IncomingMessage,
+  mediaType: string,
+  schema: S,
+): Promise<z.output<S>> {
+  const parsed = schema.safeParse(await readJsonBody(req, mediaType));
+  if (!parsed.success) throw validationError(parsed.error.issues, '');
+  return parsed.data;
+}
+
+/**
  * Reads and parses an `application/x-www-form-urlencoded` body (the OAuth token endpoint, contract §2).
  * @returns the form fields; a repeated field keeps its first value.
  * @throws HttpError 413 when too large; `undefined` is returned for another media type so the caller

@@ -16,9 +16,8 @@ import {
   httpError,
   JSON_MEDIA_TYPE,
   type Router,
-  readJsonBody,
+  readValidJsonBody,
   sendJson,
-  validationError,
 } from './http.ts';
 import { isoUtc, isoUtcSeconds } from './ids.ts';
 import { networkTokenScenario } from './test-cards.ts';
@@ -242,9 +241,7 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
     `${ACCOUNT_UPDATER_PREFIX}/network-tokens`,
     'network-tokens:write',
     async ({ req, res, auth }) => {
-      const parsed = provisionTypesSchema.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
-      if (!parsed.success) throw validationError(parsed.error.issues, '');
-      const body = parsed.data;
+      const body = await readValidJsonBody(req, JSON_MEDIA_TYPE, provisionTypesSchema);
 
       const missing = REQUIRED_FIELDS.filter((field) => body[field] === undefined || body[field] === null);
       if (missing.length > 0) {

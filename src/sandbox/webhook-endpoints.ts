@@ -4,11 +4,10 @@ import {
   httpError,
   JSON_MEDIA_TYPE,
   type Router,
-  readJsonBody,
+  readValidJsonBody,
   sendJson,
   sendNoContent,
   type TokenResolver,
-  validationError,
 } from './http.ts';
 import { isoUtc, randomBase62 } from './ids.ts';
 import type { WebhookDispatcher, WebhookEndpoint } from './webhooks.ts';
@@ -95,15 +94,14 @@ export function registerWebhookEndpointRoutes(router: Router, deps: WebhookEndpo
   };
 
   router.add('POST', WEBHOOK_ENDPOINTS_PATH, 'cards:write', async ({ req, res, auth }) => {
-    const parsed = createEndpointSchema.safeParse(await readJsonBody(req, JSON_MEDIA_TYPE));
-    if (!parsed.success) throw validationError(parsed.error.issues, '');
-    const url = new URL(parsed.data.url).href;
+    const request = await readValidJsonBody(req, JSON_MEDIA_TYPE, createEndpointSchema);
+    const url = new URL(request.url).href;
     if (dispatcher.endpoints(auth.vault).some((endpoint) => endpoint.url === url)) {
       throw httpError(409, 'conflict', 'an endpoint with this url is already registered in the vault', {
         pointer: '/url',
       });
     }
-    const secret = parsed.data.secret ?? generateWebhookSecret();
+    const secret = request.secret ?? generateWebhookSecret();
     const { id } = dispatcher.register(auth.vault, { url, secret });
     const endpoint = endpointOr404(auth.vault, id);
     sendJson(res, 201, { data: { ...endpointResource(endpoint), secret } }, JSON_MEDIA_TYPE, {
