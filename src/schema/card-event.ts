@@ -1,5 +1,4 @@
 import type { ArgBuilder } from '@pothos/core';
-import { InputValidationError } from '@pothos/plugin-validation';
 import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
@@ -7,7 +6,8 @@ import { encodeCursor, type LoggedCardEvent } from '../events/event-log.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
-import { costExtension, EVENT_PAGE_SIZE, eventCursorArg, eventHistoryPage } from './paging.ts';
+import { eventRootFields } from './event-fields.ts';
+import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -88,41 +88,20 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
   }),
 });
 
-builder.subscriptionField('cardEvents', (t) =>
-  t.field({
-    type: CardEventRef,
-    description:
-      "Live card lifecycle events of the caller's vaults (or of `vaultId`), optionally of one card and of some kinds only. With `after` (a `CardEvent.cursor`), every retained event after it is replayed first, then live events follow with no gap and no duplicate.",
-    authScopes: { scope: 'cards:read' },
-    args: {
-      ...eventFilterArgs(t),
-      after: t.arg.string({ required: false, description: 'Resume after this cursor (replay, then live).' }),
-    },
-    subscribe: (_root, args, context) => {
-      const after = args.after ? eventCursorArg(args.after, 'card event').position : null;
-      return context.events.resume(eventFilter(context, args), after);
-    },
-    resolve: (event) => event,
-  }),
-);
-
-builder.queryField('cardEvents', (t) =>
-  t.connection({
-    type: CardEventRef,
-    description:
+eventRootFields({
+  name: 'cardEvents',
+  type: CardEventRef,
+  what: 'card event',
+  scope: 'cards:read',
+  descriptions: {
+    live: "Live card lifecycle events of the caller's vaults (or of `vaultId`), optionally of one card and of some kinds only. With `after` (a `CardEvent.cursor`), every retained event after it is replayed first, then live events follow with no gap and no duplicate.",
+    history:
       "History of accepted card events of the caller's vaults (or of `vaultId`), oldest first by event `timestamp` (then acceptance order), within the retention period. Forward pagination only (`first`, `after`).",
-    authScopes: { scope: 'cards:read' },
-    extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
-    errors: { types: [InputValidationError] },
-    args: {
-      ...eventFilterArgs(t),
-    },
-    resolve: (_root, args, context) =>
-      eventHistoryPage(args, 'card event', (after, limit) =>
-        context.events.history(eventFilter(context, args), after, limit),
-      ),
-  }),
-);
+  },
+  filterArgs: eventFilterArgs,
+  filter: eventFilter,
+  stream: (context) => context.events,
+});
 
 /** Arguments that select events: vault, card and kinds (subscription and history alike). */
 function eventFilterArgs(t: { arg: ArgBuilder<BuilderTypes> }) {

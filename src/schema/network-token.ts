@@ -21,7 +21,8 @@ import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts'
 import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
-import { costExtension, EVENT_PAGE_SIZE, eventCursorArg, eventHistoryPage } from './paging.ts';
+import { eventRootFields } from './event-fields.ts';
+import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -344,39 +345,20 @@ const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('Network
   }),
 });
 
-builder.subscriptionField('networkTokenEvents', (t) =>
-  t.field({
-    type: NetworkTokenEventRef,
-    description:
-      "Live network token notifications of the caller's vaults (or of `vaultId`), optionally of one PAN alias: the final state of each provisioning. With `after` (a `NetworkTokenEvent.cursor`), every retained event after it is replayed first, then live events follow with no gap and no duplicate; every gateway replica delivers every event.",
-    authScopes: { scope: 'network-tokens:read' },
-    args: {
-      ...networkTokenEventFilterArgs(t),
-      after: t.arg.string({ required: false, description: 'Resume after this cursor (replay, then live).' }),
-    },
-    subscribe: (_root, args, context) => {
-      const after = args.after ? eventCursorArg(args.after, 'network token event').position : null;
-      return context.networkTokenEvents.resume(networkTokenEventFilter(context, args), after);
-    },
-    resolve: (event) => event,
-  }),
-);
-
-builder.queryField('networkTokenEvents', (t) =>
-  t.connection({
-    type: NetworkTokenEventRef,
-    description:
+eventRootFields({
+  name: 'networkTokenEvents',
+  type: NetworkTokenEventRef,
+  what: 'network token event',
+  scope: 'network-tokens:read',
+  descriptions: {
+    live: "Live network token notifications of the caller's vaults (or of `vaultId`), optionally of one PAN alias: the final state of each provisioning. With `after` (a `NetworkTokenEvent.cursor`), every retained event after it is replayed first, then live events follow with no gap and no duplicate; every gateway replica delivers every event.",
+    history:
       "History of accepted network token notifications of the caller's vaults (or of `vaultId`), oldest first by event `timestamp` (then acceptance order), within the retention period. Forward pagination only (`first`, `after`).",
-    authScopes: { scope: 'network-tokens:read' },
-    extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
-    errors: { types: [InputValidationError] },
-    args: networkTokenEventFilterArgs(t),
-    resolve: (_root, args, context) =>
-      eventHistoryPage(args, 'network token event', (after, limit) =>
-        context.networkTokenEvents.history(networkTokenEventFilter(context, args), after, limit),
-      ),
-  }),
-);
+  },
+  filterArgs: networkTokenEventFilterArgs,
+  filter: networkTokenEventFilter,
+  stream: (context) => context.networkTokenEvents,
+});
 
 /** Arguments that select network token events: vault and PAN alias (subscription and history alike). */
 function networkTokenEventFilterArgs(t: { arg: ArgBuilder<BuilderTypes> }) {

@@ -1,0 +1,76 @@
+import type { ArgBuilder, InputFieldMap, ObjectRef } from '@pothos/core';
+import { InputValidationError } from '@pothos/plugin-validation';
+import type { UpstreamScope } from '../auth/viewer.ts';
+import type { GraphQLContext } from '../context.ts';
+import type { HistoryCursor } from '../events/event-log.ts';
+import { type BuilderTypes, builder } from './builder.ts';
+import { costExtension, EVENT_PAGE_SIZE, eventCursorArg, eventHistoryPage } from './paging.ts';
+
+/** What the root fields of one event kind read: its durable stream (src/events). */
+interface EventStreamOf<Filter, Event> {
+  resume(filter: Filter, after: bigint | null): AsyncIterableIterator<Event>;
+  history(filter: Filter, after: HistoryCursor | null, limit: number): Promise<readonly Event[]>;
+}
+
+/** One event kind (card events, network token events) as {@link eventRootFields} exposes it. */
+export interface EventKind<Event, Filter, Args> {
+  /** Name of both root fields, e.g. `cardEvents`. */
+  name: string;
+  type: ObjectRef<BuilderTypes, Event>;
+  /** The kind in error messages, e.g. `card event` (`is not a card event cursor`). */
+  what: string;
+  /** Scope the client token must grant to read these events. */
+  scope: UpstreamScope;
+  /** Descriptions of `Subscription.<name>` and `Query.<name>`. */
+  descriptions: { live: string; history: string };
+  /** The arguments selecting events, shared by both fields (the subscription adds `after`). */
+  filterArgs: (t: { arg: ArgBuilder<BuilderTypes> }) => InputFieldMap;
+  /** The caller's filter from those arguments. */
+  filter: (context: GraphQLContext, args: Args) => Filter;
+  stream: (context: GraphQLContext) => EventStreamOf<Filter, Event>;
+}
+
+/**
+ * The two root fields of an event kind: `Subscription.<name>`, live events resumable with `after`
+ * (every retained event after the cursor replayed first, then live with no gap and no duplicate), and
+ * `Query.<name>`, the retained history as a forward-only Relay connection (see `eventHistoryPage`).
+ * Both fail with `InputValidationError` for a cursor that is not one of the kind's.
+ */
+export function eventRootFields<Event extends { position: bigint; timestampMs: number }, Filter, Args>(
+  kind: EventKind<Event, Filter, Args>,
+): void {
+  const type = kind.type as ObjectRef<BuilderTypes, { position: bigint; timestampMs: number }>;
+  builder.subscriptionField(kind.name, (t) =>
+    t.field({
+      type,
+      description: kind.descriptions.live,
+      authScopes: { scope: kind.scope },
+      args: {
+        ...kind.filterArgs(t),
+        after: t.arg.string({
+          required: false,
+          description: 'Resume after this cursor (replay, then live).',
+        }),
+      },
+      subscribe: (_root, args, context) => {
+        const after = args.after ? eventCursorArg(args.after, kind.what).position : null;
+        return kind.stream(context).resume(kind.filter(context, args as Args), after);
+      },
+      resolve: (event) => event,
+    }),
+  );
+  builder.queryField(kind.name, (t) =>
+    t.connection({
+      type,
+      description: kind.descriptions.history,
+      authScopes: { scope: kind.scope },
+      extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
+      errors: { types: [InputValidationError] },
+      args: kind.filterArgs(t),
+      resolve: (_root, args, context) =>
+        eventHistoryPage(args, kind.what, (after, limit) =>
+          kind.stream(context).history(kind.filter(context, args as Args), after, limit),
+        ),
+    }),
+  );
+}
