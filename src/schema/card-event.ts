@@ -2,11 +2,11 @@ import type { ArgBuilder } from '@pothos/core';
 import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
-import { encodeCursor, type LoggedCardEvent } from '../events/event-log.ts';
+import type { LoggedCardEvent } from '../events/event-log.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
-import { eventRootFields } from './event-fields.ts';
+import { eventRootFields, loggedEventFields } from './event-fields.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
@@ -26,18 +26,12 @@ const CardExpiryType = builder.objectRef<CardEvent['newExpiry']>('CardExpiry').i
 const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
   description: 'One accepted card lifecycle notification. Account numbers are masked to BIN and last four.',
   fields: (t) => ({
-    cursor: t.string({
-      description:
-        'Position in the durable event log: pass it as `after` to resume a subscription or page history.',
-      resolve: (e) => encodeCursor(e),
-    }),
-    outOfOrder: t.exposeBoolean('outOfOrder', {
-      description:
+    ...loggedEventFields(t, {
+      log: 'event log',
+      outOfOrder:
         'True when a newer event of the same card (by `timestamp`) had already been accepted: delivery order is not guaranteed, so do not let this one overwrite newer card data.',
     }),
-    id: t.exposeID('id', { description: 'Notification id (UUID); the same on every redelivery.' }),
     type: t.field({ type: CardEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
-    tenant: t.exposeString('tenant', { description: 'Vault (tenant) the event belongs to.' }),
     cardId: t.exposeString('cardId', { description: 'Card id (`details.card_id`).' }),
     occurredAt: t.expose('occurredAt', {
       type: 'DateTime',

@@ -2,7 +2,7 @@ import type { ArgBuilder, InputFieldMap, ObjectRef } from '@pothos/core';
 import { InputValidationError } from '@pothos/plugin-validation';
 import type { UpstreamScope } from '../auth/viewer.ts';
 import type { GraphQLContext } from '../context.ts';
-import type { HistoryCursor } from '../events/event-log.ts';
+import { encodeCursor, type HistoryCursor } from '../events/event-log.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { costExtension, EVENT_PAGE_SIZE, eventCursorArg, eventHistoryPage } from './paging.ts';
 
@@ -73,4 +73,38 @@ export function eventRootFields<Event extends { position: bigint; timestampMs: n
         ),
     }),
   );
+}
+
+/** The members every logged event has (src/events/event-log.ts `Logged` of a notification). */
+interface LoggedEvent {
+  id: string;
+  tenant: string;
+  position: bigint;
+  timestampMs: number;
+  outOfOrder: boolean;
+}
+
+/**
+ * The fields every accepted notification exposes: `cursor` (its position in `log`), `outOfOrder`
+ * (described by `outOfOrder`), the notification `id` and the `tenant`.
+ */
+export function loggedEventFields<Event extends LoggedEvent>(
+  t: PothosSchemaTypes.ObjectFieldBuilder<BuilderTypes, Event>,
+  descriptions: { log: string; outOfOrder: string },
+) {
+  return {
+    cursor: t.string({
+      description: `Position in the durable ${descriptions.log}: pass it as \`after\` to resume a subscription or page history.`,
+      resolve: (event) => encodeCursor(event),
+    }),
+    outOfOrder: t.boolean({ description: descriptions.outOfOrder, resolve: (event) => event.outOfOrder }),
+    id: t.id({
+      description: 'Notification id (UUID); the same on every redelivery.',
+      resolve: (event) => event.id,
+    }),
+    tenant: t.string({
+      description: 'Vault (tenant) the event belongs to.',
+      resolve: (event) => event.tenant,
+    }),
+  };
 }

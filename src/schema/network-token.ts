@@ -14,14 +14,14 @@ import {
   NetworkTokenNotFoundError,
   NetworkTokenRejectedError,
 } from '../errors.ts';
-import { encodeCursor, type LoggedNetworkTokenEvent } from '../events/event-log.ts';
+import type { LoggedNetworkTokenEvent } from '../events/event-log.ts';
 import type { NetworkTokenEventFilter } from '../events/network-token-event-stream.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts';
 import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
-import { eventRootFields } from './event-fields.ts';
+import { eventRootFields, loggedEventFields } from './event-fields.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
@@ -286,18 +286,12 @@ const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('Network
   description:
     'One accepted network token notification: provisioning of a network token reached its final state. Kept in the durable event log: resumable by cursor and paged as history.',
   fields: (t) => ({
-    cursor: t.string({
-      description:
-        'Position in the durable network token event log: pass it as `after` to resume a subscription or page history.',
-      resolve: (e) => encodeCursor(e),
-    }),
-    outOfOrder: t.exposeBoolean('outOfOrder', {
-      description:
+    ...loggedEventFields(t, {
+      log: 'network token event log',
+      outOfOrder:
         'True when a newer event of the same PAN alias (by `timestamp`) had already been accepted: do not let this one overwrite newer token data.',
     }),
-    id: t.exposeID('id', { description: 'Notification id (UUID); the same on every redelivery.' }),
     type: t.field({ type: NetworkTokenEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
-    tenant: t.exposeString('tenant', { description: 'Vault (tenant) the event belongs to.' }),
     panAlias: t.exposeString('panAlias', {
       description: 'Alias of the PAN the token was provisioned with (`details.pan_alias`).',
     }),

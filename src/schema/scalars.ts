@@ -8,54 +8,53 @@ builder.scalarType('JSON', {
   parseValue: (value) => value,
 });
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
-
 function stringLiteral(ast: ValueNode, scalar: string): string {
   if (ast.kind !== Kind.STRING) throw new GraphQLError(`${scalar} must be a string`);
   return ast.value;
 }
 
+/**
+ * A string scalar whose values match `pattern`, as input (variables and literals) and as output.
+ * Errors read `<name> must be <rule>`; `output` converts what a resolver returned to the text to
+ * check, and `outputError` replaces the message for a resolver's bad value.
+ */
+function patternScalar(
+  name: 'DateTime' | 'YearMonth',
+  options: {
+    description: string;
+    pattern: RegExp;
+    rule: string;
+    output?: (value: unknown) => unknown;
+    outputError?: string;
+  },
+): void {
+  const inputError = `${name} must be ${options.rule}`;
+  const checked = (value: unknown, message: string): string => {
+    if (typeof value !== 'string' || !options.pattern.test(value)) throw new GraphQLError(message);
+    return value;
+  };
+  builder.scalarType(name, {
+    description: options.description,
+    serialize: (value) => checked(options.output?.(value) ?? value, options.outputError ?? inputError),
+    parseValue: (value) => checked(value, inputError),
+    parseLiteral: (ast) => checked(stringLiteral(ast, name), inputError),
+  });
+}
+
 /** ISO 8601 date-time with a zone (spec timestamps: `created_at`, `updated_at`, `timestamp`). */
-builder.scalarType('DateTime', {
+patternScalar('DateTime', {
   description: 'An ISO 8601 date-time with a zone designator, e.g. `2026-11-21T05:00:00.000Z`.',
-  serialize: (value) => {
-    const text = value instanceof Date ? value.toISOString() : String(value);
-    if (!ISO_DATE_TIME.test(text))
-      throw new GraphQLError('DateTime cannot represent a value that is not an ISO 8601 date-time');
-    return text;
-  },
-  parseValue: (value) => {
-    if (typeof value !== 'string' || !ISO_DATE_TIME.test(value))
-      throw new GraphQLError('DateTime must be an ISO 8601 date-time');
-    return value;
-  },
-  parseLiteral: (ast) => {
-    const value = stringLiteral(ast, 'DateTime');
-    if (!ISO_DATE_TIME.test(value)) throw new GraphQLError('DateTime must be an ISO 8601 date-time');
-    return value;
-  },
+  pattern: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/,
+  rule: 'an ISO 8601 date-time',
+  output: (value) => (value instanceof Date ? value.toISOString() : String(value)),
+  outputError: 'DateTime cannot represent a value that is not an ISO 8601 date-time',
 });
 
-const YEAR_MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
-
 /** Year and month, `YYYY-MM` (spec "Network token": `expires_at`). */
-builder.scalarType('YearMonth', {
+patternScalar('YearMonth', {
   description: 'A year and month, `YYYY-MM` (network token and card expiry).',
-  serialize: (value) => {
-    if (typeof value !== 'string' || !YEAR_MONTH.test(value))
-      throw new GraphQLError('YearMonth must be YYYY-MM');
-    return value;
-  },
-  parseValue: (value) => {
-    if (typeof value !== 'string' || !YEAR_MONTH.test(value))
-      throw new GraphQLError('YearMonth must be YYYY-MM');
-    return value;
-  },
-  parseLiteral: (ast) => {
-    const value = stringLiteral(ast, 'YearMonth');
-    if (!YEAR_MONTH.test(value)) throw new GraphQLError('YearMonth must be YYYY-MM');
-    return value;
-  },
+  pattern: /^\d{4}-(0[1-9]|1[0-2])$/,
+  rule: 'YYYY-MM',
 });
 
 /**
