@@ -79,15 +79,20 @@ export const merchant = z.object({
   sub_merchant_mid: z.number().optional(),
 });
 
+/** Members of v1 enrolment and card check requests alike: the card's `number` and expiry. */
+const v1CardMembers = {
+  number: z.string().min(1),
+  exp_month: expMonth,
+  exp_year: v1ExpYear,
+};
+
 /**
  * Body of v1 `POST /cards` (spec: `name`, `number` (an alias of the PAN; in the sandbox also a plain
  * PAN), `exp_month`, `exp_year` required; `billing_address`, `merchant` optional).
  */
 export const enrolRequest = z.object({
   name: z.string().min(1),
-  number: z.string().min(1),
-  exp_month: expMonth,
-  exp_year: v1ExpYear,
+  ...v1CardMembers,
   billing_address: billingAddress.optional(),
   merchant: merchantRequest.optional(),
 });
@@ -95,9 +100,7 @@ export const enrolRequest = z.object({
 /** Body of `POST /card-check` (spec "Card check request"; `name`, `cvv`, `merchant` optional). */
 export const cardCheckRequest = z.object({
   name: z.string().min(1).optional(),
-  number: z.string().min(1),
-  exp_month: expMonth,
-  exp_year: v1ExpYear,
+  ...v1CardMembers,
   cvv: cvc.optional(),
   merchant: merchantRequest.optional(),
 });

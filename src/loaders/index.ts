@@ -4,14 +4,7 @@ import type { CardEvent } from '../events/card-event.ts';
 import type { NetworkTokenEvent } from '../events/network-token-event.ts';
 import type { AccountUpdaterCard } from '../upstream/account-updater/client.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
-import type {
-  CardAttributes,
-  NetworkToken,
-  OrganizationInvite,
-  OrganizationMember,
-  Page,
-  Upstream,
-} from '../upstream/index.ts';
+import type { CardAttributes, NetworkToken, Page, Upstream } from '../upstream/index.ts';
 import type { BinAttributesCache } from './bin-attributes-cache.ts';
 import type { CardReadCache } from './card-read-cache.ts';
 
@@ -63,6 +56,26 @@ export interface VaultSummary {
   envIdentifier: string;
 }
 
+/** One upstream page of an organization list per key (`listMembers`, `listInvites` of the accounts client). */
+function organizationPages<T>(
+  list: (vault: string, organizationId: string, page: { number: number; size: number }) => Promise<Page<T>>,
+) {
+  return new DataLoader<OrganizationPageKey, Page<T>, string>(
+    (keys) =>
+      Promise.all(
+        keys.map((key) =>
+          list(key.vaultId, key.organizationId, { number: key.pageNumber, size: key.pageSize }).catch(
+            asKeyError,
+          ),
+        ),
+      ),
+    {
+      cacheKeyFn: (key) =>
+        `${key.vaultId}\u0000${key.organizationId}\u0000${key.pageNumber}\u0000${key.pageSize}`,
+    },
+  );
+}
+
 /**
  * Per-request DataLoaders. Each key is read once per request however many fields ask for it.
  * - `cardInterfaceCard`: card interface `GET /cards/{card_id}` (gap decisions: added retrieval),
@@ -77,8 +90,6 @@ export interface VaultSummary {
  * - `vault`: vault summaries, primed from the memberships already read (no upstream call).
  */
 export function createLoaders(upstream: Upstream, binCache: BinAttributesCache, cardReads: CardReadCache) {
-  const pageKey = (key: OrganizationPageKey) =>
-    `${key.vaultId}\u0000${key.organizationId}\u0000${key.pageNumber}\u0000${key.pageSize}`;
   return {
     networkToken: new DataLoader<VaultAliasKey, InVault<NetworkToken> | null, string>(
       (keys) =>
@@ -109,27 +120,11 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache, 
         ),
       { cacheKeyFn: (key) => key.bin },
     ),
-    organizationMembers: new DataLoader<OrganizationPageKey, Page<OrganizationMember>, string>(
-      (keys) =>
-        Promise.all(
-          keys.map((key) =>
-            upstream.accounts
-              .listMembers(key.vaultId, key.organizationId, { number: key.pageNumber, size: key.pageSize })
-              .catch(asKeyError),
-          ),
-        ),
-      { cacheKeyFn: pageKey },
+    organizationMembers: organizationPages((vault, organization, page) =>
+      upstream.accounts.listMembers(vault, organization, page),
     ),
-    organizationInvites: new DataLoader<OrganizationPageKey, Page<OrganizationInvite>, string>(
-      (keys) =>
-        Promise.all(
-          keys.map((key) =>
-            upstream.accounts
-              .listInvites(key.vaultId, key.organizationId, { number: key.pageNumber, size: key.pageSize })
-              .catch(asKeyError),
-          ),
-        ),
-      { cacheKeyFn: pageKey },
+    organizationInvites: organizationPages((vault, organization, page) =>
+      upstream.accounts.listInvites(vault, organization, page),
     ),
     vault: new DataLoader<string, VaultSummary>(async (ids) =>
       ids.map((id) => new Error(`vault ${id} was not primed from a membership`)),
