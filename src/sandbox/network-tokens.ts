@@ -17,6 +17,7 @@ import {
   JSON_MEDIA_TYPE,
   type Router,
   readValidJsonBody,
+  type Scope,
   sendJson,
 } from './http.ts';
 import { isoUtc, isoUtcSeconds } from './ids.ts';
@@ -360,32 +361,36 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
     },
   );
 
-  router.add(
-    'GET',
-    `${ACCOUNT_UPDATER_PREFIX}/network-tokens/:pan_alias`,
-    'network-tokens:read',
-    ({ res, auth, params }) => {
-      const panAlias = params.pan_alias!;
-      const token = findByAlias(auth.vault, panAlias);
-      sendJson(res, 200, tokenDocument(token, panAlias, 'full'), JSON_MEDIA_TYPE);
-    },
-  );
+  /**
+   * A route on the token of a path alias in the caller's vault (404 `not-found` without one): `act`
+   * may change it, then the token is answered 200 in `view`.
+   */
+  const tokenRoute = (
+    method: 'GET' | 'DELETE',
+    scope: Scope,
+    view: 'full' | 'deleted',
+    act: (token: StoredNetworkToken) => void,
+  ) =>
+    router.add(
+      method,
+      `${ACCOUNT_UPDATER_PREFIX}/network-tokens/:pan_alias`,
+      scope,
+      ({ res, auth, params }) => {
+        const panAlias = params.pan_alias!;
+        const token = findByAlias(auth.vault, panAlias);
+        act(token);
+        sendJson(res, 200, tokenDocument(token, panAlias, view), JSON_MEDIA_TYPE);
+      },
+    );
 
-  router.add(
-    'DELETE',
-    `${ACCOUNT_UPDATER_PREFIX}/network-tokens/:pan_alias`,
-    'network-tokens:write',
-    ({ res, auth, params }) => {
-      const panAlias = params.pan_alias!;
-      const token = findByAlias(auth.vault, panAlias);
-      if (token.state !== 'DELETED') {
-        // A pending provisioning is abandoned: it never completes nor notifies.
-        token.cancelCompletion?.();
-        token.cancelCompletion = undefined;
-        token.state = 'DELETED';
-        token.updatedAtMs = now();
-      }
-      sendJson(res, 200, tokenDocument(token, panAlias, 'deleted'), JSON_MEDIA_TYPE);
-    },
-  );
+  tokenRoute('GET', 'network-tokens:read', 'full', () => {});
+
+  tokenRoute('DELETE', 'network-tokens:write', 'deleted', (token) => {
+    if (token.state === 'DELETED') return;
+    // A pending provisioning is abandoned: it never completes nor notifies.
+    token.cancelCompletion?.();
+    token.cancelCompletion = undefined;
+    token.state = 'DELETED';
+    token.updatedAtMs = now();
+  });
 }
