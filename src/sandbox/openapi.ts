@@ -334,8 +334,6 @@ export function componentSchema(schema: z.ZodType): JsonSchema {
 // ---------------------------------------------------------------------------------------------------
 // Paths
 
-const CI = { mediaType: JSON_API_MEDIA_TYPE, authenticated: true };
-const V1 = { mediaType: JSON_MEDIA_TYPE, authenticated: true };
 const CARD_ID_PARAMETER = pathParameter('card_id', 'Card id.', string({ minLength: 1 }));
 const PAN_ALIAS_PARAMETER = pathParameter('pan_alias', 'Alias of the PAN the token was provisioned for.');
 
@@ -353,6 +351,82 @@ const pageParameters: OpenApiParameter[] = [
     schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
   },
 ];
+
+/** The areas of the document: the tag and the media type of their operations. */
+const AREAS = {
+  cardInterface: { tag: TAG.cardInterface, mediaType: JSON_API_MEDIA_TYPE },
+  accountUpdater: { tag: TAG.accountUpdater, mediaType: JSON_MEDIA_TYPE },
+  networkTokens: { tag: TAG.networkTokens, mediaType: JSON_MEDIA_TYPE },
+  cardAttributes: { tag: TAG.cardAttributes, mediaType: JSON_MEDIA_TYPE },
+  members: { tag: TAG.members, mediaType: JSON_API_MEDIA_TYPE },
+  admin: { tag: TAG.admin, mediaType: JSON_MEDIA_TYPE },
+} as const;
+
+/** {@link ok} and {@link errorResponse} in one area's media type. */
+interface AreaResponses {
+  ok(description: string, component: ComponentName, headers?: Record<string, OpenApiHeader>): OpenApiResponse;
+  error(
+    status: number,
+    codes: ErrorCodes,
+    description: string,
+    options?: { wwwAuthenticateOptional?: boolean },
+  ): OpenApiResponse;
+}
+
+/** One bearer-protected operation of an area, as {@link operation} completes it. */
+interface OperationSpec {
+  area: keyof typeof AREAS;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** The scope the bearer token needs, or the security alternatives as they are. */
+  security: Scope | OpenApiOperation['security'];
+  parameters?: OpenApiParameter[];
+  /** Component of the JSON request body (in the area's media type); none without a body. */
+  body?: ComponentName;
+  /** Whether the path has parameters (400 on bad percent-encoding). */
+  pathParameters?: boolean;
+  /** The operation's own responses, in the area's media type. */
+  responses: (r: AreaResponses) => Record<string, OpenApiResponse>;
+}
+
+/**
+ * An operation of the document: the area's tag, bearer security, the JSON request body, and the
+ * common error responses of the area's media type (see {@link responses}) with the operation's own.
+ */
+function operation(spec: OperationSpec): OpenApiOperation {
+  const { tag, mediaType } = AREAS[spec.area];
+  const r: AreaResponses = {
+    ok: (description, component, headers) => ok(description, mediaType, ref(component), headers),
+    error: (status, codes, description, options) =>
+      errorResponse(status, mediaType, codes, description, options),
+  };
+  return {
+    operationId: spec.operationId,
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    tags: [tag],
+    security: typeof spec.security === 'string' ? bearer(spec.security) : spec.security,
+    ...(spec.parameters ? { parameters: spec.parameters } : {}),
+    ...(spec.body ? { requestBody: jsonBody(mediaType, ref(spec.body)) } : {}),
+    responses: responses(
+      {
+        mediaType,
+        authenticated: true,
+        body: spec.body !== undefined,
+        pathParameters: spec.pathParameters ?? false,
+      },
+      spec.responses(r),
+    ),
+  };
+}
+
+const CARD_NOT_FOUND = 'No such card in the vault.';
+const NO_TOKEN = 'No token for this alias in the vault.';
+const NO_ENDPOINT = 'No such endpoint in the vault.';
+const NO_ORGANIZATION = 'No such organization.';
+const ORGANIZATION_ID_PARAMETER = pathParameter('organizationId', 'Organization id (24 characters).');
+const ENDPOINT_ID_PARAMETER = pathParameter('endpointId', 'Endpoint id (`whe_…`).');
 
 const paths: Record<string, OpenApiPathItem> = {
   '/oauth/token': {
@@ -383,404 +457,308 @@ const paths: Record<string, OpenApiPathItem> = {
   },
 
   [`${CARD_INTERFACE_PREFIX}/cards`]: {
-    post: {
+    post: operation({
+      area: 'cardInterface',
       operationId: 'createCard',
       summary: 'Create a card (vaults the PAN and CVC, returns aliases)',
       description:
         'Test cards ending 4401, 4403, 4500, 4502, 4503, 4504 answer that status; 4998 answers 504 after the hang.',
-      tags: [TAG.cardInterface],
-      security: bearer('cards:write'),
-      requestBody: jsonBody(JSON_API_MEDIA_TYPE, ref('CardCreateRequest')),
-      responses: responses(
-        { ...CI, body: true, pathParameters: false },
-        {
-          '201': ok('The card record.', JSON_API_MEDIA_TYPE, ref('CardInterfaceCard')),
-          '401': errorResponse(
-            401,
-            JSON_API_MEDIA_TYPE,
-            ['unauthorized'],
-            'Bad token (with WWW-Authenticate), or the simulated upstream fault of test card 4401 (without).',
-            { wwwAuthenticateOptional: true },
-          ),
-          '403': errorResponse(403, JSON_API_MEDIA_TYPE, ['forbidden'], 'Scope missing, or test card 4403.'),
-          '502': errorResponse(502, JSON_API_MEDIA_TYPE, ['bad-gateway'], 'Test card 4502.'),
-          '503': errorResponse(503, JSON_API_MEDIA_TYPE, ['service-unavailable'], 'Test card 4503.'),
-          '504': errorResponse(504, JSON_API_MEDIA_TYPE, ['gateway-timeout'], 'Test cards 4504 and 4998.'),
-        },
-      ),
-    },
+      security: 'cards:write',
+      body: 'CardCreateRequest',
+      responses: (r) => ({
+        '201': r.ok('The card record.', 'CardInterfaceCard'),
+        '401': r.error(
+          401,
+          ['unauthorized'],
+          'Bad token (with WWW-Authenticate), or the simulated upstream fault of test card 4401 (without).',
+          { wwwAuthenticateOptional: true },
+        ),
+        '403': r.error(403, ['forbidden'], 'Scope missing, or test card 4403.'),
+        '502': r.error(502, ['bad-gateway'], 'Test card 4502.'),
+        '503': r.error(503, ['service-unavailable'], 'Test card 4503.'),
+        '504': r.error(504, ['gateway-timeout'], 'Test cards 4504 and 4998.'),
+      }),
+    }),
   },
   [`${CARD_INTERFACE_PREFIX}/cards/{card_id}`]: {
     parameters: [CARD_ID_PARAMETER],
-    get: {
+    get: operation({
+      area: 'cardInterface',
       operationId: 'getCard',
       summary: 'Get a card (sandbox addition, gap decisions)',
-      tags: [TAG.cardInterface],
-      security: bearer('cards:read'),
-      responses: responses(
-        { ...CI, body: false, pathParameters: true },
-        {
-          '200': ok('The card record.', JSON_API_MEDIA_TYPE, ref('CardInterfaceCard')),
-          '404': errorResponse(404, JSON_API_MEDIA_TYPE, ['card-not-found'], 'No such card in the vault.'),
-        },
-      ),
-    },
+      security: 'cards:read',
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('The card record.', 'CardInterfaceCard'),
+        '404': r.error(404, ['card-not-found'], CARD_NOT_FOUND),
+      }),
+    }),
   },
   [`${CARD_INTERFACE_PREFIX}/cards/{card_id}/card-update-subscriptions`]: {
     parameters: [CARD_ID_PARAMETER],
-    post: {
+    post: operation({
+      area: 'cardInterface',
       operationId: 'subscribeCard',
       summary: 'Subscribe a card to account updater',
       description:
         'An already subscribed card answers its subscription unchanged; test cards 4002 answer `failed`.',
-      tags: [TAG.cardInterface],
-      security: bearer('cards:write'),
-      responses: responses(
-        { ...CI, body: false, pathParameters: true },
-        {
-          '200': ok('The subscription.', JSON_API_MEDIA_TYPE, ref('CardUpdateSubscription')),
-          '404': errorResponse(404, JSON_API_MEDIA_TYPE, ['card-not-found'], 'No such card in the vault.'),
-          '422': errorResponse(422, JSON_API_MEDIA_TYPE, ['card-brand-not-supported'], 'Diners Club or JCB.'),
-        },
-      ),
-    },
-    delete: {
+      security: 'cards:write',
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('The subscription.', 'CardUpdateSubscription'),
+        '404': r.error(404, ['card-not-found'], CARD_NOT_FOUND),
+        '422': r.error(422, ['card-brand-not-supported'], 'Diners Club or JCB.'),
+      }),
+    }),
+    delete: operation({
+      area: 'cardInterface',
       operationId: 'unsubscribeCard',
       summary: 'Unsubscribe a card from account updater (idempotent)',
-      tags: [TAG.cardInterface],
-      security: bearer('cards:write'),
-      responses: responses(
-        { ...CI, body: false, pathParameters: true },
-        {
-          '204': { description: 'Unsubscribed (or was not subscribed).' },
-          '404': errorResponse(404, JSON_API_MEDIA_TYPE, ['card-not-found'], 'No such card in the vault.'),
-        },
-      ),
-    },
+      security: 'cards:write',
+      pathParameters: true,
+      responses: (r) => ({
+        '204': { description: 'Unsubscribed (or was not subscribed).' },
+        '404': r.error(404, ['card-not-found'], CARD_NOT_FOUND),
+      }),
+    }),
   },
   [`${CARD_INTERFACE_PREFIX}/cards/{card_id}/check`]: {
     parameters: [CARD_ID_PARAMETER],
-    post: {
+    post: operation({
+      area: 'cardInterface',
       operationId: 'checkCard',
       summary: 'On-demand check of a card (stateless)',
-      tags: [TAG.cardInterface],
-      security: bearer('cards:write'),
-      responses: responses(
-        { ...CI, body: false, pathParameters: true },
-        {
-          '200': ok('The latest card data.', JSON_API_MEDIA_TYPE, ref('CardUpdates')),
-          '404': errorResponse(404, JSON_API_MEDIA_TYPE, ['card-not-found'], 'No such card in the vault.'),
-          '422': errorResponse(
-            422,
-            JSON_API_MEDIA_TYPE,
-            ['account-updater-not-supported'],
-            'American Express or Discover card without subscription.',
-          ),
-        },
-      ),
-    },
+      security: 'cards:write',
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('The latest card data.', 'CardUpdates'),
+        '404': r.error(404, ['card-not-found'], CARD_NOT_FOUND),
+        '422': r.error(
+          422,
+          ['account-updater-not-supported'],
+          'American Express or Discover card without subscription.',
+        ),
+      }),
+    }),
   },
 
   [`${ACCOUNT_UPDATER_PREFIX}/cards`]: {
-    post: {
+    post: operation({
+      area: 'accountUpdater',
       operationId: 'enrolCard',
       summary: 'Enrol a card in account updater (asynchronous)',
-      tags: [TAG.accountUpdater],
-      security: bearer('cards:write'),
-      requestBody: jsonBody(JSON_MEDIA_TYPE, ref('EnrolRequest')),
-      responses: responses(
-        { ...V1, body: true, pathParameters: false },
-        {
-          '201': ok(
-            'The card, `enrolling` or (mock cards) `enrolled`.',
-            JSON_MEDIA_TYPE,
-            ref('AccountUpdaterCard'),
-          ),
-          '404': errorResponse(404, JSON_MEDIA_TYPE, ['merchant-not-found'], 'Unknown service_merchant_id.'),
-          '422': errorResponse(
-            422,
-            JSON_MEDIA_TYPE,
-            ['card-brand-not-supported', 'account-updater-not-supported'],
-            'Diners Club or JCB; test card 1099.',
-          ),
-        },
-      ),
-    },
+      security: 'cards:write',
+      body: 'EnrolRequest',
+      responses: (r) => ({
+        '201': r.ok('The card, `enrolling` or (mock cards) `enrolled`.', 'AccountUpdaterCard'),
+        '404': r.error(404, ['merchant-not-found'], 'Unknown service_merchant_id.'),
+        '422': r.error(
+          422,
+          ['card-brand-not-supported', 'account-updater-not-supported'],
+          'Diners Club or JCB; test card 1099.',
+        ),
+      }),
+    }),
   },
   [`${ACCOUNT_UPDATER_PREFIX}/cards/{card_id}`]: {
     parameters: [CARD_ID_PARAMETER],
-    get: {
+    get: operation({
+      area: 'accountUpdater',
       operationId: 'getAccountUpdaterCard',
       summary: 'Get an enrolled card',
       description: 'An id not matching `^CRD.*$` answers 400; mock enrolments answer 404.',
-      tags: [TAG.accountUpdater],
-      security: bearer('cards:read'),
-      responses: responses(
-        { ...V1, body: false, pathParameters: true },
-        {
-          '200': ok('The card.', JSON_MEDIA_TYPE, ref('AccountUpdaterCard')),
-          '404': errorResponse(404, JSON_MEDIA_TYPE, ['card-not-found'], 'No such card in the vault.'),
-        },
-      ),
-    },
+      security: 'cards:read',
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('The card.', 'AccountUpdaterCard'),
+        '404': r.error(404, ['card-not-found'], CARD_NOT_FOUND),
+      }),
+    }),
   },
   [`${ACCOUNT_UPDATER_PREFIX}/card-check`]: {
-    post: {
+    post: operation({
+      area: 'accountUpdater',
       operationId: 'checkAccountUpdaterCard',
       summary: 'Stateless card check',
-      tags: [TAG.accountUpdater],
-      security: bearer('cards:write'),
-      requestBody: jsonBody(JSON_MEDIA_TYPE, ref('CardCheckRequest')),
-      responses: responses(
-        { ...V1, body: true, pathParameters: false },
-        {
-          '200': ok('The check result.', JSON_MEDIA_TYPE, ref('CardCheckResult')),
-          '404': errorResponse(404, JSON_MEDIA_TYPE, ['merchant-not-found'], 'Unknown service_merchant_id.'),
-          '422': errorResponse(
-            422,
-            JSON_MEDIA_TYPE,
-            ['card-brand-not-supported', 'account-updater-not-supported'],
-            'American Express or Discover card not enrolled in the vault.',
-          ),
-        },
-      ),
-    },
+      security: 'cards:write',
+      body: 'CardCheckRequest',
+      responses: (r) => ({
+        '200': r.ok('The check result.', 'CardCheckResult'),
+        '404': r.error(404, ['merchant-not-found'], 'Unknown service_merchant_id.'),
+        '422': r.error(
+          422,
+          ['card-brand-not-supported', 'account-updater-not-supported'],
+          'American Express or Discover card not enrolled in the vault.',
+        ),
+      }),
+    }),
   },
 
   [`${ACCOUNT_UPDATER_PREFIX}/network-tokens`]: {
-    post: {
+    post: operation({
+      area: 'networkTokens',
       operationId: 'provisionNetworkToken',
       summary: 'Provision a network token (asynchronous)',
-      tags: [TAG.networkTokens],
-      security: bearer('network-tokens:write'),
-      requestBody: jsonBody(JSON_MEDIA_TYPE, ref('ProvisionNetworkTokenRequest')),
-      responses: responses(
-        { ...V1, body: true, pathParameters: false },
-        {
-          '200': ok(
-            'The card already has a token (not DELETED): that token.',
-            JSON_MEDIA_TYPE,
-            ref('NetworkToken'),
-          ),
-          '202': ok('Provisioning accepted; no final state yet.', JSON_MEDIA_TYPE, ref('NetworkToken')),
-          '404': errorResponse(
-            404,
-            JSON_MEDIA_TYPE,
-            ['not-found', 'declined'],
-            'Alias unknown to the vault; test cards 5404.',
-          ),
-          '422': errorResponse(
-            422,
-            JSON_MEDIA_TYPE,
-            [
-              'required-fields-missing',
-              'invalid-format',
-              'card-brand-not-supported',
-              'card-not-allowed',
-              'rejected',
-            ],
-            'Missing or malformed members, Diners Club or JCB, expired card, test cards 5422 and 5423.',
-          ),
-        },
-      ),
-    },
+      security: 'network-tokens:write',
+      body: 'ProvisionNetworkTokenRequest',
+      responses: (r) => ({
+        '200': r.ok('The card already has a token (not DELETED): that token.', 'NetworkToken'),
+        '202': r.ok('Provisioning accepted; no final state yet.', 'NetworkToken'),
+        '404': r.error(404, ['not-found', 'declined'], 'Alias unknown to the vault; test cards 5404.'),
+        '422': r.error(
+          422,
+          [
+            'required-fields-missing',
+            'invalid-format',
+            'card-brand-not-supported',
+            'card-not-allowed',
+            'rejected',
+          ],
+          'Missing or malformed members, Diners Club or JCB, expired card, test cards 5422 and 5423.',
+        ),
+      }),
+    }),
   },
   [`${ACCOUNT_UPDATER_PREFIX}/network-tokens/{pan_alias}`]: {
     parameters: [PAN_ALIAS_PARAMETER],
-    get: {
+    get: operation({
+      area: 'networkTokens',
       operationId: 'getNetworkToken',
       summary: 'Get the network token of a card',
-      tags: [TAG.networkTokens],
-      security: bearer('network-tokens:read'),
-      responses: responses(
-        { ...V1, body: false, pathParameters: true },
-        {
-          '200': ok('The token with card info and holder_info.', JSON_MEDIA_TYPE, ref('NetworkToken')),
-          '404': errorResponse(404, JSON_MEDIA_TYPE, ['not-found'], 'No token for this alias in the vault.'),
-        },
-      ),
-    },
-    delete: {
+      security: 'network-tokens:read',
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('The token with card info and holder_info.', 'NetworkToken'),
+        '404': r.error(404, ['not-found'], NO_TOKEN),
+      }),
+    }),
+    delete: operation({
+      area: 'networkTokens',
       operationId: 'deleteNetworkToken',
       summary: 'Delete the network token of a card (idempotent)',
-      tags: [TAG.networkTokens],
-      security: bearer('network-tokens:write'),
-      responses: responses(
-        { ...V1, body: false, pathParameters: true },
-        {
-          '200': ok('The token in state DELETED.', JSON_MEDIA_TYPE, ref('DeletedNetworkToken')),
-          '404': errorResponse(404, JSON_MEDIA_TYPE, ['not-found'], 'No token for this alias in the vault.'),
-        },
-      ),
-    },
+      security: 'network-tokens:write',
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('The token in state DELETED.', 'DeletedNetworkToken'),
+        '404': r.error(404, ['not-found'], NO_TOKEN),
+      }),
+    }),
   },
 
   [`${CARD_ATTRIBUTES_PREFIX}/attributes/attributes`]: {
-    post: {
+    post: operation({
+      area: 'cardAttributes',
       operationId: 'lookupCardAttributes',
       summary: 'Card product attributes of a BIN, PAN or alias',
-      tags: [TAG.cardAttributes],
-      security: bearer('card-attributes:basic'),
-      requestBody: jsonBody(JSON_MEDIA_TYPE, ref('CardAttributesRequest')),
-      responses: responses(
-        { ...V1, body: true, pathParameters: false },
-        {
-          '200': ok('The attributes.', JSON_MEDIA_TYPE, ref('CardAttributes')),
-          '404': errorResponse(
-            404,
-            JSON_MEDIA_TYPE,
-            ['not-found'],
-            'Alias unknown to the vault, or BIN not in the table.',
-          ),
-        },
-      ),
-    },
+      security: 'card-attributes:basic',
+      body: 'CardAttributesRequest',
+      responses: (r) => ({
+        '200': r.ok('The attributes.', 'CardAttributes'),
+        '404': r.error(404, ['not-found'], 'Alias unknown to the vault, or BIN not in the table.'),
+      }),
+    }),
   },
 
   [`${ACCOUNTS_PREFIX}/organizations/{organizationId}/members`]: {
-    parameters: [pathParameter('organizationId', 'Organization id (24 characters).')],
-    get: {
+    parameters: [ORGANIZATION_ID_PARAMETER],
+    get: operation({
+      area: 'members',
       operationId: 'listOrganizationMembers',
       summary: 'Members of an organization (pending invitations excluded)',
-      tags: [TAG.members],
-      security: bearer('organization-users:read'),
+      security: 'organization-users:read',
       parameters: pageParameters,
-      responses: responses(
-        { mediaType: JSON_API_MEDIA_TYPE, authenticated: true, body: false, pathParameters: true },
-        {
-          '200': ok('One page of users, oldest first.', JSON_API_MEDIA_TYPE, ref('UserPage')),
-          '404': errorResponse(404, JSON_API_MEDIA_TYPE, ['not-found'], 'No such organization.'),
-        },
-      ),
-    },
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('One page of users, oldest first.', 'UserPage'),
+        '404': r.error(404, ['not-found'], NO_ORGANIZATION),
+      }),
+    }),
   },
   [`${ACCOUNTS_PREFIX}/organizations/{organizationId}/invites`]: {
-    parameters: [pathParameter('organizationId', 'Organization id (24 characters).')],
-    get: {
+    parameters: [ORGANIZATION_ID_PARAMETER],
+    get: operation({
+      area: 'members',
       operationId: 'listOrganizationInvites',
       summary: 'Pending invitations of an organization',
-      tags: [TAG.members],
-      security: bearer('organization-users:read'),
+      security: 'organization-users:read',
       parameters: pageParameters,
-      responses: responses(
-        { mediaType: JSON_API_MEDIA_TYPE, authenticated: true, body: false, pathParameters: true },
-        {
-          '200': ok('One page of invites, oldest first.', JSON_API_MEDIA_TYPE, ref('InvitePage')),
-          '404': errorResponse(404, JSON_API_MEDIA_TYPE, ['not-found'], 'No such organization.'),
-        },
-      ),
-    },
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('One page of invites, oldest first.', 'InvitePage'),
+        '404': r.error(404, ['not-found'], NO_ORGANIZATION),
+      }),
+    }),
   },
 
   [WEBHOOK_ENDPOINTS_PATH]: {
-    post: {
+    post: operation({
+      area: 'admin',
       operationId: 'createWebhookEndpoint',
       summary: "Register a webhook endpoint for the token's vault",
-      tags: [TAG.admin],
-      security: bearer('cards:write'),
-      requestBody: jsonBody(JSON_MEDIA_TYPE, ref('WebhookEndpointRequest')),
-      responses: responses(
-        { ...V1, body: true, pathParameters: false },
-        {
-          '201': ok(
-            'The endpoint with its secret (shown only here).',
-            JSON_MEDIA_TYPE,
-            ref('CreatedWebhookEndpointDocument'),
-            { Location: { description: 'Path of the new endpoint.', required: true, schema: string() } },
-          ),
-          '409': errorResponse(
-            409,
-            JSON_MEDIA_TYPE,
-            ['conflict'],
-            'The vault has an endpoint with this url.',
-          ),
-        },
-      ),
-    },
-    get: {
+      security: 'cards:write',
+      body: 'WebhookEndpointRequest',
+      responses: (r) => ({
+        '201': r.ok('The endpoint with its secret (shown only here).', 'CreatedWebhookEndpointDocument', {
+          Location: { description: 'Path of the new endpoint.', required: true, schema: string() },
+        }),
+        '409': r.error(409, ['conflict'], 'The vault has an endpoint with this url.'),
+      }),
+    }),
+    get: operation({
+      area: 'admin',
       operationId: 'listWebhookEndpoints',
       summary: "Webhook endpoints of the token's vault (no secrets)",
-      tags: [TAG.admin],
-      security: bearer('cards:read'),
-      responses: responses(
-        { ...V1, body: false, pathParameters: false },
-        {
-          '200': ok('Endpoints in registration order.', JSON_MEDIA_TYPE, ref('WebhookEndpointList')),
-        },
-      ),
-    },
+      security: 'cards:read',
+      responses: (r) => ({ '200': r.ok('Endpoints in registration order.', 'WebhookEndpointList') }),
+    }),
   },
   [`${WEBHOOK_ENDPOINTS_PATH}/{endpointId}`]: {
-    parameters: [pathParameter('endpointId', 'Endpoint id (`whe_…`).')],
-    get: {
+    parameters: [ENDPOINT_ID_PARAMETER],
+    get: operation({
+      area: 'admin',
       operationId: 'getWebhookEndpoint',
       summary: 'One webhook endpoint (no secret)',
-      tags: [TAG.admin],
-      security: bearer('cards:read'),
-      responses: responses(
-        { ...V1, body: false, pathParameters: true },
-        {
-          '200': ok('The endpoint.', JSON_MEDIA_TYPE, ref('WebhookEndpointDocument')),
-          '404': errorResponse(
-            404,
-            JSON_MEDIA_TYPE,
-            ['webhook-endpoint-not-found'],
-            'No such endpoint in the vault.',
-          ),
-        },
-      ),
-    },
-    delete: {
+      security: 'cards:read',
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('The endpoint.', 'WebhookEndpointDocument'),
+        '404': r.error(404, ['webhook-endpoint-not-found'], NO_ENDPOINT),
+      }),
+    }),
+    delete: operation({
+      area: 'admin',
       operationId: 'deleteWebhookEndpoint',
       summary: 'Remove a webhook endpoint; its pending retries end as failed',
-      tags: [TAG.admin],
-      security: bearer('cards:write'),
-      responses: responses(
-        { ...V1, body: false, pathParameters: true },
-        {
-          '204': { description: 'Removed.' },
-          '404': errorResponse(
-            404,
-            JSON_MEDIA_TYPE,
-            ['webhook-endpoint-not-found'],
-            'No such endpoint in the vault.',
-          ),
-        },
-      ),
-    },
+      security: 'cards:write',
+      pathParameters: true,
+      responses: (r) => ({
+        '204': { description: 'Removed.' },
+        '404': r.error(404, ['webhook-endpoint-not-found'], NO_ENDPOINT),
+      }),
+    }),
   },
   [`${WEBHOOK_ENDPOINTS_PATH}/{endpointId}/deliveries`]: {
-    parameters: [pathParameter('endpointId', 'Endpoint id (`whe_…`).')],
-    get: {
+    parameters: [ENDPOINT_ID_PARAMETER],
+    get: operation({
+      area: 'admin',
       operationId: 'listWebhookEndpointDeliveries',
       summary: 'Delivery attempts to one endpoint, oldest first',
-      tags: [TAG.admin],
-      security: bearer('cards:read'),
-      responses: responses(
-        { ...V1, body: false, pathParameters: true },
-        {
-          '200': ok('The attempts.', JSON_MEDIA_TYPE, ref('DeliveryList')),
-          '404': errorResponse(
-            404,
-            JSON_MEDIA_TYPE,
-            ['webhook-endpoint-not-found'],
-            'No such endpoint in the vault.',
-          ),
-        },
-      ),
-    },
+      security: 'cards:read',
+      pathParameters: true,
+      responses: (r) => ({
+        '200': r.ok('The attempts.', 'DeliveryList'),
+        '404': r.error(404, ['webhook-endpoint-not-found'], NO_ENDPOINT),
+      }),
+    }),
   },
   [WEBHOOK_DELIVERIES_PATH]: {
-    get: {
+    get: operation({
+      area: 'admin',
       operationId: 'listWebhookDeliveries',
       summary: 'Delivery attempts: every vault without a token, the token’s vault with one',
-      tags: [TAG.admin],
       security: [{}, { oauth2: ['cards:read'] }],
-      responses: responses(
-        { ...V1, body: false, pathParameters: false },
-        { '200': ok('The attempts, oldest first.', JSON_MEDIA_TYPE, ref('DeliveryList')) },
-      ),
-    },
+      responses: (r) => ({ '200': r.ok('The attempts, oldest first.', 'DeliveryList') }),
+    }),
   },
   '/openapi.json': {
     get: {
