@@ -18,7 +18,7 @@ import { builder } from './builder.ts';
 import { digitsOnly, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
 import { cardQueryField } from './card-read.ts';
-import { vaultIdArg, vaultOf } from './vault.ts';
+import { inVault, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
  * Account updater, version 1 (spec "Card (account updater, version 1)", "Card check request and
@@ -293,18 +293,17 @@ builder.mutationField('enrollAccountUpdaterCard', (t) =>
       input: t.arg({ type: EnrollAccountUpdaterCardInput, description: 'The card to enrol.' }),
       vaultId: t.arg.string(vaultIdArg),
     },
-    resolve: async (_root, { input, vaultId }, context) => {
-      const vault = vaultOf(context, vaultId);
-      const card = await context.upstream.accountUpdater.enrollCard(vault, {
-        name: input.name,
-        number: v1Number(input.number),
-        expMonth: input.expMonth,
-        expYear: input.expYear,
-        ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
-        ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
-      });
-      return { ...card, vaultId: vault };
-    },
+    resolve: (_root, { input, vaultId }, context) =>
+      inVault(context, vaultId, (vault) =>
+        context.upstream.accountUpdater.enrollCard(vault, {
+          name: input.name,
+          number: v1Number(input.number),
+          expMonth: input.expMonth,
+          expYear: input.expYear,
+          ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
+          ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
+        }),
+      ),
   }),
 );
 

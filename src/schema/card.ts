@@ -12,7 +12,7 @@ import { builder } from './builder.ts';
 import { cardQueryField } from './card-read.ts';
 import { enumValuesOf } from './enum-values.ts';
 import { recordTimes } from './record-times.ts';
-import { vaultIdArg, vaultOf } from './vault.ts';
+import { inVault, vaultIdArg } from './vault.ts';
 
 /**
  * The card interface's card (spec "Card (card interface)"; record shape per docs/gap-decisions.md).
@@ -283,25 +283,24 @@ builder.mutationField('createCard', (t) =>
       input: t.arg({ type: CreateCardInput, description: 'The card to keep on file.' }),
       vaultId: t.arg.string(vaultIdArg),
     },
-    resolve: async (_root, { input, vaultId }, context) => {
-      const vault = vaultOf(context, vaultId);
-      const card = await context.upstream.cardInterface.createCard(vault, {
-        ...(input.pan ? { pan: digitsOnly(input.pan) } : {}),
-        ...(input.panAlias ? { panAlias: input.panAlias } : {}),
-        ...(input.cvc ? { cvc: input.cvc } : {}),
-        ...(input.cvcAlias ? { cvcAlias: input.cvcAlias } : {}),
-        // validated above to be `active`, the only value the specification gives
-        ...(input.cvcStatus ? { cvcStatus: 'active' as const } : {}),
-        expMonth: input.expMonth,
-        expYear: input.expYear,
-        ...(input.cardholder ? { cardholder: stripNulls(input.cardholder) } : {}),
-        ...(input.tokenType ? { tokenType: input.tokenType } : {}),
-        ...(input.walletType ? { walletType: input.walletType } : {}),
-        // Free text from the user: card data in it is masked before it is stored upstream.
-        ...(input.metadata ? { meta: redactCardData(input.metadata as Record<string, unknown>) } : {}),
-      });
-      return { ...card, vaultId: vault };
-    },
+    resolve: (_root, { input, vaultId }, context) =>
+      inVault(context, vaultId, (vault) =>
+        context.upstream.cardInterface.createCard(vault, {
+          ...(input.pan ? { pan: digitsOnly(input.pan) } : {}),
+          ...(input.panAlias ? { panAlias: input.panAlias } : {}),
+          ...(input.cvc ? { cvc: input.cvc } : {}),
+          ...(input.cvcAlias ? { cvcAlias: input.cvcAlias } : {}),
+          // validated above to be `active`, the only value the specification gives
+          ...(input.cvcStatus ? { cvcStatus: 'active' as const } : {}),
+          expMonth: input.expMonth,
+          expYear: input.expYear,
+          ...(input.cardholder ? { cardholder: stripNulls(input.cardholder) } : {}),
+          ...(input.tokenType ? { tokenType: input.tokenType } : {}),
+          ...(input.walletType ? { walletType: input.walletType } : {}),
+          // Free text from the user: card data in it is masked before it is stored upstream.
+          ...(input.metadata ? { meta: redactCardData(input.metadata as Record<string, unknown>) } : {}),
+        }),
+      ),
   }),
 );
 

@@ -23,7 +23,7 @@ import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
 import { eventRootFields, loggedEventFields } from './event-fields.ts';
 import { costExtension } from './paging.ts';
-import { vaultIdArg, vaultOf } from './vault.ts';
+import { inVault, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
  * Network tokens (spec "Network token", its endpoints, states and errors; sandbox contract §5.5).
@@ -213,24 +213,24 @@ builder.mutationField('provisionNetworkToken', (t) =>
       input: t.arg({ type: ProvisionNetworkTokenInput, description: 'The card to tokenize.' }),
       vaultId: t.arg.string(vaultIdArg),
     },
-    resolve: async (_root, { input, vaultId }, context) => {
-      const vault = vaultOf(context, vaultId);
+    resolve: (_root, { input, vaultId }, context) => {
       const holder = input.holderInfo;
-      const token = await context.upstream.networkTokens.provision(vault, {
-        panAlias: input.panAlias,
-        expMonth: input.expMonth,
-        expYear: input.expYear,
-        ...(holder
-          ? {
-              holderInfo: {
-                ...(holder.name ? { name: holder.name } : {}),
-                ...(holder.email ? { email: holder.email } : {}),
-                ...(holder.phoneNumber ? { phoneNumber: holder.phoneNumber } : {}),
-              },
-            }
-          : {}),
-      });
-      return { ...token, vaultId: vault };
+      return inVault(context, vaultId, (vault) =>
+        context.upstream.networkTokens.provision(vault, {
+          panAlias: input.panAlias,
+          expMonth: input.expMonth,
+          expYear: input.expYear,
+          ...(holder
+            ? {
+                holderInfo: {
+                  ...(holder.name ? { name: holder.name } : {}),
+                  ...(holder.email ? { email: holder.email } : {}),
+                  ...(holder.phoneNumber ? { phoneNumber: holder.phoneNumber } : {}),
+                },
+              }
+            : {}),
+        }),
+      );
     },
   }),
 );
@@ -246,11 +246,8 @@ builder.mutationField('deleteNetworkToken', (t) =>
       panAlias: t.arg.string({ description: 'Alias of the PAN.', validate: panAliasSchema }),
       vaultId: t.arg.string(vaultIdArg),
     },
-    resolve: async (_root, args, context) => {
-      const vault = vaultOf(context, args.vaultId);
-      const token = await context.upstream.networkTokens.delete(vault, args.panAlias);
-      return { ...token, vaultId: vault };
-    },
+    resolve: (_root, args, context) =>
+      inVault(context, args.vaultId, (vault) => context.upstream.networkTokens.delete(vault, args.panAlias)),
   }),
 );
 

@@ -2,6 +2,7 @@ import { resolveVault, VaultAccessError } from '../auth/viewer.ts';
 import type { GraphQLContext } from '../context.ts';
 import { cardId, vaultId } from '../contracts/common.ts';
 import { UnauthenticatedError, VaultNotAllowedError, VaultRequiredError } from '../errors.ts';
+import type { InVault } from '../loaders/index.ts';
 
 /** Vault ids are 11 characters (contract §2: tenant; src/contracts/common.ts). */
 export const vaultIdSchema = vaultId;
@@ -34,4 +35,18 @@ export function vaultOf(context: GraphQLContext, vaultId: string | null | undefi
     }
     throw error;
   }
+}
+
+/**
+ * Runs `act` in the vault the operation acts in (see {@link vaultOf}) and tags its answer with that
+ * vault, so the answer's joins read with the same vault's credentials.
+ * @throws the errors of {@link vaultOf}, and whatever `act` rejects with.
+ */
+export async function inVault<T extends object>(
+  context: GraphQLContext,
+  vaultId: string | null | undefined,
+  act: (vault: string) => Promise<T>,
+): Promise<InVault<T>> {
+  const vault = vaultOf(context, vaultId);
+  return { ...(await act(vault)), vaultId: vault };
 }
