@@ -37,6 +37,9 @@ export const WalletTypeEnum = builder.enumType('WalletType', {
 type Cardholder = NonNullable<CardInterfaceCard['cardholder']>;
 type CardholderAddress = NonNullable<Cardholder['address']>;
 
+/** The numbered lines of a cardholder address (spec "Card": `address1`-`address4`). */
+const ADDRESS_LINES = ['address1', 'address2', 'address3', 'address4'] as const;
+
 /** A named address line; the further members the contract keeps as given are not exposed. */
 const addressLine = (value: string | number | boolean | null | undefined) =>
   typeof value === 'string' ? value : null;
@@ -44,26 +47,16 @@ const addressLine = (value: string | number | boolean | null | undefined) =>
 const CardholderAddressType = builder.objectRef<CardholderAddress>('CardholderAddress').implement({
   description: 'Cardholder address (spec "Card": cardholder.address).',
   fields: (t) => ({
-    address1: t.string({
-      nullable: true,
-      description: 'Address line 1.',
-      resolve: (a) => addressLine(a.address1),
-    }),
-    address2: t.string({
-      nullable: true,
-      description: 'Address line 2.',
-      resolve: (a) => addressLine(a.address2),
-    }),
-    address3: t.string({
-      nullable: true,
-      description: 'Address line 3.',
-      resolve: (a) => addressLine(a.address3),
-    }),
-    address4: t.string({
-      nullable: true,
-      description: 'Address line 4.',
-      resolve: (a) => addressLine(a.address4),
-    }),
+    ...Object.fromEntries(
+      ADDRESS_LINES.map((line, index) => [
+        line,
+        t.string({
+          nullable: true,
+          description: `Address line ${index + 1}.`,
+          resolve: (a) => addressLine(a[line]),
+        }),
+      ]),
+    ),
     city: t.string({ nullable: true, description: 'City.', resolve: (a) => addressLine(a.city) }),
   }),
 });
