@@ -52,13 +52,7 @@ export class NetworkTokensClient extends AreaClient {
 
   /** `GET /network-tokens/{pan_alias}` (spec): the token with its card and `holderInfo`; 404 `not-found`. */
   async get(vault: string, panAlias: string): Promise<NetworkToken> {
-    assertPanAlias(panAlias);
-    return this.send(vault, {
-      method: 'GET',
-      path: ['network-tokens', panAlias],
-      expectStatus: [200],
-      schema: networkTokenEnvelopeSchema,
-    });
+    return this.#byAlias('GET', vault, panAlias);
   }
 
   /**
@@ -66,9 +60,14 @@ export class NetworkTokensClient extends AreaClient {
    * `bin` and `expiresAt` only; 404 `not-found` for an unknown alias.
    */
   async delete(vault: string, panAlias: string): Promise<NetworkToken> {
+    return this.#byAlias('DELETE', vault, panAlias);
+  }
+
+  /** `<method> /network-tokens/{pan_alias}`, answered 200 with the token envelope. */
+  #byAlias(method: 'GET' | 'DELETE', vault: string, panAlias: string): Promise<NetworkToken> {
     assertPanAlias(panAlias);
     return this.send(vault, {
-      method: 'DELETE',
+      method,
       path: ['network-tokens', panAlias],
       expectStatus: [200],
       schema: networkTokenEnvelopeSchema,
