@@ -14,7 +14,7 @@ import {
   MeDocument,
   possibleTypes,
 } from '../../src/client/generated/index.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
+import { type Stack, startStack, waitForSubscribers } from '../support/fixtures.ts';
 
 /** One HTTP exchange as the client's fetch saw it. */
 type Exchange = { method: string; body: Record<string, unknown> | null; url: string; response: unknown };

@@ -178,8 +178,7 @@ describe.each(backends)('%s event log', (_name, open) => {
     const stop = await log.tail((e) => seen.push(e));
     const ids = [event(), event(), event()];
     for (const e of ids) await log.append(e);
-    const deadline = Date.now() + 3_000;
-    while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await expect.poll(() => seen.length, { timeout: 3_000, interval: 20 }).toBe(3);
     expect(seen.map((e) => e.id)).toEqual(ids.map((e) => e.id));
     expect(seen[0]!.position < seen[1]!.position && seen[1]!.position < seen[2]!.position).toBe(true);
     stop();

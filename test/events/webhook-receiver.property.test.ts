@@ -9,7 +9,7 @@ import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/event
 import { createLogger } from '../../src/lib/logger.ts';
 import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
-import { buildNotification } from './helpers/notifications.ts';
+import { notification } from '../support/fixtures.ts';
 
 /**
  * Property tests of the webhook receiver: random mutations of a valid signed notification (members
@@ -191,7 +191,7 @@ describe('webhook receiver under random mutations', () => {
       fc.asyncProperty(fc.array(mutationArbitrary, { minLength: 1, maxLength: 3 }), async (mutations) => {
         published.length = 0;
         logLines.length = 0;
-        const body = buildNotification();
+        const body = notification();
         for (const mutate of mutations) mutate(body);
         const raw = JSON.stringify(body);
         const { status, text } = await post(raw);
@@ -225,7 +225,7 @@ describe('webhook receiver under random mutations', () => {
         fc.boolean(),
         async (position, xor, truncate) => {
           published.length = 0;
-          const signed = Buffer.from(JSON.stringify(buildNotification()));
+          const signed = Buffer.from(JSON.stringify(notification()));
           const tampered = Buffer.from(signed);
           const at = position % tampered.length;
           const raw = truncate ? tampered.subarray(0, at) : tampered;
@@ -241,7 +241,7 @@ describe('webhook receiver under random mutations', () => {
   });
 
   it('masks card numbers in summary and description before publishing', async () => {
-    const body = buildNotification({
+    const body = notification({
       envelope: {
         summary: 'Card tok_4111111111111111 updated',
         description: 'PAN 5105105105105100 changed...',

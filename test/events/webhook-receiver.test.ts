@@ -8,7 +8,7 @@ import { type CardEventBus, createInMemoryCardEventBus } from '../../src/events/
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
-import { buildNotification, type NotificationOverrides } from './helpers/notifications.ts';
+import { type NotificationOverrides, notification } from '../support/fixtures.ts';
 
 const CURRENT_SECRET = 'whsec_current_secret_0123456789';
 const PREVIOUS_SECRET = 'whsec_previous_secret_012345678';
@@ -80,8 +80,8 @@ async function post(body: string | Buffer, options: PostOptions = {}) {
 }
 
 function postNotification(overrides: NotificationOverrides = {}, options: PostOptions = {}) {
-  const notification = buildNotification(overrides);
-  return { notification, response: post(JSON.stringify(notification), options) };
+  const body = notification(overrides);
+  return { notification: body, response: post(JSON.stringify(body), options) };
 }
 
 describe('POST /webhooks/card-events', () => {
@@ -126,7 +126,7 @@ describe('POST /webhooks/card-events', () => {
   });
 
   it('publishes a repeated notification id once and answers duplicate', async () => {
-    const body = JSON.stringify(buildNotification());
+    const body = JSON.stringify(notification());
     const id = JSON.parse(body).id;
     const first = await post(body);
     const second = await post(body, { timestampS: NOW_S + 1 });
@@ -168,7 +168,7 @@ describe('POST /webhooks/card-events', () => {
   });
 
   it('refuses a body that is not a signed notification of the same bytes', async () => {
-    const body = JSON.stringify(buildNotification());
+    const body = JSON.stringify(notification());
     const signature = signWebhookBody(body, CURRENT_SECRET, NOW_S);
     const { status, text } = await post(body.replace('tntsandbox1', 'tntsandbox2'), { signature });
     expect(status).toBe(401);
@@ -198,7 +198,7 @@ describe('POST /webhooks/card-events', () => {
   });
 
   it('refuses a body over 64 KiB with 413, by Content-Length and while streaming', async () => {
-    const big = JSON.stringify({ ...buildNotification(), summary: 'x'.repeat(64 * 1024) });
+    const big = JSON.stringify({ ...notification(), summary: 'x'.repeat(64 * 1024) });
     const declared = await post(big);
     expect(declared.status).toBe(413);
     expect(JSON.parse(declared.text)).toEqual({
@@ -345,7 +345,7 @@ describe('POST /webhooks/card-events', () => {
     const failing = createServer((req, res) => void receiver(req, res));
     await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
     try {
-      const body = JSON.stringify(buildNotification());
+      const body = JSON.stringify(notification());
       const response = await request(
         `http://127.0.0.1:${(failing.address() as AddressInfo).port}/webhooks/card-events`,
         {

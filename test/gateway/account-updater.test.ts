@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { member, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Account updater v1 through the gateway's GraphQL API over HTTP against the embedded sandbox:

@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { It4_Ca_AttributesFieldsFragment } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { member, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Card attributes through the gateway's GraphQL API over HTTP against the embedded sandbox:

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { print } from 'graphql';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -8,12 +8,12 @@ import { graphql } from '../generated/index.ts';
 import {
   assertNoTestPanIn,
   collect,
+  notification,
   type Stack,
-  sleep,
   startStack,
   TEST_WEBHOOK_SECRET,
   waitForSubscribers,
-} from '../support/stack.ts';
+} from '../support/fixtures.ts';
 
 const CardEvents = graphql(`
   subscription CE_CardEvents($cardId: String, $types: [CardEventType!], $vaultId: String) {
@@ -68,43 +68,6 @@ async function enrol(
   if (payload?.__typename !== 'MutationEnrollAccountUpdaterCardSuccess')
     throw new Error(`enrolment failed: ${JSON.stringify(result)}`);
   return payload.data.cardId;
-}
-
-/** A notification shaped like the sandbox's (contract §4, notification field table). */
-function notification(
-  overrides: Record<string, unknown> = {},
-  detailOverrides: Record<string, unknown> = {},
-) {
-  const now = new Date();
-  const details = JSON.stringify({
-    card_id: 'CRD0000000000000000000001',
-    occurred_at: now.toISOString(),
-    new_account_number: '400021******2002',
-    old_account_number: '400021******2002',
-    new_expiration_date: '1230',
-    old_expiration_date: '1230',
-    exp_month: 12,
-    exp_year: 2030,
-    created_at: `${now.toISOString().slice(0, 19)}Z`,
-    ...detailOverrides,
-  });
-  return {
-    id: randomUUID(),
-    event: 'au_card.updated',
-    timestamp: now.toISOString(),
-    description: 'Card account updater event sent',
-    summary: 'test',
-    details,
-    fingerprint: 'a'.repeat(64),
-    grouping: 'every_single',
-    integration_id: 'INTsandbox00000000000001',
-    occurrence: 1,
-    org_id: 'ACsandbox000000000000001',
-    producer: { application_name: 'account-updater', application_protocol: 'https' },
-    scope: 'cards',
-    tenant: 'tntsandbox1',
-    ...overrides,
-  };
 }
 
 async function postWebhook(stack: Stack, body: string, signature: string | undefined) {
@@ -238,6 +201,8 @@ describe('cardEvents subscription', () => {
     });
     const events = collect(client, CardEvents, {}, 1, 3_000);
     await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+    // Quiet window: an overflowing timer (delay beyond 2^31-1 ms) would fire at once and close the
+    // socket; nothing announces that a close did not happen, so the test looks 200 ms later.
     await sleep(200);
     expect(closedWith).toBeUndefined();
     const cardId = await enrol(stack, token, '4000210000092004');
@@ -310,7 +275,7 @@ describe('webhook receiver on the gateway', () => {
       body: { errors: [{ code: 'missing-signature' }] },
     });
     const malformed = JSON.stringify(
-      notification({ tenant: 'short' }, { new_account_number: '4000210000192002' }),
+      notification({ tenant: 'short', details: { new_account_number: '4000210000192002' } }),
     );
     const refused = await postWebhook(stack, malformed, signWebhookBody(malformed, TEST_WEBHOOK_SECRET, now));
     expect(refused.status).toBe(400);
@@ -333,7 +298,8 @@ describe('webhook receiver on the gateway', () => {
     expect(
       (await postWebhook(stack, goodBody, signWebhookBody(goodBody, TEST_WEBHOOK_SECRET, now))).status,
     ).toBe(200);
-    await sleep(300);
+    // `received` waits its full 1.5 s for a second event: the quiet window in which a republished
+    // redelivery would have arrived.
     const events = await received;
     expect(events.map((e) => e.data?.cardEvents.id)).toEqual([good.id]);
   });

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { member, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Card reads cached until the card changes (issue 13 "Reads cached until the card changes"): a

@@ -2,9 +2,14 @@ import { connect, type Socket } from 'node:net';
 import { FormData, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { notification, postNotification } from '../support/gateway-process.ts';
+import {
+  notification,
+  postNotification,
+  type Stack,
+  startStack,
+  waitForSubscribers,
+} from '../support/fixtures.ts';
 import { openSse, readEvents } from '../support/sse.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
 
 /**
  * Issue 10, the attacks of classes 2, 4, 5, 8 and 9 reproduced against a running gateway, each with

@@ -7,7 +7,7 @@ import type {
   EnrollAccountUpdaterCardInput,
 } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Bad input through the gateway's GraphQL API: every class answers InputValidationError

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { BULK_TEST_PANS, type Stack, startStack } from '../support/stack.ts';
+import { BULK_TEST_PANS, member, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * The joins of the graph through the gateway's GraphQL API over HTTP against the embedded sandbox,

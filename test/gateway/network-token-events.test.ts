@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { graphql } from '../generated/index.ts';
-import { collect, type Stack, startStack } from '../support/stack.ts';
+import { collect, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Network token notifications end to end (docs/gap-decisions.md "Network token notifications",

@@ -1,9 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import type { ProvisionNetworkTokenInput } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, sleep, startStack } from '../support/stack.ts';
+import { member, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Network tokens through the gateway's GraphQL API over HTTP against the embedded sandbox:
@@ -449,6 +449,8 @@ describe('network tokens through GraphQL', () => {
         cardLast4: '4444',
         cardBin: '555555',
       });
+      // Quiet window: the abandoned provisioning would have completed 100 ms after the request (the
+      // stack's enrolment delay); nothing announces that it did not, so the test looks 300 ms later.
       await sleep(300);
       const later = member((await read(panAlias)).data?.networkToken, 'QueryNetworkTokenSuccess').data;
       expect(later).toMatchObject({ state: 'DELETED', networkTokenLast4: null, expiresAt: null });

@@ -8,8 +8,7 @@ import {
 } from '../../src/sandbox/organization-members.ts';
 import type { It4_Org_InviteFieldsFragment, It4_Org_MemberFieldsFragment } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { member, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Organization members and invitations through the gateway's GraphQL API over HTTP against the

@@ -11,9 +11,8 @@ import {
   MeDocument,
   possibleTypes,
 } from '../../src/client/generated/index.ts';
+import { member, type Stack, startStack, waitForSubscribers } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
 
 /** The trusted-documents id codegen embedded in a generated document (`sha256:<hex>`). */
 const idOf = (document: unknown) => (document as { __meta__: { hash: string } }).__meta__.hash;

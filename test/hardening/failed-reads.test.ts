@@ -2,7 +2,7 @@ import { type ExecutionResult, print } from 'graphql';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Issue 10, class 7 ("one failed read nulls a whole list"): with the upstream down, `nodes(ids:)`

@@ -3,8 +3,14 @@ import { type ExecutionResult, print } from 'graphql';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { BULK_TEST_PANS, collect, type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
+import {
+  BULK_TEST_PANS,
+  collect,
+  member,
+  type Stack,
+  startStack,
+  waitForSubscribers,
+} from '../support/fixtures.ts';
 
 /**
  * Issue 10, class 3 ("upstream amplification"): `nodes(ids:)` with thousands of forged ids, and a

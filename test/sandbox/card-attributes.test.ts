@@ -7,7 +7,7 @@ import {
   parseBinTable,
 } from '../../src/sandbox/card-attributes.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { startSandbox, type TestSandbox } from './helpers.ts';
+import { startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 const PATH = '/card-attributes/attributes/attributes';
 const RESULT_KEYS = [

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
 import {
@@ -8,12 +9,12 @@ import {
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
   type ReceivedRequest,
-  sleep,
+  type Receiver,
   startReceiver,
   startSandbox,
   type TestSandbox,
-  waitFor,
-} from './helpers.ts';
+  WAIT,
+} from '../support/fixtures.ts';
 
 /** Long enough that a read right after provisioning still sees it pending on a loaded machine. */
 const DELAY_MS = 250;
@@ -40,8 +41,8 @@ const HOLDER_INFO = {
 };
 
 let t: TestSandbox;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let otherVaultReceiver: Awaited<ReturnType<typeof startReceiver>>;
+let receiver: Receiver;
+let otherVaultReceiver: Receiver;
 let token1: string;
 let token2: string;
 
@@ -101,11 +102,15 @@ function verified(request: ReceivedRequest, secret = SECRET) {
   return JSON.parse(request.body.toString('utf8'));
 }
 
-const detailsOf = (request: ReceivedRequest) =>
-  JSON.parse(JSON.parse(request.body.toString('utf8')).details as string);
 const notificationsFor = (alias: string, from = receiver) =>
-  from.received.filter((request) => detailsOf(request).pan_alias === alias);
-const notificationFor = (alias: string, from = receiver) => waitFor(() => notificationsFor(alias, from)[0]);
+  from.matching((details) => details.pan_alias === alias);
+const notificationFor = (alias: string, from = receiver) =>
+  from.arrival((details) => details.pan_alias === alias);
+/**
+ * Quiet window for "notifies nothing": the notification would be sent DELAY_MS after the request, and
+ * nothing can announce that it did not come, so the test waits past that moment before looking.
+ */
+const pastTheNotificationDelay = () => sleep(DELAY_MS + 100);
 
 function expectError(
   response: Awaited<ReturnType<TestSandbox['call']>>,
@@ -212,7 +217,7 @@ describe('POST /network-tokens: a normal card', () => {
     expect(again.status).toBe(200);
     expect(again.body.data.state).toBe('ACTIVE');
     expect(again.body.data.created_at).toBe(first.body.data.created_at);
-    await sleep(DELAY_MS + 100);
+    await pastTheNotificationDelay();
     expect(notificationsFor(alias)).toHaveLength(1);
   });
 
@@ -289,7 +294,7 @@ describe('POST /network-tokens: test cards of contract §5.5', () => {
       expectError(response, scenario === '5404' ? 404 : 422, code);
       expect(response.text).not.toContain(pan);
       expectError(await getToken(alias), 404, 'not-found');
-      await sleep(DELAY_MS + 50);
+      await pastTheNotificationDelay();
       expect(notificationsFor(alias)).toHaveLength(0);
     },
   );
@@ -555,7 +560,7 @@ describe('GET and DELETE /network-tokens/{pan_alias}', () => {
     expect(reprovisioned.status).toBe(202);
     expect(reprovisioned.body.data.state).toBeUndefined();
     expect(reprovisioned.body.data.card.expires_at).toBe('2031-09');
-    await waitFor(() => (notificationsFor(alias).length === 2 ? true : undefined));
+    await expect.poll(() => notificationsFor(alias), WAIT).toHaveLength(2);
     expect((await getToken(alias)).body.data.state).toBe('ACTIVE');
   });
 
@@ -578,7 +583,7 @@ describe('GET and DELETE /network-tokens/{pan_alias}', () => {
     expect(deleted.body.data.state).toBe('DELETED');
     expect(deleted.body.data.network_token_last4).toBeUndefined();
     expect(deleted.body.data.expires_at).toBeUndefined();
-    await sleep(DELAY_MS + 100);
+    await pastTheNotificationDelay();
     expect(notificationsFor(alias, otherVaultReceiver)).toHaveLength(0);
     expect((await getToken(alias, token2)).body.data.state).toBe('DELETED');
   });

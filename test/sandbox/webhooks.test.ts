@@ -1,13 +1,20 @@
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { TimerSet } from '../../src/sandbox/timers.ts';
 import { buildNotification, WebhookDispatcher } from '../../src/sandbox/webhooks.ts';
-import { type ReceivedRequest, startReceiver, startSandbox, type TestSandbox, waitFor } from './helpers.ts';
+import {
+  type ReceivedRequest,
+  startReceiver,
+  startSandbox,
+  type TestSandbox,
+  WAIT,
+} from '../support/fixtures.ts';
 
 const SECRET = 'whsec_test_secret_0123456789';
 
@@ -182,10 +189,7 @@ describe('enrolment notifications over HTTP', () => {
     return response.body.data.id as string;
   };
 
-  const notificationFor = (cardId: string) =>
-    waitFor(() =>
-      receiver.received.find((r) => JSON.parse(JSON.parse(r.body.toString()).details).card_id === cardId),
-    );
+  const notificationFor = (cardId: string) => receiver.arrival((details) => details.card_id === cardId);
 
   const WEBHOOK_CARDS = SANDBOX_TEST_CARDS.filter((c) => c.table === 'enrolment-webhook');
   it.each(WEBHOOK_CARDS.map((c) => [c.scenario, c.pan, c.outcome] as const))(
@@ -215,7 +219,9 @@ describe('enrolment notifications over HTTP', () => {
     expect(body.event).toBe('au_card.enrolled');
     const before = receiver.received.length;
     await enrol('5100260000291003');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Quiet window: a notification would follow the enrolment after the sandbox's webhook delay;
+    // nothing announces that none was sent, so the test looks 100 ms later.
+    await sleep(100);
     expect(receiver.received.length).toBe(before);
     expect(otherVault.received).toHaveLength(0);
     const listing = await t.call('GET', '/sandbox/webhook-deliveries');
@@ -255,10 +261,11 @@ describe('delivery retries (contract §4)', () => {
       secret: SECRET,
     });
     await enrolIn('tntsandbox1', '4000210000692001');
-    const records = await waitFor(() => {
+    const records = await vi.waitFor(() => {
       const mine = t.sandbox.deliveries().filter((d) => d.endpointId === endpointId);
-      return mine.some((d) => d.outcome !== 'retrying') ? mine : undefined;
-    });
+      expect(mine.map((d) => d.outcome)).toContain('delivered');
+      return mine;
+    }, WAIT);
     expect(records.map((r) => [r.attempt, r.status, r.outcome])).toEqual([
       [1, 503, 'retrying'],
       [2, 503, 'retrying'],
@@ -280,10 +287,11 @@ describe('delivery retries (contract §4)', () => {
       secret: SECRET,
     });
     await enrolIn('tntsandbox2', '4000210000192002');
-    const records = await waitFor(() => {
+    const records = await vi.waitFor(() => {
       const mine = t.sandbox.deliveries().filter((d) => d.endpointId === endpointId);
-      return mine.some((d) => d.outcome === 'failed') ? mine : undefined;
-    });
+      expect(mine.map((d) => d.outcome)).toContain('failed');
+      return mine;
+    }, WAIT);
     expect(records.map((r) => [r.attempt, r.status, r.outcome])).toEqual([
       [1, 500, 'retrying'],
       [2, 500, 'retrying'],
@@ -321,9 +329,10 @@ describe('delivery retries (contract §4)', () => {
       createdAtMs: Date.now(),
       occurredAtMs: Date.now(),
     });
-    const records = await waitFor(() =>
-      dispatcher.deliveries().length === 2 ? dispatcher.deliveries() : undefined,
-    );
+    const records = await vi.waitFor(() => {
+      expect(dispatcher.deliveries()).toHaveLength(2);
+      return dispatcher.deliveries();
+    }, WAIT);
     const byEndpoint = Object.fromEntries(records.map((r) => [r.endpointId, r]));
     expect(byEndpoint[hanging.id]).toMatchObject({ attempt: 1, error: 'TimeoutError', outcome: 'failed' });
     expect(byEndpoint[refused.id]).toMatchObject({ attempt: 1, error: 'ECONNREFUSED', outcome: 'failed' });
@@ -341,7 +350,7 @@ describe('delivery retries (contract §4)', () => {
       token,
       body: { name: 'Ada', number: '4000210000692001', exp_month: 6, exp_year: 30 },
     });
-    await waitFor(() => (local.sandbox.deliveries().length === 1 ? true : undefined));
+    await expect.poll(() => local.sandbox.deliveries(), WAIT).toHaveLength(1);
     const started = Date.now();
     await local.stop();
     await local.stop();

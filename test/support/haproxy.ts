@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
+import { vi } from 'vitest';
 
 /** deploy/haproxy.cfg: the configuration docker-compose.yml mounts, used here unchanged. */
 const HAPROXY_CONFIG = new URL('../../deploy/haproxy.cfg', import.meta.url).pathname;
@@ -56,20 +57,19 @@ export async function startHaproxy(
   child.stderr!.on('data', append);
   const exited = once(child, 'exit');
   // HAProxy binds before it logs anything; wait until the port accepts connections.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`haproxy exited with ${child.exitCode}:\n${output}`);
-    const connected = await new Promise<boolean>((resolve) => {
-      const client = connect({ host: '127.0.0.1', port }, () => {
-        client.destroy();
-        resolve(true);
+  await vi.waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`haproxy exited with ${child.exitCode}:\n${output}`);
+      await new Promise<void>((resolve, reject) => {
+        const client = connect({ host: '127.0.0.1', port }, () => {
+          client.destroy();
+          resolve();
+        });
+        client.once('error', () => reject(new Error(`haproxy did not listen on ${port}:\n${output}`)));
       });
-      client.once('error', () => resolve(false));
-    });
-    if (connected) break;
-    if (Date.now() > deadline) throw new Error(`haproxy did not listen on ${port}:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    },
+    { timeout: 10_000, interval: 50 },
+  );
   return {
     url: `http://127.0.0.1:${port}`,
     output: () => output,

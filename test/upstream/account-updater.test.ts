@@ -1,9 +1,15 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import type { AccountUpdaterCard } from '../../src/upstream/account-updater/client.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
-import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import {
+  containsDigitRun,
+  panWith,
+  rejectionOf,
+  startUpstream,
+  type UpstreamFixture,
+  WAIT,
+} from '../support/fixtures.ts';
 
 /** Account updater v1 client against the embedded sandbox (spec "Account updater"; contract §5). */
 
@@ -14,19 +20,19 @@ const aliasOf = (pan: string) => new RegExp(`^${pan.slice(0, 6)}[A-Za-z0-9]{7}${
 
 let fixture: UpstreamFixture;
 beforeAll(async () => {
-  fixture = await startFixture();
+  fixture = await startUpstream();
 });
 afterAll(async () => {
   await fixture.close();
 });
 
-async function waitForState(cardId: string, state: string): Promise<AccountUpdaterCard> {
-  for (let attempt = 0; attempt < 50; attempt++) {
+/** Reads the card until it is in `state`, and returns it. */
+function waitForState(cardId: string, state: string): Promise<AccountUpdaterCard> {
+  return vi.waitFor(async () => {
     const card = await fixture.accountUpdater.getCard(VAULT, cardId);
-    if (card.state === state) return card;
-    await sleep(20);
-  }
-  throw new Error(`card never reached state ${state}`);
+    expect(card.state).toBe(state);
+    return card;
+  }, WAIT);
 }
 
 describe('AccountUpdaterClient', () => {

@@ -4,7 +4,7 @@ import { AccountsClient } from '../../src/upstream/accounts/client.ts';
 import { membersPageSchema } from '../../src/upstream/accounts/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
-import { CREDENTIALS, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import { CREDENTIALS, rejectionOf, startUpstream, type UpstreamFixture } from '../support/fixtures.ts';
 
 /** Organization members client against the embedded sandbox (spec "Organization members"; contract §2). */
 
@@ -16,7 +16,7 @@ const MEMBER_IDS = Array.from({ length: 8 }, (_, i) => `USsandbox00000000000000$
 let fixture: UpstreamFixture;
 let accounts: AccountsClient;
 beforeAll(async () => {
-  fixture = await startFixture();
+  fixture = await startUpstream();
   accounts = new AccountsClient({
     baseUrl: `${fixture.url}/accounts`,
     tokens: fixture.tokens,

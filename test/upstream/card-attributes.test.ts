@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CardAttributesClient } from '../../src/upstream/card-attributes/client.ts';
 import { cardAttributesSchema } from '../../src/upstream/card-attributes/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
-import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import {
+  containsDigitRun,
+  panWith,
+  rejectionOf,
+  startUpstream,
+  type UpstreamFixture,
+} from '../support/fixtures.ts';
 
 /** Card attributes client against the embedded sandbox (spec "Card attributes"; BIN table of the sandbox). */
 
@@ -20,7 +26,7 @@ function pan(value: string): string {
 let fixture: UpstreamFixture;
 let cardAttributes: CardAttributesClient;
 beforeAll(async () => {
-  fixture = await startFixture();
+  fixture = await startUpstream();
   cardAttributes = new CardAttributesClient({
     baseUrl: `${fixture.url}/card-attributes`,
     tokens: fixture.tokens,

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maskPan } from '../../src/lib/pan.ts';
 import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
-import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import {
+  containsDigitRun,
+  panWith,
+  rejectionOf,
+  startUpstream,
+  type UpstreamFixture,
+} from '../support/fixtures.ts';
 
 /** Card interface client against the embedded sandbox (spec "Card interface"; contract §5). */
 
@@ -18,7 +24,7 @@ function pan(value: string): string {
 
 let fixture: UpstreamFixture;
 beforeAll(async () => {
-  fixture = await startFixture({ timeoutMs: 1_000, hangMs: 4_000 });
+  fixture = await startUpstream({ timeoutMs: 1_000, hangMs: 4_000 });
 });
 afterAll(async () => {
   await fixture.close();
@@ -244,7 +250,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('recovers from a token the upstream no longer knows (sandbox restarted on the same port)', async () => {
-    const restarted = await startFixture();
+    const restarted = await startUpstream();
     const port = new URL(restarted.url).port;
     const token = await restarted.tokens.getToken(VAULT);
     await restarted.sandbox.stop();

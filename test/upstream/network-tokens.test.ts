@@ -1,10 +1,16 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import type { NetworkToken, ProvisionNetworkTokenInput } from '../../src/upstream/network-tokens/client.ts';
 import { NetworkTokensClient } from '../../src/upstream/network-tokens/client.ts';
 import { networkTokenEnvelopeSchema } from '../../src/upstream/network-tokens/schemas.ts';
-import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import {
+  containsDigitRun,
+  panWith,
+  rejectionOf,
+  startUpstream,
+  type UpstreamFixture,
+  WAIT,
+} from '../support/fixtures.ts';
 
 /** Network tokens client against the embedded sandbox (spec "Network token"; contract §5, §6). */
 
@@ -16,7 +22,7 @@ const PANS_USED: string[] = [];
 let fixture: UpstreamFixture;
 let networkTokens: NetworkTokensClient;
 beforeAll(async () => {
-  fixture = await startFixture();
+  fixture = await startUpstream();
   networkTokens = new NetworkTokensClient({
     baseUrl: `${fixture.url}/account-updater`,
     tokens: fixture.tokens,
@@ -34,13 +40,13 @@ async function aliasOf(pan: string, vault = VAULT): Promise<string> {
   return card.panAlias;
 }
 
-async function waitForState(panAlias: string): Promise<NetworkToken> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+/** Reads the token until it has left provisioning (a final state), and returns it. */
+function waitForState(panAlias: string): Promise<NetworkToken> {
+  return vi.waitFor(async () => {
     const token = await networkTokens.get(VAULT, panAlias);
-    if (token.state !== undefined) return token;
-    await sleep(20);
-  }
-  throw new Error('network token never reached a final state');
+    expect(token.state, 'the final state of the network token').toBeDefined();
+    return token;
+  }, WAIT);
 }
 
 describe('NetworkTokensClient', () => {
