@@ -36,8 +36,6 @@ const Enrol = graphql(`
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { ...IT_AU_CardFields } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -78,7 +76,6 @@ const Check = graphql(`
         }
       }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
     }
   }
 `);

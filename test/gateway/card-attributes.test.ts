@@ -37,7 +37,6 @@ const Lookup = graphql(`
       __typename
       ... on QueryCardAttributesSuccess { data { ...IT4_CA_AttributesFields } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);

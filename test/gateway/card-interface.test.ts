@@ -40,8 +40,6 @@ const CreateCard = graphql(`
       __typename
       ... on MutationCreateCardSuccess { data { ...IT_CI_CardFields } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -72,7 +70,6 @@ const Subscribe = graphql(`
       __typename
       ... on MutationSubscribeCardUpdatesSuccess { data { subscriptionId state createdAt updatedAt } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
     }
   }
 `);
@@ -93,7 +90,6 @@ const CheckUpdates = graphql(`
       __typename
       ... on MutationCheckCardUpdatesSuccess { data { event updatedValues { fieldName oldValue newValue } } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
     }
   }
 `);

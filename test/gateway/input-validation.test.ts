@@ -21,7 +21,6 @@ const CreateCard = graphql(`
       __typename
       ... on MutationCreateCardSuccess { data { cardId panAlias } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -32,7 +31,6 @@ const Enrol = graphql(`
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -43,7 +41,6 @@ const Check = graphql(`
       __typename
       ... on MutationCheckAccountUpdaterCardSuccess { data { event } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -53,17 +50,14 @@ const ByCardId = graphql(`
     subscribeCardUpdates(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
     unsubscribeCardUpdates(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
     checkCardUpdates(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -73,12 +67,10 @@ const ReadByCardId = graphql(`
     card(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
     accountUpdaterCard(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);

@@ -47,8 +47,6 @@ const Provision = graphql(`
       __typename
       ... on MutationProvisionNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -59,7 +57,6 @@ const Read = graphql(`
       __typename
       ... on QueryNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -70,7 +67,6 @@ const Delete = graphql(`
       __typename
       ... on MutationDeleteNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);

@@ -59,8 +59,6 @@ const Members = graphql(`
         }
       }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);

@@ -580,13 +580,16 @@ export function member<T extends { __typename?: string }, N extends NonNullable<
 }
 
 /**
- * The members every `Error` result carries, written once for the test operations: spread
- * `...ErrorFields` in a result union (the generated documents carry the fragment along).
+ * The one error fragment of the test operations: the members every `Error` result carries, and those
+ * of the two errors with more (an upstream failure's `retryable` and HTTP `status`, the invalid fields
+ * of an input). Spread `...ErrorFields` in a result union; the generated documents carry it along.
  */
 export const ErrorFields = graphql(`
   fragment ErrorFields on Error {
     code
     message
+    ... on UpstreamError { retryable status }
+    ... on InputValidationError { issues { path message } }
   }
 `);
 
