@@ -17,6 +17,7 @@ import {
 import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
+import { cardEvent } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
 let redis: RedisServer;
@@ -25,28 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => redis.stop());
 
-function event(overrides: Partial<CardEvent> = {}): CardEvent {
-  return {
-    id: randomUUID(),
-    type: 'au_card.updated',
-    tenant: 'tntsandbox1',
-    cardId: 'CRD0000000000000000000001',
-    timestamp: '2026-11-21T05:00:00.000Z',
-    createdAt: '2026-11-21T05:00:00Z',
-    newAccountNumber: '400021******2002',
-    oldAccountNumber: '400021******2002',
-    newExpiry: { month: 12, year: 2030 },
-    oldExpiry: { month: 12, year: 2030 },
-    expMonth: 12,
-    expYear: 2030,
-    fingerprint: 'a'.repeat(64),
-    grouping: 'every_single',
-    occurrence: 1,
-    orgId: 'ACsandbox000000000000001',
-    integrationId: 'INTsandbox00000000000001',
-    ...overrides,
-  };
-}
+const event = cardEvent;
 
 const retention = { maxAgeMs: 3_600_000, maxCount: 1_000 };
 

@@ -1,15 +1,15 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CardEvent, parseCardNotification } from '../../src/events/card-event.ts';
-import { type CardEventBus, createInMemoryCardEventBus } from '../../src/events/card-event-bus.ts';
-import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
-import { createLogger } from '../../src/lib/logger.ts';
 import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
-import { notification } from '../support/fixtures.ts';
+import {
+  NOTIFICATION_ENVELOPE_MEMBERS,
+  notification,
+  startWebhookReceiver,
+  type TestWebhookReceiver,
+} from '../support/fixtures.ts';
 
 /**
  * Property tests of the webhook receiver: random mutations of a valid signed notification (members
@@ -22,46 +22,17 @@ const SECRET = 'whsec_property_secret_0123456789';
 const NOW_MS = Date.UTC(2026, 10, 21, 5, 1, 4);
 const NOW_S = Math.floor(NOW_MS / 1000);
 
-const logLines: string[] = [];
-const published: CardEvent[] = [];
-const inner = createInMemoryCardEventBus();
-const bus: CardEventBus = {
-  async publish(event) {
-    const outcome = await inner.publish(event);
-    if (outcome === 'published') published.push(event);
-    return outcome;
-  },
-  subscribe: (filter, signal) => inner.subscribe(filter, signal),
-};
-
-let server: Server;
+let receiver: TestWebhookReceiver;
 let url: string;
+let published: CardEvent[];
+let logLines: string[];
 
 beforeAll(async () => {
-  const receiver = createWebhookReceiver({
-    secrets: [SECRET],
-    toleranceS: 300,
-    logger: createLogger({
-      level: 'debug',
-      name: 'test',
-      destination: { write: (line: string) => logLines.push(line) },
-    }),
-    bus,
-    now: () => NOW_MS,
-  });
-  server = createServer((req, res) => void receiver(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${CARD_EVENTS_WEBHOOK_PATH}`;
+  receiver = await startWebhookReceiver({ secrets: [SECRET], nowMs: NOW_MS, logLevel: 'debug' });
+  ({ url, published, logLines } = receiver);
 });
-
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-
-beforeEach(() => {
-  published.length = 0;
-  logLines.length = 0;
-});
+afterAll(() => receiver.close());
+beforeEach(() => receiver.reset());
 
 /** Luhn-valid 13-19 digit windows of `text` (independent of the masker). */
 function luhnWindows(text: string): string[] {
@@ -98,22 +69,7 @@ const textWithPan = fc
   )
   .map((parts) => parts.join(''));
 
-const ENVELOPE_MEMBERS = [
-  'id',
-  'event',
-  'timestamp',
-  'description',
-  'summary',
-  'details',
-  'fingerprint',
-  'grouping',
-  'integration_id',
-  'occurrence',
-  'org_id',
-  'producer',
-  'scope',
-  'tenant',
-] as const;
+const ENVELOPE_MEMBERS = NOTIFICATION_ENVELOPE_MEMBERS;
 
 const DETAILS_MEMBERS = [
   'card_id',

@@ -9,6 +9,7 @@ import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { TimerSet } from '../../src/sandbox/timers.ts';
 import { buildNotification, WebhookDispatcher } from '../../src/sandbox/webhooks.ts';
 import {
+  NOTIFICATION_ENVELOPE_MEMBERS,
   type ReceivedRequest,
   startReceiver,
   startSandbox,
@@ -47,24 +48,7 @@ describe('notification body (spec notification table, gap decisions)', () => {
     });
     const parsed = JSON.parse(body);
     expect(parsed).toEqual(envelope);
-    expect(Object.keys(parsed).sort()).toEqual(
-      [
-        'id',
-        'event',
-        'timestamp',
-        'description',
-        'summary',
-        'details',
-        'fingerprint',
-        'grouping',
-        'integration_id',
-        'occurrence',
-        'org_id',
-        'producer',
-        'scope',
-        'tenant',
-      ].sort(),
-    );
+    expect(Object.keys(parsed).sort()).toEqual([...NOTIFICATION_ENVELOPE_MEMBERS].sort());
     expect(parsed.description).toHaveLength(31);
     expect(parsed.description).toBe('Card account updater event sent');
     expect(parsed.event.length).toBeGreaterThanOrEqual(14);

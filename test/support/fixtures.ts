@@ -14,7 +14,10 @@ import type { App } from '../../src/app.ts';
 import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
 import { type GatewayConfig, loadConfig, type VaultCredentials } from '../../src/config.ts';
+import type { CardEvent } from '../../src/events/card-event.ts';
+import { type CardEventBus, createInMemoryCardEventBus } from '../../src/events/card-event-bus.ts';
 import { encodeCursor } from '../../src/events/event-log.ts';
+import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
@@ -27,8 +30,10 @@ import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provi
 import { graphql } from '../generated/index.ts';
 
 export {
+  cardEvent,
   INTEGRATION_IDS,
   type NetworkTokenNotificationOverrides,
+  NOTIFICATION_ENVELOPE_MEMBERS,
   type NotificationBody,
   type NotificationOverrides,
   networkTokenNotification,
@@ -474,6 +479,76 @@ export async function startReceiver(answer: (n: number) => number = () => 200): 
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+// ─── Card-event webhook receiver ─────────────────────────────────────────────────────────────────
+
+/** The receiver of src/events/webhook-receiver.ts alone on a free port, started by {@link startWebhookReceiver}. */
+export interface TestWebhookReceiver {
+  /** `http://127.0.0.1:<port>/webhooks/card-events`. */
+  url: string;
+  /** The in-memory bus behind it, for subscribing. */
+  inner: CardEventBus;
+  /** Events the bus published (not duplicates), in order; cleared by {@link reset}. */
+  published: CardEvent[];
+  /** The receiver's JSON log lines; cleared by {@link reset}. */
+  logLines: string[];
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a webhook receiver over an in-memory bus that records what it published, with a fixed clock
+ * (`nowMs`) and a logger kept in memory at `logLevel`; other paths answer 404. `bus` replaces the
+ * recording bus (e.g. one that fails).
+ */
+export async function startWebhookReceiver(options: {
+  secrets: string[];
+  nowMs: number;
+  toleranceS?: number;
+  logLevel?: 'debug' | 'info' | 'silent';
+  bus?: CardEventBus;
+}): Promise<TestWebhookReceiver> {
+  const logLines: string[] = [];
+  const published: CardEvent[] = [];
+  const inner = createInMemoryCardEventBus();
+  // Records what reached subscribers, so "nothing was published" can be asserted directly.
+  const recording: CardEventBus = {
+    async publish(event) {
+      const outcome = await inner.publish(event);
+      if (outcome === 'published') published.push(event);
+      return outcome;
+    },
+    subscribe: (filter, signal) => inner.subscribe(filter, signal),
+  };
+  const receiver = createWebhookReceiver({
+    secrets: options.secrets,
+    toleranceS: options.toleranceS ?? 300,
+    logger: createLogger({
+      level: options.logLevel ?? 'info',
+      name: 'test',
+      destination: { write: (line: string) => logLines.push(line) },
+    }),
+    bus: options.bus ?? recording,
+    now: () => options.nowMs,
+  });
+  const server = createServer((req, res) => {
+    if (req.url === CARD_EVENTS_WEBHOOK_PATH) void receiver(req, res);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${CARD_EVENTS_WEBHOOK_PATH}`,
+    inner,
+    published,
+    logLines,
+    reset() {
+      published.length = 0;
+      logLines.length = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
   };
 }
 
