@@ -2,11 +2,13 @@ import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CardEvent, parseCardNotification } from '../../src/events/card-event.ts';
-import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
 import {
+  luhnWindows,
+  NOTIFICATION_DETAILS_MEMBERS,
   NOTIFICATION_ENVELOPE_MEMBERS,
   notification,
+  panArbitrary,
   startWebhookReceiver,
   type TestWebhookReceiver,
 } from '../support/fixtures.ts';
@@ -34,31 +36,6 @@ beforeAll(async () => {
 afterAll(() => receiver.close());
 beforeEach(() => receiver.reset());
 
-/** Luhn-valid 13-19 digit windows of `text` (independent of the masker). */
-function luhnWindows(text: string): string[] {
-  const found: string[] = [];
-  for (const run of text.match(/\d{13,}/g) ?? []) {
-    for (let start = 0; start + 13 <= run.length; start++) {
-      for (let length = 13; length <= 19 && start + length <= run.length; length++) {
-        const window = run.slice(start, start + length);
-        // Card numbers start with 1-9 (ISO/IEC 7812).
-        if (!window.startsWith('0') && isLuhnValid(window)) found.push(window);
-      }
-    }
-  }
-  return found;
-}
-
-const panArbitrary = fc
-  .tuple(
-    fc.integer({ min: 13, max: 19 }),
-    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 18, maxLength: 18 }),
-  )
-  .map(([length, digits]) => {
-    const prefix = `4${digits.slice(0, length - 2).join('')}`;
-    return `${prefix}${luhnCheckDigit(prefix)}`;
-  });
-
 /** Free text with a PAN glued somewhere in it. */
 const textWithPan = fc
   .tuple(
@@ -71,17 +48,7 @@ const textWithPan = fc
 
 const ENVELOPE_MEMBERS = NOTIFICATION_ENVELOPE_MEMBERS;
 
-const DETAILS_MEMBERS = [
-  'card_id',
-  'occurred_at',
-  'new_account_number',
-  'old_account_number',
-  'new_expiration_date',
-  'old_expiration_date',
-  'exp_month',
-  'exp_year',
-  'created_at',
-] as const;
+const DETAILS_MEMBERS = NOTIFICATION_DETAILS_MEMBERS;
 
 type Body = Record<string, unknown>;
 

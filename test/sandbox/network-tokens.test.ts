@@ -8,6 +8,7 @@ import {
 } from '../../src/sandbox/network-tokens.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
+  expectSandboxError,
   type ReceivedRequest,
   type Receiver,
   startReceiver,
@@ -111,23 +112,6 @@ const notificationFor = (alias: string, from = receiver) =>
  * nothing can announce that it did not come, so the test waits past that moment before looking.
  */
 const pastTheNotificationDelay = () => sleep(DELAY_MS + 100);
-
-function expectError(
-  response: Awaited<ReturnType<TestSandbox['call']>>,
-  status: number,
-  code: string,
-  pointer?: string,
-) {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/json');
-  expect(response.body.errors).toHaveLength(1);
-  const [error] = response.body.errors;
-  expect(error.status).toBe(String(status));
-  expect(error.code).toBe(code);
-  expect(typeof error.detail).toBe('string');
-  if (pointer === undefined) expect(error.source).toBeUndefined();
-  else expect(error.source).toEqual({ pointer });
-}
 
 describe('POST /network-tokens: a normal card', () => {
   it('answers 202 without a final state, then becomes ACTIVE and notifies', async () => {
@@ -291,9 +275,9 @@ describe('POST /network-tokens: test cards of contract §5.5', () => {
     async (scenario, pan, code) => {
       const alias = await aliasOf(pan);
       const response = await provision({ pan_alias: alias, exp_month: 6, exp_year: 30 });
-      expectError(response, scenario === '5404' ? 404 : 422, code);
+      expectSandboxError(response, scenario === '5404' ? 404 : 422, code);
       expect(response.text).not.toContain(pan);
-      expectError(await getToken(alias), 404, 'not-found');
+      expectSandboxError(await getToken(alias), 404, 'not-found');
       await pastTheNotificationDelay();
       expect(notificationsFor(alias)).toHaveLength(0);
     },
@@ -302,34 +286,34 @@ describe('POST /network-tokens: test cards of contract §5.5', () => {
 
 describe('POST /network-tokens: errors', () => {
   it('400 bad-request for malformed JSON, a non-object body and wrong JSON types', async () => {
-    expectError(await provision('{"pan_alias":'), 400, 'bad-request', '');
-    expectError(await provision([1, 2]), 400, 'bad-request', '');
+    expectSandboxError(await provision('{"pan_alias":'), 400, 'bad-request', '');
+    expectSandboxError(await provision([1, 2]), 400, 'bad-request', '');
     const alias = await aliasOf('4111111111111111');
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: '12', exp_year: 30 }),
       400,
       'bad-request',
       '/exp_month',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 12.5, exp_year: 30 }),
       400,
       'bad-request',
       '/exp_month',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: 42, exp_month: 12, exp_year: 30 }),
       400,
       'bad-request',
       '/pan_alias',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 12, exp_year: 30, holder_info: 'Ada' }),
       400,
       'bad-request',
       '/holder_info',
     );
-    expectError(
+    expectSandboxError(
       await provision({
         pan_alias: alias,
         exp_month: 12,
@@ -348,7 +332,7 @@ describe('POST /network-tokens: errors', () => {
       contentType: 'text/plain',
       body: '{"pan_alias":"x","exp_month":1,"exp_year":30}',
     });
-    expectError(response, 415, 'unsupported-media-type');
+    expectSandboxError(response, 415, 'unsupported-media-type');
   });
 
   it('422 required-fields-missing, one error per absent or null member', async () => {
@@ -376,7 +360,7 @@ describe('POST /network-tokens: errors', () => {
       },
     ]);
     const alias = await aliasOf('4111111111111111');
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 4, exp_year: null }),
       422,
       'required-fields-missing',
@@ -386,46 +370,46 @@ describe('POST /network-tokens: errors', () => {
 
   it('422 invalid-format for out-of-range expiry, malformed alias and holder details', async () => {
     const alias = await aliasOf('4111111111111111');
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 13, exp_year: 30 }),
       422,
       'invalid-format',
       '/exp_month',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 0, exp_year: 30 }),
       422,
       'invalid-format',
       '/exp_month',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 1, exp_year: 100 }),
       422,
       'invalid-format',
       '/exp_year',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 1, exp_year: 2100 }),
       422,
       'invalid-format',
       '/exp_year',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: 'not an alias', exp_month: 1, exp_year: 30 }),
       422,
       'invalid-format',
       '/pan_alias',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: '', exp_month: 1, exp_year: 30 }),
       422,
       'invalid-format',
       '/pan_alias',
     );
     const plainPan = await provision({ pan_alias: '4111111111111111', exp_month: 1, exp_year: 30 });
-    expectError(plainPan, 422, 'invalid-format', '/pan_alias');
+    expectSandboxError(plainPan, 422, 'invalid-format', '/pan_alias');
     expect(plainPan.text).not.toContain('4111111111111111');
-    expectError(
+    expectSandboxError(
       await provision({
         pan_alias: alias,
         exp_month: 1,
@@ -442,7 +426,7 @@ describe('POST /network-tokens: errors', () => {
       exp_year: 30,
       holder_info: { number: '4111111111111111' },
     });
-    expectError(cardAsPhone, 422, 'invalid-format', '/holder_info/number');
+    expectSandboxError(cardAsPhone, 422, 'invalid-format', '/holder_info/number');
     expect(cardAsPhone.text).not.toContain('4111111111111111');
 
     const several = await provision({ pan_alias: 'nope', exp_month: 13, exp_year: 30 });
@@ -454,13 +438,13 @@ describe('POST /network-tokens: errors', () => {
   });
 
   it("404 not-found for an alias the vault does not hold, another vault's alias included", async () => {
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: 'tok_sandbox_0000000000000000000000', exp_month: 1, exp_year: 30 }),
       404,
       'not-found',
     );
     const otherVaultAlias = await aliasOf('4111111111111111', token2);
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: otherVaultAlias, exp_month: 1, exp_year: 30 }),
       404,
       'not-found',
@@ -471,7 +455,7 @@ describe('POST /network-tokens: errors', () => {
     for (const pan of ['30569309025904', '3530111333300000']) {
       const alias = await aliasOf(pan);
       const response = await provision({ pan_alias: alias, exp_month: 1, exp_year: 30 });
-      expectError(response, 422, 'card-brand-not-supported');
+      expectSandboxError(response, 422, 'card-brand-not-supported');
       expect(response.text).not.toContain(pan);
     }
   });
@@ -485,10 +469,14 @@ describe('POST /network-tokens: errors', () => {
 
   it('422 card-not-allowed for an expired card; the current month is still valid', async () => {
     const alias = await aliasOf('5105105105105100');
-    expectError(await provision({ pan_alias: alias, exp_month: 12, exp_year: 20 }), 422, 'card-not-allowed');
+    expectSandboxError(
+      await provision({ pan_alias: alias, exp_month: 12, exp_year: 20 }),
+      422,
+      'card-not-allowed',
+    );
     const now = new Date();
     const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
-    expectError(
+    expectSandboxError(
       await provision({
         pan_alias: alias,
         exp_month: lastMonth.getUTCMonth() + 1,
@@ -510,13 +498,13 @@ describe('GET and DELETE /network-tokens/{pan_alias}', () => {
   it('404 not-found for unknown, malformed, token-less and other-vault aliases', async () => {
     const tokenless = await aliasOf('4012888888881881');
     for (const alias of ['tok_sandbox_0000000000000000000000', 'garbage', tokenless]) {
-      expectError(await getToken(alias), 404, 'not-found');
-      expectError(await deleteToken(alias), 404, 'not-found');
+      expectSandboxError(await getToken(alias), 404, 'not-found');
+      expectSandboxError(await deleteToken(alias), 404, 'not-found');
     }
     const alias = await aliasOf('5200828282828210');
     expect((await provision({ pan_alias: alias, exp_month: 2, exp_year: 30 })).status).toBe(202);
-    expectError(await getToken(alias, token2), 404, 'not-found');
-    expectError(await deleteToken(alias, token2), 404, 'not-found');
+    expectSandboxError(await getToken(alias, token2), 404, 'not-found');
+    expectSandboxError(await deleteToken(alias, token2), 404, 'not-found');
     expect((await getToken(alias)).status).toBe(200);
   });
 
@@ -594,23 +582,23 @@ describe('scopes', () => {
     const alias = await aliasOf('5454545454545454');
     const body = { pan_alias: alias, exp_month: 1, exp_year: 30 };
     const anonymous = await t.call('POST', PATH, { body });
-    expectError(anonymous, 401, 'unauthorized');
+    expectSandboxError(anonymous, 401, 'unauthorized');
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
-    expectError(await getToken(alias, 'not-a-token'), 401, 'unauthorized');
+    expectSandboxError(await getToken(alias, 'not-a-token'), 401, 'unauthorized');
 
     const readOnly = await t.token('tntsandbox1', 'network-tokens:read');
-    expectError(await provision(body, readOnly), 403, 'forbidden');
-    expectError(await deleteToken(alias, readOnly), 403, 'forbidden');
-    expectError(await getToken(alias, readOnly), 404, 'not-found');
+    expectSandboxError(await provision(body, readOnly), 403, 'forbidden');
+    expectSandboxError(await deleteToken(alias, readOnly), 403, 'forbidden');
+    expectSandboxError(await getToken(alias, readOnly), 404, 'not-found');
 
     const writeOnly = await t.token('tntsandbox1', 'network-tokens:write');
-    expectError(await getToken(alias, writeOnly), 403, 'forbidden');
+    expectSandboxError(await getToken(alias, writeOnly), 403, 'forbidden');
     expect((await provision(body, writeOnly)).status).toBe(202);
     expect((await getToken(alias, readOnly)).status).toBe(200);
     expect((await deleteToken(alias, writeOnly)).status).toBe(200);
 
     const cardsOnly = await t.token('tntsandbox1', 'cards:read cards:write');
-    expectError(await provision(body, cardsOnly), 403, 'forbidden');
+    expectSandboxError(await provision(body, cardsOnly), 403, 'forbidden');
   });
 });
 

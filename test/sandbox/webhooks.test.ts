@@ -9,6 +9,7 @@ import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { TimerSet } from '../../src/sandbox/timers.ts';
 import { buildNotification, WebhookDispatcher } from '../../src/sandbox/webhooks.ts';
 import {
+  NOTIFICATION_DETAILS_MEMBERS,
   NOTIFICATION_ENVELOPE_MEMBERS,
   type ReceivedRequest,
   startReceiver,
@@ -76,19 +77,7 @@ describe('notification body (spec notification table, gap decisions)', () => {
 
     expect(typeof parsed.details).toBe('string');
     const details = JSON.parse(parsed.details);
-    expect(Object.keys(details).sort()).toEqual(
-      [
-        'card_id',
-        'occurred_at',
-        'new_account_number',
-        'old_account_number',
-        'new_expiration_date',
-        'old_expiration_date',
-        'exp_month',
-        'exp_year',
-        'created_at',
-      ].sort(),
-    );
+    expect(Object.keys(details).sort()).toEqual([...NOTIFICATION_DETAILS_MEMBERS].sort());
     expect(details.card_id).toHaveLength(25);
     expect(details.occurred_at).toBe('2026-01-02T03:04:06.789Z');
     expect(details.occurred_at.length).toBeGreaterThanOrEqual(24);

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import fc from 'fast-check';
 import { type ExecutionResult, print } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
 import { pino } from 'pino';
@@ -33,6 +34,7 @@ export {
   cardEvent,
   INTEGRATION_IDS,
   type NetworkTokenNotificationOverrides,
+  NOTIFICATION_DETAILS_MEMBERS,
   NOTIFICATION_ENVELOPE_MEMBERS,
   type NotificationBody,
   type NotificationOverrides,
@@ -163,6 +165,36 @@ export const BULK_TEST_PANS: readonly string[] = BULK_BINS.flatMap(([bin, length
     return `${prefix}${luhnCheckDigit(prefix)}`;
   }),
 );
+
+/**
+ * Luhn-valid 13-19 digit windows of `text`, digits grouped by single spaces or hyphens joined first
+ * (`4111 1111 …`): every card number the text could show, independent of the masker under test.
+ */
+export function luhnWindows(text: string): string[] {
+  const compact = text.replace(/(\d{3})[ -](?=\d{3})/g, '$1');
+  const found: string[] = [];
+  for (const run of compact.match(/\d{13,}/g) ?? []) {
+    for (let start = 0; start + 13 <= run.length; start++) {
+      for (let length = 13; length <= 19 && start + length <= run.length; length++) {
+        const window = run.slice(start, start + length);
+        // Card numbers start with 1-9 (ISO/IEC 7812).
+        if (!window.startsWith('0') && isLuhnValid(window)) found.push(window);
+      }
+    }
+  }
+  return found;
+}
+
+/** fast-check: a Luhn-valid PAN of 13 to 19 digits, starting with 1-9 (ISO/IEC 7812). */
+export const panArbitrary = fc
+  .tuple(
+    fc.integer({ min: 13, max: 19 }),
+    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 18, maxLength: 18 }),
+  )
+  .map(([length, digits]) => {
+    const prefix = `${(digits[0]! % 9) + 1}${digits.slice(1, length - 1).join('')}`;
+    return `${prefix}${luhnCheckDigit(prefix)}`;
+  });
 
 /** A running gateway on the embedded sandbox, on free ports, logging to its own file. */
 export interface Stack {
@@ -421,6 +453,28 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
       assertNoResponseViolations(sandbox);
     },
   };
+}
+
+/**
+ * Asserts a JSON:API-style error answer of the sandbox: `status`, a JSON content type and exactly one
+ * error with that status (as a string), `code`, a string `detail` and `source.pointer` (absent when
+ * `pointer` is).
+ */
+export function expectSandboxError(
+  response: Awaited<ReturnType<TestSandbox['call']>>,
+  status: number,
+  code: string,
+  pointer?: string,
+): void {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toBe('application/json');
+  expect(response.body.errors).toHaveLength(1);
+  const [error] = response.body.errors;
+  expect(error.status).toBe(String(status));
+  expect(error.code).toBe(code);
+  expect(typeof error.detail).toBe('string');
+  if (pointer === undefined) expect(error.source).toBeUndefined();
+  else expect(error.source).toEqual({ pointer });
 }
 
 /** A request captured by {@link startReceiver}. */

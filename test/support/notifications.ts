@@ -183,3 +183,16 @@ export const NOTIFICATION_ENVELOPE_MEMBERS = [
   'scope',
   'tenant',
 ] as const;
+
+/** The members of a card notification's decoded `details`, in the order of the specification's table. */
+export const NOTIFICATION_DETAILS_MEMBERS = [
+  'card_id',
+  'occurred_at',
+  'new_account_number',
+  'old_account_number',
+  'new_expiration_date',
+  'old_expiration_date',
+  'exp_month',
+  'exp_year',
+  'created_at',
+] as const;

@@ -18,6 +18,14 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** Format-preserving alias: BIN, 7 Base62 characters, last four (docs/gap-decisions.md "Identifiers"). */
 const aliasOf = (pan: string) => new RegExp(`^${pan.slice(0, 6)}[A-Za-z0-9]{7}${pan.slice(-4)}$`);
 
+const BILLING_ADDRESS = {
+  name: 'Grace Hopper',
+  address1: '1 Navy Way',
+  city: 'Arlington',
+  postalCode: '22202',
+  country: 'US',
+};
+
 let fixture: UpstreamFixture;
 beforeAll(async () => {
   fixture = await startUpstream();
@@ -43,13 +51,7 @@ describe('AccountUpdaterClient', () => {
       number: pan,
       expMonth: 7,
       expYear: 31,
-      billingAddress: {
-        name: 'Grace Hopper',
-        address1: '1 Navy Way',
-        city: 'Arlington',
-        postalCode: '22202',
-        country: 'US',
-      },
+      billingAddress: BILLING_ADDRESS,
       merchant: { subMerchantName: 'Corner Shop' },
     });
     expect(enrolled).toEqual({
@@ -58,13 +60,7 @@ describe('AccountUpdaterClient', () => {
       numberAlias: expect.stringMatching(aliasOf(pan)),
       expMonth: 7,
       expYear: 31,
-      billingAddress: {
-        name: 'Grace Hopper',
-        address1: '1 Navy Way',
-        city: 'Arlington',
-        postalCode: '22202',
-        country: 'US',
-      },
+      billingAddress: BILLING_ADDRESS,
       merchant: {
         serviceMerchantId: 'SMsandbox1merchant00001',
         subMerchantName: 'Corner Shop',
