@@ -41,7 +41,7 @@ const textWithPan = fc
   .tuple(
     fc.string({ maxLength: 10 }),
     fc.constantFrom('', 'PAN', 'CRD', 'tok_', '0'),
-    panArbitrary,
+    panArbitrary('4'),
     fc.string({ maxLength: 10 }),
   )
   .map((parts) => parts.join(''));
@@ -86,7 +86,7 @@ const mutationArbitrary: fc.Arbitrary<(body: Body) => void> = fc.oneof(
   textWithPan.map((summary) => (body: Body) => {
     body.summary = summary;
   }),
-  panArbitrary.map((pan) => (body: Body) => {
+  panArbitrary('4').map((pan) => (body: Body) => {
     body.description = `Card ${pan} updated now!!!!!!!!!!`.slice(0, 31);
   }),
   // Unknown members are ignored, whatever they hold.
@@ -132,9 +132,9 @@ describe('webhook receiver under random mutations', () => {
         // No PAN in what was published (but the identifiers the gateway looks cards up by, which it
         // keeps as the provider sent them), answered or logged.
         const publishedText = JSON.stringify(published.map(({ id: _id, cardId: _cardId, ...rest }) => rest));
-        expect(luhnWindows(publishedText), publishedText).toEqual([]);
-        expect(luhnWindows(text)).toEqual([]);
-        expect(luhnWindows(logLines.join('').replace(/"time":\d+/g, ''))).toEqual([]);
+        expect(luhnWindows(publishedText, false), publishedText).toEqual([]);
+        expect(luhnWindows(text, false)).toEqual([]);
+        expect(luhnWindows(logLines.join('').replace(/"time":\d+/g, ''), false)).toEqual([]);
       }),
       { numRuns: 200 },
     );

@@ -18,18 +18,20 @@ import { luhnWindows, panArbitrary } from '../support/fixtures.ts';
  */
 
 /** A PAN as people and systems write it: plain, grouped by spaces or hyphens. */
-const writtenPanArbitrary = fc.tuple(panArbitrary, fc.constantFrom('', ' ', '-')).map(([pan, separator]) => {
-  if (!separator) return pan;
-  // Groups of four, a tail shorter than three joining the last group (cards are not written
-  // `4111 1111 1111 1`).
-  const groups = pan.match(/.{1,4}/g) ?? [];
-  const tail = groups.at(-1)!;
-  if (tail.length < 3 && groups.length > 1) {
-    groups.pop();
-    groups[groups.length - 1] += tail;
-  }
-  return groups.join(separator);
-});
+const writtenPanArbitrary = fc
+  .tuple(panArbitrary(), fc.constantFrom('', ' ', '-'))
+  .map(([pan, separator]) => {
+    if (!separator) return pan;
+    // Groups of four, a tail shorter than three joining the last group (cards are not written
+    // `4111 1111 1111 1`).
+    const groups = pan.match(/.{1,4}/g) ?? [];
+    const tail = groups.at(-1)!;
+    if (tail.length < 3 && groups.length > 1) {
+      groups.pop();
+      groups[groups.length - 1] += tail;
+    }
+    return groups.join(separator);
+  });
 
 /** Text around a PAN: letters, digits, underscores, punctuation, any Unicode. */
 const gluedTextArbitrary = fc.oneof(

@@ -167,11 +167,12 @@ export const BULK_TEST_PANS: readonly string[] = BULK_BINS.flatMap(([bin, length
 );
 
 /**
- * Luhn-valid 13-19 digit windows of `text`, digits grouped by single spaces or hyphens joined first
- * (`4111 1111 …`): every card number the text could show, independent of the masker under test.
+ * Luhn-valid 13-19 digit windows of `text`: every card number the text could show, independent of the
+ * masker under test. With `joinGroups` (the default) digits grouped by single spaces or hyphens are
+ * joined first (`4111 1111 …`, as card numbers are written).
  */
-export function luhnWindows(text: string): string[] {
-  const compact = text.replace(/(\d{3})[ -](?=\d{3})/g, '$1');
+export function luhnWindows(text: string, joinGroups = true): string[] {
+  const compact = joinGroups ? text.replace(/(\d{3})[ -](?=\d{3})/g, '$1') : text;
   const found: string[] = [];
   for (const run of compact.match(/\d{13,}/g) ?? []) {
     for (let start = 0; start + 13 <= run.length; start++) {
@@ -185,16 +186,21 @@ export function luhnWindows(text: string): string[] {
   return found;
 }
 
-/** fast-check: a Luhn-valid PAN of 13 to 19 digits, starting with 1-9 (ISO/IEC 7812). */
-export const panArbitrary = fc
-  .tuple(
-    fc.integer({ min: 13, max: 19 }),
-    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 18, maxLength: 18 }),
-  )
-  .map(([length, digits]) => {
-    const prefix = `${(digits[0]! % 9) + 1}${digits.slice(1, length - 1).join('')}`;
-    return `${prefix}${luhnCheckDigit(prefix)}`;
-  });
+/**
+ * fast-check: a Luhn-valid PAN of 13 to 19 digits starting with `firstDigit`, or with any of 1-9
+ * (ISO/IEC 7812) when omitted.
+ */
+export function panArbitrary(firstDigit?: string): fc.Arbitrary<string> {
+  return fc
+    .tuple(
+      fc.integer({ min: 13, max: 19 }),
+      fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 18, maxLength: 18 }),
+    )
+    .map(([length, digits]) => {
+      const prefix = `${firstDigit ?? (digits[0]! % 9) + 1}${digits.slice(1, length - 1).join('')}`;
+      return `${prefix}${luhnCheckDigit(prefix)}`;
+    });
+}
 
 /** A running gateway on the embedded sandbox, on free ports, logging to its own file. */
 export interface Stack {
