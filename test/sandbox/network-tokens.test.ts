@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
 import {
   buildNetworkTokenNotification,
   NETWORK_TOKEN_NOTIFICATION_DESCRIPTION,
@@ -14,6 +13,7 @@ import {
   startReceiver,
   startSandbox,
   type TestSandbox,
+  verifiedBody,
   WAIT,
 } from '../support/fixtures.ts';
 
@@ -91,17 +91,7 @@ const getToken = (alias: string, token = token1) =>
 const deleteToken = (alias: string, token = token1) =>
   t.call('DELETE', `${PATH}/${encodeURIComponent(alias)}`, { token });
 
-function verified(request: ReceivedRequest, secret = SECRET) {
-  const result = verifyWebhookSignature(
-    request.headers['vgs-signature'] as string | undefined,
-    request.body,
-    [secret],
-    300,
-    Math.floor(Date.now() / 1000),
-  );
-  expect(result.ok).toBe(true);
-  return JSON.parse(request.body.toString('utf8'));
-}
+const verified = (request: ReceivedRequest, secret = SECRET) => verifiedBody(request, secret);
 
 const notificationsFor = (alias: string, from = receiver) =>
   from.matching((details) => details.pan_alias === alias);

@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
-import { startReceiver, startSandbox, type TestSandbox, WAIT } from '../support/fixtures.ts';
+import {
+  startReceiver,
+  startSandbox,
+  type TestSandbox,
+  type Vault,
+  verifiedBody,
+  WAIT,
+} from '../support/fixtures.ts';
 
 const ENDPOINTS = '/sandbox/webhook-endpoints';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -22,22 +28,7 @@ async function receiver(answer?: (n: number) => number) {
   return started;
 }
 
-const enrol = async (vault: 'tntsandbox1' | 'tntsandbox2', pan = '4111111111111111') => {
-  const response = await t.call('POST', '/account-updater/cards', {
-    token: await t.token(vault),
-    body: {
-      name: 'Ada',
-      number: pan,
-      exp_month: 6,
-      exp_year: 30,
-      ...(vault === 'tntsandbox2'
-        ? { merchant: { service_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'Shop' } }
-        : {}),
-    },
-  });
-  expect(response.status).toBe(201);
-  return response.body.data.id as string;
-};
+const enrol = (vault: Vault, pan?: string) => t.enrol(vault, pan);
 
 describe('webhook endpoint registry over HTTP', () => {
   it('adds an endpoint with a generated secret shown once, lists and gets it without the secret', async () => {
@@ -66,14 +57,7 @@ describe('webhook endpoint registry over HTTP', () => {
     // The generated secret signs the notifications sent to the endpoint.
     const cardId = await enrol('tntsandbox1');
     const request = await target.arrival((details) => details.card_id === cardId);
-    const verdict = verifyWebhookSignature(
-      request.headers['vgs-signature'] as string,
-      request.body,
-      [secret],
-      300,
-      Math.floor(Date.now() / 1000),
-    );
-    expect(verdict.ok).toBe(true);
+    verifiedBody(request, secret);
   });
 
   it('keeps a given secret and signs with it; deliveries are listed per endpoint and per vault', async () => {
@@ -88,14 +72,7 @@ describe('webhook endpoint registry over HTTP', () => {
     const cardId = await enrol('tntsandbox2');
     const request = await target.arrival();
     expect(JSON.parse(JSON.parse(request.body.toString()).details).card_id).toBe(cardId);
-    const verdict = verifyWebhookSignature(
-      request.headers['vgs-signature'] as string,
-      request.body,
-      [secret],
-      300,
-      Math.floor(Date.now() / 1000),
-    );
-    expect(verdict.ok).toBe(true);
+    verifiedBody(request, secret);
 
     await expect.poll(() => t.sandbox.deliveries().map((d) => d.endpointId), WAIT).toContain(endpointId);
     const mine = await t.call('GET', `${ENDPOINTS}/${endpointId}/deliveries`, { token });

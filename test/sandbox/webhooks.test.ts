@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
-import { verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { TimerSet } from '../../src/sandbox/timers.ts';
 import { buildNotification, WebhookDispatcher } from '../../src/sandbox/webhooks.ts';
@@ -15,22 +14,14 @@ import {
   startReceiver,
   startSandbox,
   type TestSandbox,
+  type Vault,
+  verifiedBody,
   WAIT,
 } from '../support/fixtures.ts';
 
 const SECRET = 'whsec_test_secret_0123456789';
 
-function verified(request: ReceivedRequest, secret = SECRET) {
-  const result = verifyWebhookSignature(
-    request.headers['vgs-signature'] as string | undefined,
-    request.body,
-    [secret],
-    300,
-    Math.floor(Date.now() / 1000),
-  );
-  expect(result.ok).toBe(true);
-  return JSON.parse(request.body.toString('utf8'));
-}
+const verified = (request: ReceivedRequest, secret = SECRET) => verifiedBody(request, secret);
 
 describe('notification body (spec notification table, gap decisions)', () => {
   it('has every field at the lengths of the specification', () => {
@@ -153,14 +144,7 @@ describe('enrolment notifications over HTTP', () => {
     await otherVault.close();
   });
 
-  const enrol = async (pan: string) => {
-    const response = await t.call('POST', '/account-updater/cards', {
-      token: await t.token('tntsandbox1'),
-      body: { name: 'Ada', number: pan, exp_month: 6, exp_year: 30 },
-    });
-    expect(response.status).toBe(201);
-    return response.body.data.id as string;
-  };
+  const enrol = (pan: string) => t.enrol('tntsandbox1', pan);
 
   const notificationFor = (cardId: string) => receiver.arrival((details) => details.card_id === cardId);
 
@@ -211,21 +195,7 @@ describe('delivery retries (contract §4)', () => {
   });
   afterAll(() => t.stop());
 
-  const enrolIn = async (vault: 'tntsandbox1' | 'tntsandbox2', pan: string) => {
-    const response = await t.call('POST', '/account-updater/cards', {
-      token: await t.token(vault),
-      body: {
-        name: 'Ada',
-        number: pan,
-        exp_month: 6,
-        exp_year: 30,
-        ...(vault === 'tntsandbox2'
-          ? { merchant: { service_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'Shop' } }
-          : {}),
-      },
-    });
-    expect(response.status).toBe(201);
-  };
+  const enrolIn = (vault: Vault, pan: string) => t.enrol(vault, pan);
 
   it('re-sends the same id until a 2xx: fails twice, then delivered', async () => {
     const receiver = await startReceiver((n) => (n <= 2 ? 503 : 204));

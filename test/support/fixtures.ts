@@ -21,7 +21,7 @@ import { encodeCursor } from '../../src/events/event-log.ts';
 import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
-import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
+import { signWebhookBody, verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/sandbox.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { AccountUpdaterClient } from '../../src/upstream/account-updater/client.ts';
@@ -377,6 +377,11 @@ export interface TestSandbox {
     // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON members and assert on them
   ): Promise<{ status: number; headers: Headers; body: any; text: string }>;
   /**
+   * Enrols `pan` (default 4111111111111111, a normal card) in account updater for `vault` (tntsandbox2
+   * on behalf of its merchant SMsandbox2merchant00001), expects 201 and returns the card id.
+   */
+  enrol(vault: Vault, pan?: string): Promise<string>;
+  /**
    * Stops the sandbox, then fails when any of its answers violated its OpenAPI document (response
    * validation is on in every test sandbox).
    */
@@ -430,10 +435,26 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
     return { status: response.status, headers: response.headers, body: parsed, text };
   };
   const tokens = new Map<string, string>();
-  return {
+  const testSandbox: TestSandbox = {
     sandbox,
     url,
     call,
+    async enrol(vault, pan = '4111111111111111') {
+      const response = await call('POST', '/account-updater/cards', {
+        token: await testSandbox.token(vault),
+        body: {
+          name: 'Ada',
+          number: pan,
+          exp_month: 6,
+          exp_year: 30,
+          ...(vault === 'tntsandbox2'
+            ? { merchant: { service_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'Shop' } }
+            : {}),
+        },
+      });
+      expect(response.status).toBe(201);
+      return response.body.data.id as string;
+    },
     async token(vault, scope) {
       const key = `${vault} ${scope ?? ''}`;
       const cached = tokens.get(key);
@@ -459,6 +480,7 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
       assertNoResponseViolations(sandbox);
     },
   };
+  return testSandbox;
 }
 
 /**
@@ -495,6 +517,23 @@ export const WAIT = { timeout: 5_000, interval: 10 } as const;
 /** The decoded `details` member of a notification request (JSON in a JSON string, contract §4). */
 export function detailsOf(request: ReceivedRequest): Record<string, unknown> {
   return JSON.parse(JSON.parse(request.body.toString('utf8')).details as string) as Record<string, unknown>;
+}
+
+/**
+ * Asserts that `request` carries a valid `vgs-signature` of its body under `secret` (300 s tolerance,
+ * contract §4) and returns the parsed body.
+ */
+export function verifiedBody(request: ReceivedRequest, secret: string) {
+  const verdict = verifyWebhookSignature(
+    request.headers['vgs-signature'] as string | undefined,
+    request.body,
+    [secret],
+    300,
+    Math.floor(Date.now() / 1000),
+  );
+  expect(verdict.ok).toBe(true);
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON members and assert on them
+  return JSON.parse(request.body.toString('utf8')) as any;
 }
 
 /** A webhook receiver started by {@link startReceiver}. */
