@@ -9,7 +9,7 @@ import { type ExecutionResult, print } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
 import { pino } from 'pino';
 import { request } from 'undici';
-import { afterEach, expect, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
 import WebSocket from 'ws';
 import type { App } from '../../src/app.ts';
 import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
@@ -143,6 +143,19 @@ export const EXTRA_TEST_PANS = [
   // A Visa on 400000, a BIN the sandbox BIN table does not know (test/gateway/joins.test.ts).
   '4000007000000106',
 ] as const;
+
+/**
+ * The members most rows of the sandbox BIN table share (src/sandbox/bin-table.json): a personal,
+ * unregulated card of the United States with 16-digit numbers. Spread into an expected attributes
+ * object; the object still states every member exactly.
+ */
+export const US_PERSONAL_16_DIGITS = {
+  issuingCountryName: 'United States',
+  issuingCountryCode: 'US',
+  maximumPanLength: 16,
+  cardCommercialType: 'PERSONAL',
+  regulationStatus: 'UNREGULATED',
+} as const;
 
 /** BINs of the sandbox BIN table (src/sandbox/bin-table.json) the bulk cards are spread over, with their PAN length. */
 const BULK_BINS: readonly (readonly [bin: string, length: number])[] = [
@@ -301,6 +314,33 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
       if (sandbox) assertNoResponseViolations(sandbox);
     },
   };
+}
+
+/** What {@link useStack} gives the tests of its `describe` once its `beforeAll` has run. */
+export interface StackUse {
+  stack: Stack;
+  /** A client token for tntsandbox1 with every scope. */
+  vault1Token: string;
+  /** A client token for tntsandbox2 with every scope. */
+  vault2Token: string;
+}
+
+/**
+ * Starts a stack ({@link startStack} with `env`) before the tests of the enclosing `describe` (or file)
+ * and stops it after them, with a client token per sandbox vault. Read the members inside tests and
+ * hooks: they are set by the `beforeAll` this registers.
+ */
+export function useStack(env: Record<string, string> = {}): StackUse {
+  const use = {} as StackUse;
+  beforeAll(async () => {
+    use.stack = await startStack(env);
+    [use.vault1Token, use.vault2Token] = await Promise.all([
+      testToken({ vaults: ['tntsandbox1'] }),
+      testToken({ vaults: ['tntsandbox2'] }),
+    ]);
+  });
+  afterAll(() => use.stack?.stop());
+  return use;
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   rejectionOf,
   startUpstream,
   type UpstreamFixture,
+  US_PERSONAL_16_DIGITS,
 } from '../support/fixtures.ts';
 
 /** Card attributes client against the embedded sandbox (spec "Card attributes"; BIN table of the sandbox). */
@@ -43,11 +44,7 @@ const MASTERCARD_510026 = {
   issuingOrganization: expect.any(String),
   cardType: 'CREDIT',
   cardCategory: 'STANDARD',
-  issuingCountryName: 'United States',
-  issuingCountryCode: 'US',
-  maximumPanLength: 16,
-  cardCommercialType: 'PERSONAL',
-  regulationStatus: 'UNREGULATED',
+  ...US_PERSONAL_16_DIGITS,
   version: VERSION,
 };
 
@@ -70,11 +67,7 @@ describe('CardAttributesClient', () => {
       issuingOrganization: expect.any(String),
       cardType: 'DEBIT',
       cardCategory: 'PREPAID',
-      issuingCountryName: 'United States',
-      issuingCountryCode: 'US',
-      maximumPanLength: 16,
-      cardCommercialType: 'PERSONAL',
-      regulationStatus: 'UNREGULATED',
+      ...US_PERSONAL_16_DIGITS,
       version: VERSION,
       prepaidType: 'RELOADABLE',
     };
