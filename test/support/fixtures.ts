@@ -282,17 +282,12 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     logFile,
     token: testToken,
     async execute(document, variables, token) {
-      const response = await request(`${url}/graphql`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/graphql-response+json',
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-        body: JSON.stringify({ query: print(document), variables }),
-      });
-      const body = (await response.body.json()) as ExecutionResult<never>;
-      return { ...body, status: response.statusCode };
+      const answer = await postGraphql(
+        url,
+        { query: print(document), variables: variables as Record<string, unknown> },
+        token ?? null,
+      );
+      return { ...(answer.body as ExecutionResult<never>), status: answer.status };
     },
     wsClient(token) {
       const client = createClient({
@@ -993,22 +988,15 @@ export async function readHistory(
   const events: StreamedCardEvent[] = [];
   let after: string | null = null;
   for (;;) {
-    const response = await request(`${baseUrl}/graphql`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/graphql-response+json',
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({
-        query: CARD_EVENTS_HISTORY_QUERY,
-        variables: { first: pageSize, after, ...filter },
-      }),
-    });
-    const page = (await response.body.json()) as HistoryPage;
+    const response = await postGraphql(
+      baseUrl,
+      { query: CARD_EVENTS_HISTORY_QUERY, variables: { first: pageSize, after, ...filter } },
+      token,
+    );
+    const page = response.body as HistoryPage;
     const result = page.data?.cardEvents;
     if (page.errors || result?.__typename !== 'QueryCardEventsSuccess' || !('data' in result)) {
-      throw new Error(`history page failed (${response.statusCode}): ${JSON.stringify(page)}`);
+      throw new Error(`history page failed (${response.status}): ${JSON.stringify(page)}`);
     }
     for (const edge of result.data.edges) {
       if (edge.cursor !== edge.node.cursor) throw new Error(`edge cursor differs from node cursor`);
