@@ -154,36 +154,41 @@ describe('card attributes through GraphQL', () => {
   });
 
   describe('raw 6-digit BINs', () => {
-    it('answers a co-badged product with every field of the spec', async () => {
-      expect(await attributesOf('453201')).toEqual({
-        bin: '453201',
-        brand: 'VISA',
-        issuingOrganization: 'Banque Alpine de Lyon',
-        cardType: 'DEBIT',
-        cardCategory: 'CLASSIC',
-        issuingCountryName: 'France',
-        issuingCountryCode: 'FR',
-        maximumPanLength: 16,
-        cardCommercialType: 'PERSONAL',
-        regulationStatus: 'UNREGULATED',
-        prepaidType: null,
-        cobadgedBrands: 'CARTES BANCAIRES',
-        version: 20261101,
-      });
-    });
-
-    it('answers a reloadable prepaid debit product', async () => {
-      expect(await attributesOf('510510')).toEqual({
-        bin: '510510',
-        brand: 'MASTERCARD',
-        issuingOrganization: 'Keystone Prepaid Services',
-        cardType: 'DEBIT',
-        cardCategory: 'PREPAID',
-        ...US_PERSONAL_16_DIGITS,
-        prepaidType: 'RELOADABLE',
-        cobadgedBrands: null,
-        version: 20261101,
-      });
+    it.each([
+      [
+        'a co-badged product',
+        {
+          bin: '453201',
+          brand: 'VISA',
+          issuingOrganization: 'Banque Alpine de Lyon',
+          cardType: 'DEBIT',
+          cardCategory: 'CLASSIC',
+          issuingCountryName: 'France',
+          issuingCountryCode: 'FR',
+          maximumPanLength: 16,
+          cardCommercialType: 'PERSONAL',
+          regulationStatus: 'UNREGULATED',
+          prepaidType: null,
+          cobadgedBrands: 'CARTES BANCAIRES',
+          version: 20261101,
+        },
+      ],
+      [
+        'a reloadable prepaid debit product',
+        {
+          bin: '510510',
+          brand: 'MASTERCARD',
+          issuingOrganization: 'Keystone Prepaid Services',
+          cardType: 'DEBIT',
+          cardCategory: 'PREPAID',
+          ...US_PERSONAL_16_DIGITS,
+          prepaidType: 'RELOADABLE',
+          cobadgedBrands: null,
+          version: 20261101,
+        },
+      ],
+    ])('answers %s with every field of the spec', async (_product, expected) => {
+      expect(await attributesOf(expected.bin)).toEqual(expected);
     });
 
     it.each([

@@ -30,6 +30,12 @@ afterAll(async () => {
   await fixture.close();
 });
 
+const CARDHOLDER = {
+  name: 'Ada Lovelace',
+  company: 'Analytical Engines',
+  address: { address1: '1 Main St', city: 'London', postalCode: 'N1 9GU', country: 'GB' },
+};
+
 describe('CardInterfaceClient', () => {
   it('creates a card and returns aliases, BIN, last four and normalised timestamps — never the PAN', async () => {
     const card = await fixture.cardInterface.createCard(VAULT, {
@@ -38,11 +44,7 @@ describe('CardInterfaceClient', () => {
       cvcStatus: 'active',
       expMonth: 12,
       expYear: 30,
-      cardholder: {
-        name: 'Ada Lovelace',
-        company: 'Analytical Engines',
-        address: { address1: '1 Main St', city: 'London', postalCode: 'N1 9GU', country: 'GB' },
-      },
+      cardholder: CARDHOLDER,
       tokenType: 'pan',
       walletType: 'apple_pay',
       meta: { customer_id: 42 },
@@ -57,11 +59,7 @@ describe('CardInterfaceClient', () => {
       expMonth: 12,
       expYear: 30,
       cvcStatus: 'active',
-      cardholder: {
-        name: 'Ada Lovelace',
-        company: 'Analytical Engines',
-        address: { address1: '1 Main St', city: 'London', postalCode: 'N1 9GU', country: 'GB' },
-      },
+      cardholder: CARDHOLDER,
       tokenType: 'pan',
       walletType: 'apple_pay',
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
