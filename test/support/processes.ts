@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './fixtures.ts';
@@ -16,6 +18,31 @@ const REPOSITORY_ROOT = new URL('../..', import.meta.url).pathname;
 const LISTENING_LINE = /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/;
 /** Output kept per process for failure messages (characters); older output is dropped. */
 const OUTPUT_KEPT_CHARS = 64 * 1024;
+
+/** A free loopback TCP port. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/**
+ * Keeps the last `keptChars` characters of `child`'s stdout and stderr, for failure messages. Both
+ * pipes are always drained: a full pipe would block a child's synchronous log writes.
+ */
+export function keepOutput(child: ChildProcess, keptChars: number): () => string {
+  let output = '';
+  const append = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-keptChars);
+  };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  return () => output;
+}
 
 /** How a gateway process ended: its exit code, or the signal that ended it. */
 export interface ProcessExit {
@@ -84,13 +111,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  // Both pipes are always drained: a full pipe would block the gateway's synchronous log writes.
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-OUTPUT_KEPT_CHARS);
-  };
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
+  const output = keepOutput(child, OUTPUT_KEPT_CHARS);
   const exited = new Promise<ProcessExit>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
@@ -108,11 +129,11 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
     const timer = setTimeout(() => {
       finish();
       child.kill('SIGKILL');
-      reject(new Error(`gateway did not start within ${options.startTimeoutMs ?? 15_000} ms:\n${output}`));
+      reject(new Error(`gateway did not start within ${options.startTimeoutMs ?? 15_000} ms:\n${output()}`));
     }, options.startTimeoutMs ?? 15_000);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       finish();
-      reject(new Error(`gateway exited (${code ?? signal}) before listening:\n${output}`));
+      reject(new Error(`gateway exited (${code ?? signal}) before listening:\n${output()}`));
     };
     const finish = () => {
       clearTimeout(timer);
@@ -129,7 +150,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
     dataDir,
     pid: child.pid!,
     exited,
-    output: () => output,
+    output,
     kill(signal) {
       if (!hasExited()) child.kill(signal);
       return exited;
