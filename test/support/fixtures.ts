@@ -717,6 +717,8 @@ export interface UpstreamFixture {
   logLines: string[];
   /** Sandbox request log entries for `method path` (path below the sandbox root). */
   requestsTo(method: string, path: string): number;
+  /** Options of an upstream client of the area at `path` (e.g. `/accounts`): its base address, the token provider and the HTTP client. */
+  clientOptions(path: string): { baseUrl: string; tokens: AccessTokenProvider; http: UpstreamHttp };
   close(): Promise<void>;
 }
 
@@ -739,6 +741,7 @@ export async function startUpstream(
     cardInterface: new CardInterfaceClient({ baseUrl: `${url}/card-interface`, tokens, http }),
     accountUpdater: new AccountUpdaterClient({ baseUrl: `${url}/account-updater`, tokens, http }),
     logLines: lines,
+    clientOptions: (path) => ({ baseUrl: `${url}${path}`, tokens, http }),
     requestsTo: (method, path) =>
       sandbox.requests().filter((r) => r.method === method && r.path === path).length,
     async close() {
@@ -747,6 +750,25 @@ export async function startUpstream(
       assertNoResponseViolations(sandbox);
     },
   };
+}
+
+/**
+ * {@link startUpstream} before the tests of the enclosing `describe` (or file), closed after them. The
+ * returned object forwards to the started fixture: read its members inside tests and hooks.
+ */
+export function useUpstream(options: { timeoutMs?: number; hangMs?: number } = {}): UpstreamFixture {
+  let started: UpstreamFixture | undefined;
+  beforeAll(async () => {
+    started = await startUpstream(options);
+  });
+  afterAll(() => started?.close());
+  return new Proxy({} as UpstreamFixture, {
+    get(_target, member) {
+      if (!started)
+        throw new Error('useUpstream: the fixture starts in beforeAll; read it inside tests and hooks');
+      return Reflect.get(started, member);
+    },
+  });
 }
 
 /**

@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import type { AccountUpdaterCard } from '../../src/upstream/account-updater/client.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
-import {
-  containsDigitRun,
-  panWith,
-  rejectionOf,
-  startUpstream,
-  type UpstreamFixture,
-  WAIT,
-} from '../support/fixtures.ts';
+import { containsDigitRun, panWith, rejectionOf, useUpstream, WAIT } from '../support/fixtures.ts';
 
 /** Account updater v1 client against the embedded sandbox (spec "Account updater"; contract §5). */
 
@@ -26,13 +19,7 @@ const BILLING_ADDRESS = {
   country: 'US',
 };
 
-let fixture: UpstreamFixture;
-beforeAll(async () => {
-  fixture = await startUpstream();
-});
-afterAll(async () => {
-  await fixture.close();
-});
+const fixture = useUpstream();
 
 /** Reads the card until it is in `state`, and returns it. */
 function waitForState(cardId: string, state: string): Promise<AccountUpdaterCard> {

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { OrganizationMember } from '../../src/upstream/accounts/client.ts';
 import { AccountsClient } from '../../src/upstream/accounts/client.ts';
 import { membersPageSchema } from '../../src/upstream/accounts/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
-import { CREDENTIALS, rejectionOf, startUpstream, type UpstreamFixture } from '../support/fixtures.ts';
+import { CREDENTIALS, rejectionOf, useUpstream } from '../support/fixtures.ts';
 
 /** Organization members client against the embedded sandbox (spec "Organization members"; contract §2). */
 
@@ -13,18 +13,10 @@ const ORGANIZATION = 'ACsandbox000000000000001';
 const MEMBERS_PATH = `/accounts/organizations/${ORGANIZATION}/members`;
 const MEMBER_IDS = Array.from({ length: 8 }, (_, i) => `USsandbox00000000000000${i + 1}`);
 
-let fixture: UpstreamFixture;
+const fixture = useUpstream();
 let accounts: AccountsClient;
-beforeAll(async () => {
-  fixture = await startUpstream();
-  accounts = new AccountsClient({
-    baseUrl: `${fixture.url}/accounts`,
-    tokens: fixture.tokens,
-    http: fixture.http,
-  });
-});
-afterAll(async () => {
-  await fixture.close();
+beforeAll(() => {
+  accounts = new AccountsClient(fixture.clientOptions('/accounts'));
 });
 
 const ADA: OrganizationMember = {

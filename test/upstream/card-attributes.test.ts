@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CardAttributesClient } from '../../src/upstream/card-attributes/client.ts';
 import { cardAttributesSchema } from '../../src/upstream/card-attributes/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
@@ -6,9 +6,8 @@ import {
   containsDigitRun,
   panWith,
   rejectionOf,
-  startUpstream,
-  type UpstreamFixture,
   US_PERSONAL_16_DIGITS,
+  useUpstream,
 } from '../support/fixtures.ts';
 
 /** Card attributes client against the embedded sandbox (spec "Card attributes"; BIN table of the sandbox). */
@@ -24,18 +23,10 @@ function pan(value: string): string {
   return value;
 }
 
-let fixture: UpstreamFixture;
+const fixture = useUpstream();
 let cardAttributes: CardAttributesClient;
-beforeAll(async () => {
-  fixture = await startUpstream();
-  cardAttributes = new CardAttributesClient({
-    baseUrl: `${fixture.url}/card-attributes`,
-    tokens: fixture.tokens,
-    http: fixture.http,
-  });
-});
-afterAll(async () => {
-  await fixture.close();
+beforeAll(() => {
+  cardAttributes = new CardAttributesClient(fixture.clientOptions('/card-attributes'));
 });
 
 const MASTERCARD_510026 = {

@@ -1,13 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { maskPan } from '../../src/lib/pan.ts';
 import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import {
   containsDigitRun,
+  leftover,
   panWith,
   rejectionOf,
   startUpstream,
-  type UpstreamFixture,
+  useUpstream,
 } from '../support/fixtures.ts';
 
 /** Card interface client against the embedded sandbox (spec "Card interface"; contract §5). */
@@ -22,13 +23,7 @@ function pan(value: string): string {
   return value;
 }
 
-let fixture: UpstreamFixture;
-beforeAll(async () => {
-  fixture = await startUpstream({ timeoutMs: 1_000, hangMs: 4_000 });
-});
-afterAll(async () => {
-  await fixture.close();
-});
+const fixture = useUpstream({ timeoutMs: 1_000, hangMs: 4_000 });
 
 const CARDHOLDER = {
   name: 'Ada Lovelace',
@@ -248,7 +243,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('recovers from a token the upstream no longer knows (sandbox restarted on the same port)', async () => {
-    const restarted = await startUpstream();
+    const restarted = leftover(await startUpstream(), (upstream) => upstream.http.close());
     const port = new URL(restarted.url).port;
     const token = await restarted.tokens.getToken(VAULT);
     await restarted.sandbox.stop();
@@ -259,24 +254,20 @@ describe('CardInterfaceClient', () => {
       logger: createLogger({ level: 'silent', name: 'sandbox' }),
       webhookDelayMs: 50,
     });
+    leftover(second, (sandbox) => sandbox.stop());
     await second.start();
-    try {
-      const card = await restarted.cardInterface.createCard(VAULT, {
-        pan: pan('4000210000993003'),
-        expMonth: 3,
-        expYear: 30,
-      });
-      expect(card.last4).toBe('3003');
-      expect(second.requests().map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
-        `POST ${CARDS} 401`,
-        'POST /oauth/token 200',
-        `POST ${CARDS} 201`,
-      ]);
-      expect(await restarted.tokens.getToken(VAULT)).not.toBe(token);
-    } finally {
-      await second.stop();
-      await restarted.http.close();
-    }
+    const card = await restarted.cardInterface.createCard(VAULT, {
+      pan: pan('4000210000993003'),
+      expMonth: 3,
+      expYear: 30,
+    });
+    expect(card.last4).toBe('3003');
+    expect(second.requests().map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
+      `POST ${CARDS} 401`,
+      'POST /oauth/token 200',
+      `POST ${CARDS} 201`,
+    ]);
+    expect(await restarted.tokens.getToken(VAULT)).not.toBe(token);
   });
 
   it('times out on the hanging card 4998 with code upstream-timeout and no status', async () => {

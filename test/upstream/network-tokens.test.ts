@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import type { NetworkToken, ProvisionNetworkTokenInput } from '../../src/upstream/network-tokens/client.ts';
 import { NetworkTokensClient } from '../../src/upstream/network-tokens/client.ts';
 import { networkTokenEnvelopeSchema } from '../../src/upstream/network-tokens/schemas.ts';
-import {
-  containsDigitRun,
-  panWith,
-  rejectionOf,
-  startUpstream,
-  type UpstreamFixture,
-  WAIT,
-} from '../support/fixtures.ts';
+import { containsDigitRun, panWith, rejectionOf, useUpstream, WAIT } from '../support/fixtures.ts';
 
 /** Network tokens client against the embedded sandbox (spec "Network token"; contract §5, §6). */
 
@@ -19,18 +12,10 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const TOK_ALIAS = /^tok_sandbox_[A-Za-z0-9]{22}$/;
 const PANS_USED: string[] = [];
 
-let fixture: UpstreamFixture;
+const fixture = useUpstream();
 let networkTokens: NetworkTokensClient;
-beforeAll(async () => {
-  fixture = await startUpstream();
-  networkTokens = new NetworkTokensClient({
-    baseUrl: `${fixture.url}/account-updater`,
-    tokens: fixture.tokens,
-    http: fixture.http,
-  });
-});
-afterAll(async () => {
-  await fixture.close();
+beforeAll(() => {
+  networkTokens = new NetworkTokensClient(fixture.clientOptions('/account-updater'));
 });
 
 /** Vaults `pan` through the card interface and returns its `tok_sandbox_…` alias. */
