@@ -30,6 +30,14 @@ const event = cardEvent;
 
 const retention = { maxAgeMs: 3_600_000, maxCount: 1_000 };
 
+/** Where a Redis log of one test lives: the test Redis, a key prefix of its own, a silent logger. */
+const onRedis = () => ({
+  url: redis.url,
+  logger: pino({ level: 'silent' }),
+  prefix: `test:{${randomUUID()}}`,
+  blockMs: 200,
+});
+
 /** A log with a small count limit (100) and a controllable clock, for retention. */
 async function openWithClock(backend: string, now: () => number): Promise<CardEventLog> {
   const small = { maxAgeMs: 3_600_000, maxCount: 100 };
@@ -40,31 +48,14 @@ async function openWithClock(backend: string, now: () => number): Promise<CardEv
       now,
     });
   }
-  return createRedisEventLog({
-    url: redis.url,
-    retention: small,
-    logger: pino({ level: 'silent' }),
-    prefix: `test:{${randomUUID()}}`,
-    blockMs: 200,
-    now,
-  });
+  return createRedisEventLog({ ...onRedis(), retention: small, now });
 }
 const backends: [string, () => Promise<CardEventLog>][] = [
   [
     'sqlite',
     async () => createSqliteEventLog({ dataDir: mkdtempSync(join(tmpdir(), 'cardgraph-log-')), retention }),
   ],
-  [
-    'redis',
-    async () =>
-      createRedisEventLog({
-        url: redis.url,
-        retention,
-        logger: pino({ level: 'silent' }),
-        prefix: `test:{${randomUUID()}}`,
-        blockMs: 200,
-      }),
-  ],
+  ['redis', async () => createRedisEventLog({ ...onRedis(), retention })],
 ];
 
 describe.each(backends)('%s event log', (_name, open) => {
@@ -234,18 +225,7 @@ const tokenBackends: [string, () => Promise<NetworkTokenEventLog>][] = [
         kind: NETWORK_TOKEN_EVENT_LOG,
       }),
   ],
-  [
-    'redis',
-    async () =>
-      createRedisEventLog({
-        url: redis.url,
-        retention,
-        logger: pino({ level: 'silent' }),
-        blockMs: 200,
-        kind: NETWORK_TOKEN_EVENT_LOG,
-        prefix: `test:{${randomUUID()}}`,
-      }),
-  ],
+  ['redis', async () => createRedisEventLog({ ...onRedis(), retention, kind: NETWORK_TOKEN_EVENT_LOG })],
 ];
 
 describe.each(tokenBackends)('%s network token event log', (_name, open) => {

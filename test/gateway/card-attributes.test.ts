@@ -107,6 +107,16 @@ const NO_FAMILY_PAN = '9999999999999995';
 /** Fails the Luhn check (4111111111111111 is valid). */
 const BAD_LUHN_PAN = '4111111111111112';
 
+/** The members the reloadable prepaid debit rows of the BIN table share (their bin, brand and issuer differ). */
+const RELOADABLE_PREPAID_DEBIT = {
+  cardType: 'DEBIT',
+  cardCategory: 'PREPAID',
+  ...US_PERSONAL_16_DIGITS,
+  prepaidType: 'RELOADABLE',
+  cobadgedBrands: null,
+  version: 20261101,
+};
+
 describe('card attributes through GraphQL', () => {
   const t = useStack();
 
@@ -179,12 +189,7 @@ describe('card attributes through GraphQL', () => {
           bin: '510510',
           brand: 'MASTERCARD',
           issuingOrganization: 'Keystone Prepaid Services',
-          cardType: 'DEBIT',
-          cardCategory: 'PREPAID',
-          ...US_PERSONAL_16_DIGITS,
-          prepaidType: 'RELOADABLE',
-          cobadgedBrands: null,
-          version: 20261101,
+          ...RELOADABLE_PREPAID_DEBIT,
         },
       ],
     ])('answers %s with every field of the spec', async (_product, expected) => {
@@ -247,12 +252,7 @@ describe('card attributes through GraphQL', () => {
         bin: '45560012',
         brand: 'VISA',
         issuingOrganization: 'Northbridge Bank',
-        cardType: 'DEBIT',
-        cardCategory: 'PREPAID',
-        ...US_PERSONAL_16_DIGITS,
-        prepaidType: 'RELOADABLE',
-        cobadgedBrands: null,
-        version: 20261101,
+        ...RELOADABLE_PREPAID_DEBIT,
       });
       expect(await attributesOf(PAN_45560034)).toEqual(attributesOfRow('45560034'));
       expect(await attributesOf(PAN_55243390)).toEqual(attributesOfRow('55243390'));

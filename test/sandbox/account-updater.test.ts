@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { startSandbox, type TestSandbox, WAIT } from '../support/fixtures.ts';
+import { SANDBOX_BILLING_ADDRESS, startSandbox, type TestSandbox, WAIT } from '../support/fixtures.ts';
 
 const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -35,17 +35,7 @@ const cardCheck = (body: Record<string, unknown>, token = token1) =>
 
 describe('POST /account-updater/cards: normal cards', () => {
   it('answers enrolling, then enrolled after the delay; GET by its vault only', async () => {
-    const billing_address = {
-      name: 'Ada Lovelace',
-      company: 'Engines',
-      address1: '1 Main St',
-      address2: 'Floor 2',
-      city: 'London',
-      region: 'LND',
-      country: 'GB',
-      postal_code: 'N1 1AA',
-      phone: '+44 20 0000 0000',
-    };
+    const billing_address = SANDBOX_BILLING_ADDRESS;
     const response = await enrolCard('4111111111111111', { billing_address });
     expect(response.status).toBe(201);
     expect(response.headers.get('content-type')).toBe('application/json');

@@ -10,6 +10,7 @@ import {
   expectSandboxError,
   type ReceivedRequest,
   type Receiver,
+  SANDBOX_BILLING_ADDRESS,
   startReceiver,
   startSandbox,
   type TestSandbox,
@@ -28,17 +29,7 @@ const HOLDER_INFO = {
   name: 'Ada Lovelace',
   email: 'ada@example.com',
   number: '+44 20 7946 0000',
-  billing_address: {
-    name: 'Ada Lovelace',
-    company: 'Engines Ltd',
-    address1: '1 Main St',
-    address2: 'Floor 2',
-    city: 'London',
-    region: 'LND',
-    country: 'GB',
-    postal_code: 'N1 1AA',
-    phone: '+44 20 7946 0000',
-  },
+  billing_address: SANDBOX_BILLING_ADDRESS,
 };
 
 let t: TestSandbox;

@@ -157,6 +157,20 @@ export const US_PERSONAL_16_DIGITS = {
   regulationStatus: 'UNREGULATED',
 } as const;
 
+/**
+ * The owner of the sandbox organization (contract §5, the accounts fixture), the members every layer
+ * answers alike; each layer adds its own shape of the owner's vaults.
+ */
+export const SANDBOX_OWNER = {
+  id: 'USsandbox000000000000001',
+  name: 'Ada Lovelace',
+  emailAddress: 'ada.lovelace@example.com',
+  role: 'owner' as const,
+  permissions: ['read', 'write', 'admin'] as ('read' | 'write' | 'admin')[],
+  ssoId: '8d2f4c7e-5b1a-4e3c-9a6d-000000000001',
+  createdAt: '2024-01-15T09:30:00.000Z',
+};
+
 /** BINs of the sandbox BIN table (src/sandbox/bin-table.json) the bulk cards are spread over, with their PAN length. */
 const BULK_BINS: readonly (readonly [bin: string, length: number])[] = [
   ['400021', 16],
@@ -539,6 +553,19 @@ export function expectSandboxError(
   if (pointer === undefined) expect(error.source).toBeUndefined();
   else expect(error.source).toEqual({ pointer });
 }
+
+/** A billing address in the sandbox's wire form (snake_case members), every member filled. */
+export const SANDBOX_BILLING_ADDRESS = {
+  name: 'Ada Lovelace',
+  company: 'Engines Ltd',
+  address1: '1 Main St',
+  address2: 'Floor 2',
+  city: 'London',
+  region: 'LND',
+  country: 'GB',
+  postal_code: 'N1 1AA',
+  phone: '+44 20 7946 0000',
+};
 
 /** A request captured by {@link startReceiver}. */
 export interface ReceivedRequest {

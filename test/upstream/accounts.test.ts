@@ -4,7 +4,7 @@ import { AccountsClient } from '../../src/upstream/accounts/client.ts';
 import { membersPageSchema } from '../../src/upstream/accounts/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
-import { CREDENTIALS, rejectionOf, useUpstream } from '../support/fixtures.ts';
+import { CREDENTIALS, rejectionOf, SANDBOX_OWNER, useUpstream } from '../support/fixtures.ts';
 
 /** Organization members client against the embedded sandbox (spec "Organization members"; contract §2). */
 
@@ -20,13 +20,7 @@ beforeAll(() => {
 });
 
 const ADA: OrganizationMember = {
-  id: 'USsandbox000000000000001',
-  name: 'Ada Lovelace',
-  emailAddress: 'ada.lovelace@example.com',
-  role: 'owner',
-  permissions: ['read', 'write', 'admin'],
-  ssoId: '8d2f4c7e-5b1a-4e3c-9a6d-000000000001',
-  createdAt: '2024-01-15T09:30:00.000Z',
+  ...SANDBOX_OWNER,
   vaults: [
     { id: 'tntsandbox1', name: 'Sandbox vault 1', role: 'admin', envIdentifier: 'SANDBOX' },
     { id: 'tntsandbox2', name: 'Sandbox vault 2', role: 'admin', envIdentifier: 'LIVE' },
