@@ -6,8 +6,14 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EMBEDDED_DEV_JWT_SECRET } from '../src/config.ts';
-import { startSandbox, type TestSandbox } from './sandbox/helpers.ts';
-import { type Stack, startStack, TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './support/stack.ts';
+import {
+  type Stack,
+  startSandbox,
+  startStack,
+  TEST_JWT_SECRET,
+  TEST_WEBHOOK_SECRET,
+  type TestSandbox,
+} from './support/fixtures.ts';
 
 /** `src/main.ts` (the production gateway) or `src/dev.ts` (`npm start`: sandbox and gateway). */
 type Entry = 'src/main.ts' | 'src/dev.ts';

@@ -5,7 +5,7 @@ import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition } from '@apollo/client/utilities';
 import type { DocumentNode } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import {
   AccountUpdaterCardByIdDocument,
@@ -14,7 +14,7 @@ import {
   MeDocument,
   possibleTypes,
 } from '../../src/client/generated/index.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
+import { useStack, waitForSubscribers } from '../support/fixtures.ts';
 
 /** One HTTP exchange as the client's fetch saw it. */
 type Exchange = { method: string; body: Record<string, unknown> | null; url: string; response: unknown };
@@ -38,27 +38,21 @@ function recordingFetch(log: Exchange[]): typeof fetch {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('Apollo Client 4 with the generated documents', () => {
-  let stack: Stack;
-  let token: string;
-  beforeAll(async () => {
-    stack = await startStack();
-    token = await stack.token();
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   function apollo(
     options: { possibleTypes?: Record<string, string[]>; link?: ApolloLink; log?: Exchange[] } = {},
   ) {
     const http = new HttpLink({
-      uri: `${stack.url}/graphql`,
-      headers: { authorization: `Bearer ${token}` },
+      uri: `${t.stack.url}/graphql`,
+      headers: { authorization: `Bearer ${t.vault1Token}` },
       ...(options.log ? { fetch: recordingFetch(options.log) } : {}),
     });
     const ws = new GraphQLWsLink(
       createClient({
-        url: `${stack.url.replace('http', 'ws')}/graphql`,
+        url: `${t.stack.url.replace('http', 'ws')}/graphql`,
         webSocketImpl: WebSocket,
-        connectionParams: { authorization: `Bearer ${token}` },
+        connectionParams: { authorization: `Bearer ${t.vault1Token}` },
         retryAttempts: 0,
       }),
     );
@@ -105,7 +99,7 @@ describe('Apollo Client 4 with the generated documents', () => {
       .subscribe({ query: LiveCardEventsDocument })
       .subscribe({ next: (result) => events.push(result.data?.cardEvents) });
     try {
-      await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+      await waitForSubscribers(t.stack.app, 'tntsandbox1', 1);
       const { data } = await client.mutate({
         mutation: EnrolCardWithWebhookDocument,
         variables: { number: '5100260000895001' },

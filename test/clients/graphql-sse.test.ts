@@ -8,8 +8,7 @@ import {
   LiveCardEventsDocument,
   type LiveCardEventsSubscription,
 } from '../../src/client/generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
+import { member, type Stack, startStack, waitForSubscribers } from '../support/fixtures.ts';
 
 /** graphql-sse client modes and the paths that serve them. */
 const MODES = [

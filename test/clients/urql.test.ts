@@ -7,8 +7,7 @@ import {
   LiveCardEventsDocument,
   urqlSchema,
 } from '../../src/client/generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
+import { member, type Stack, startStack, waitForSubscribers } from '../support/fixtures.ts';
 
 /**
  * Types without an `id` (result wrappers, errors, connections, expiry, …) have no key: graphcache

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { type CardEvent, parseCardNotification } from '../../src/events/card-event.ts';
 import { createInMemoryCardEventBus, SlowSubscriberError } from '../../src/events/card-event-bus.ts';
-import { buildNotification, type NotificationOverrides } from './helpers/notifications.ts';
+import { type NotificationOverrides, notification } from '../support/fixtures.ts';
 
 function cardEvent(overrides: NotificationOverrides = {}): CardEvent {
-  const result = parseCardNotification(buildNotification(overrides));
+  const result = parseCardNotification(notification(overrides));
   if (!result.ok) throw new Error(`invalid test notification: ${JSON.stringify(result.issues)}`);
   return result.event;
 }

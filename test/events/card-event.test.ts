@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CARD_EVENT_TYPES, parseCardNotification } from '../../src/events/card-event.ts';
-import { buildNotification, TEST_CARD_ID } from './helpers/notifications.ts';
+import { notification, TEST_CARD_ID } from '../support/fixtures.ts';
 
 function issuesOf(body: unknown) {
   const result = parseCardNotification(body);
@@ -10,7 +10,7 @@ function issuesOf(body: unknown) {
 
 describe('parseCardNotification', () => {
   it('maps a valid notification to a frozen CardEvent', () => {
-    const body = buildNotification();
+    const body = notification();
     const result = parseCardNotification(body);
     expect(result).toEqual({
       ok: true,
@@ -46,16 +46,16 @@ describe('parseCardNotification', () => {
     for (const type of CARD_EVENT_TYPES) {
       expect(type.length).toBeGreaterThanOrEqual(14);
       expect(type.length).toBeLessThanOrEqual(33);
-      expect(parseCardNotification(buildNotification({ event: type })).ok).toBe(true);
+      expect(parseCardNotification(notification({ event: type })).ok).toBe(true);
     }
-    expect(issuesOf(buildNotification({ event: 'au_card.valid' }))).toEqual([
+    expect(issuesOf(notification({ event: 'au_card.valid' }))).toEqual([
       { path: '/event', message: `event must be one of ${CARD_EVENT_TYPES.join(', ')}` },
     ]);
   });
 
   it('leaves out optional members that are absent or null', () => {
     const result = parseCardNotification(
-      buildNotification({
+      notification({
         envelope: { description: undefined, summary: null, producer: undefined },
         details: { occurred_at: null },
       }),
@@ -69,7 +69,7 @@ describe('parseCardNotification', () => {
 
   it('normalises numeric and short expiry fields', () => {
     const result = parseCardNotification(
-      buildNotification({
+      notification({
         details: { new_expiration_date: 1229, old_expiration_date: 129, exp_month: '07', exp_year: 29 },
       }),
     );
@@ -82,13 +82,13 @@ describe('parseCardNotification', () => {
   });
 
   it('reports a missing member as required', () => {
-    expect(issuesOf(buildNotification({ envelope: { fingerprint: undefined } }))).toEqual([
+    expect(issuesOf(notification({ envelope: { fingerprint: undefined } }))).toEqual([
       { path: '/fingerprint', message: 'fingerprint is required' },
     ]);
-    expect(issuesOf(buildNotification({ details: { card_id: undefined } }))).toEqual([
+    expect(issuesOf(notification({ details: { card_id: undefined } }))).toEqual([
       { path: '/details/card_id', message: 'details.card_id is required' },
     ]);
-    expect(issuesOf(buildNotification({ envelope: { details: undefined } }))).toEqual([
+    expect(issuesOf(notification({ envelope: { details: undefined } }))).toEqual([
       { path: '/details', message: 'details is required' },
     ]);
   });
@@ -96,7 +96,7 @@ describe('parseCardNotification', () => {
   it('reports wrong lengths and shapes with their pointer', () => {
     expect(
       issuesOf(
-        buildNotification({
+        notification({
           envelope: {
             id: '1234',
             description: 'Card account updater event sen',
@@ -141,18 +141,18 @@ describe('parseCardNotification', () => {
       '/scope',
       '/tenant',
     ]);
-    expect(issuesOf(buildNotification({ envelope: { description: 'too short' } }))).toEqual([
+    expect(issuesOf(notification({ envelope: { description: 'too short' } }))).toEqual([
       { path: '/description', message: 'description must be a string of exactly 31 characters' },
     ]);
   });
 
   it('refuses details that are not a JSON object string without quoting them', () => {
     for (const rawDetails of ['{"card_id": 4111111111111111', '[1,2]', '"text"']) {
-      expect(issuesOf(buildNotification({ rawDetails }))).toEqual([
+      expect(issuesOf(notification({ rawDetails }))).toEqual([
         { path: '/details', message: 'details must be a JSON-encoded object string' },
       ]);
     }
-    expect(issuesOf(buildNotification({ envelope: { details: { card_id: TEST_CARD_ID } } }))).toEqual([
+    expect(issuesOf(notification({ envelope: { details: { card_id: TEST_CARD_ID } } }))).toEqual([
       { path: '/details', message: 'details must be a JSON-encoded object string' },
     ]);
   });
@@ -166,7 +166,7 @@ describe('parseCardNotification', () => {
     ];
     for (const value of values) {
       const issues = issuesOf(
-        buildNotification({ details: { new_account_number: value, old_account_number: value } }),
+        notification({ details: { new_account_number: value, old_account_number: value } }),
       );
       expect(issues).toEqual([
         {
@@ -184,7 +184,7 @@ describe('parseCardNotification', () => {
       expect(JSON.stringify(issues)).not.toContain('0039');
     }
     expect(
-      parseCardNotification(buildNotification({ details: { old_account_number: '****************' } })).ok,
+      parseCardNotification(notification({ details: { old_account_number: '****************' } })).ok,
     ).toBe(true);
   });
 

@@ -17,6 +17,7 @@ import {
 import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
+import { cardEvent } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
 let redis: RedisServer;
@@ -25,30 +26,17 @@ beforeAll(async () => {
 });
 afterAll(() => redis.stop());
 
-function event(overrides: Partial<CardEvent> = {}): CardEvent {
-  return {
-    id: randomUUID(),
-    type: 'au_card.updated',
-    tenant: 'tntsandbox1',
-    cardId: 'CRD0000000000000000000001',
-    timestamp: '2026-11-21T05:00:00.000Z',
-    createdAt: '2026-11-21T05:00:00Z',
-    newAccountNumber: '400021******2002',
-    oldAccountNumber: '400021******2002',
-    newExpiry: { month: 12, year: 2030 },
-    oldExpiry: { month: 12, year: 2030 },
-    expMonth: 12,
-    expYear: 2030,
-    fingerprint: 'a'.repeat(64),
-    grouping: 'every_single',
-    occurrence: 1,
-    orgId: 'ACsandbox000000000000001',
-    integrationId: 'INTsandbox00000000000001',
-    ...overrides,
-  };
-}
+const event = cardEvent;
 
 const retention = { maxAgeMs: 3_600_000, maxCount: 1_000 };
+
+/** Where a Redis log of one test lives: the test Redis, a key prefix of its own, a silent logger. */
+const onRedis = () => ({
+  url: redis.url,
+  logger: pino({ level: 'silent' }),
+  prefix: `test:{${randomUUID()}}`,
+  blockMs: 200,
+});
 
 /** A log with a small count limit (100) and a controllable clock, for retention. */
 async function openWithClock(backend: string, now: () => number): Promise<CardEventLog> {
@@ -60,31 +48,14 @@ async function openWithClock(backend: string, now: () => number): Promise<CardEv
       now,
     });
   }
-  return createRedisEventLog({
-    url: redis.url,
-    retention: small,
-    logger: pino({ level: 'silent' }),
-    prefix: `test:{${randomUUID()}}`,
-    blockMs: 200,
-    now,
-  });
+  return createRedisEventLog({ ...onRedis(), retention: small, now });
 }
 const backends: [string, () => Promise<CardEventLog>][] = [
   [
     'sqlite',
     async () => createSqliteEventLog({ dataDir: mkdtempSync(join(tmpdir(), 'cardgraph-log-')), retention }),
   ],
-  [
-    'redis',
-    async () =>
-      createRedisEventLog({
-        url: redis.url,
-        retention,
-        logger: pino({ level: 'silent' }),
-        prefix: `test:{${randomUUID()}}`,
-        blockMs: 200,
-      }),
-  ],
+  ['redis', async () => createRedisEventLog({ ...onRedis(), retention })],
 ];
 
 describe.each(backends)('%s event log', (_name, open) => {
@@ -178,8 +149,7 @@ describe.each(backends)('%s event log', (_name, open) => {
     const stop = await log.tail((e) => seen.push(e));
     const ids = [event(), event(), event()];
     for (const e of ids) await log.append(e);
-    const deadline = Date.now() + 3_000;
-    while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await expect.poll(() => seen.length, { timeout: 3_000, interval: 20 }).toBe(3);
     expect(seen.map((e) => e.id)).toEqual(ids.map((e) => e.id));
     expect(seen[0]!.position < seen[1]!.position && seen[1]!.position < seen[2]!.position).toBe(true);
     stop();
@@ -255,18 +225,7 @@ const tokenBackends: [string, () => Promise<NetworkTokenEventLog>][] = [
         kind: NETWORK_TOKEN_EVENT_LOG,
       }),
   ],
-  [
-    'redis',
-    async () =>
-      createRedisEventLog({
-        url: redis.url,
-        retention,
-        logger: pino({ level: 'silent' }),
-        blockMs: 200,
-        kind: NETWORK_TOKEN_EVENT_LOG,
-        prefix: `test:{${randomUUID()}}`,
-      }),
-  ],
+  ['redis', async () => createRedisEventLog({ ...onRedis(), retention, kind: NETWORK_TOKEN_EVENT_LOG })],
 ];
 
 describe.each(tokenBackends)('%s network token event log', (_name, open) => {

@@ -17,8 +17,8 @@ import {
 } from '../../src/events/webhook-receiver.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
-import { buildNetworkTokenNotification } from '../../src/sandbox/network-tokens.ts';
 import { integrationIdOf } from '../../src/sandbox/webhooks.ts';
+import { type NetworkTokenNotificationOverrides, networkTokenNotification } from '../support/fixtures.ts';
 
 const TOK_ALIAS = 'tok_sandbox_AbCdEfGhIjKlMnOpQrStUv';
 const CREATED_AT_MS = Date.UTC(2026, 10, 21, 5, 1, 2, 345);
@@ -26,40 +26,14 @@ const OCCURRED_AT_MS = Date.UTC(2026, 10, 21, 5, 1, 3, 456);
 // A sandbox test card (contract §5.5), which must never reach an issue, a log line or an answer.
 const PAN = '5100260000895001';
 
-interface Overrides {
-  state?: 'ACTIVE' | 'SUSPENDED';
-  /** Members of the envelope to replace (`undefined` removes one). */
-  envelope?: Record<string, unknown>;
-  /** Members of the decoded `details` to replace (`undefined` removes one); re-encoded afterwards. */
-  details?: Record<string, unknown>;
-}
-
-/** A network token notification exactly as the embedded sandbox sends it, then overridden. */
-function tokenNotification(overrides: Overrides = {}): Record<string, unknown> {
-  const { envelope } = buildNetworkTokenNotification({
-    vault: 'tntsandbox1',
+/** A network token notification exactly as the embedded sandbox sends it, at fixed instants, then overridden. */
+const tokenNotification = (overrides: NetworkTokenNotificationOverrides = {}) =>
+  networkTokenNotification({
     panAlias: TOK_ALIAS,
-    state: overrides.state ?? 'ACTIVE',
-    networkTokenLast4: '4821',
-    expiresAt: '2030-12',
     createdAtMs: CREATED_AT_MS,
     occurredAtMs: OCCURRED_AT_MS,
+    ...overrides,
   });
-  const body: Record<string, unknown> = { ...envelope };
-  if (overrides.details) {
-    const details = JSON.parse(envelope.details as string) as Record<string, unknown>;
-    for (const [key, value] of Object.entries(overrides.details)) {
-      if (value === undefined) delete details[key];
-      else details[key] = value;
-    }
-    body.details = JSON.stringify(details);
-  }
-  for (const [key, value] of Object.entries(overrides.envelope ?? {})) {
-    if (value === undefined) delete body[key];
-    else body[key] = value;
-  }
-  return body;
-}
 
 function issuesOf(body: unknown) {
   const result = parseNetworkTokenNotification(body);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
+import { cardEvent } from '../support/fixtures.ts';
 
 /**
  * Group commit of the sqlite event log (issue 13 "Event log at scale"): appends run in a writer
@@ -55,28 +56,12 @@ describe('sqlite event log group commit', () => {
     });
     const seen: bigint[] = [];
     await log.tail((event) => seen.push(event.position));
-    const base = {
-      type: 'au_card.updated',
-      tenant: 'tntsandbox1',
-      createdAt: '2026-11-21T05:00:00Z',
-      newAccountNumber: '400021******2002',
-      oldAccountNumber: '400021******2002',
-      newExpiry: { month: 12, year: 2030 },
-      oldExpiry: { month: 12, year: 2030 },
-      expMonth: 12,
-      expYear: 2030,
-      fingerprint: 'a'.repeat(64),
-      grouping: 'every_single',
-      occurrence: 1,
-      orgId: 'ACsandbox000000000000001',
-      integrationId: 'INTsandbox00000000000001',
-    } as const;
-    const events = Array.from({ length: 300 }, (_, i) => ({
-      ...base,
-      id: `00000000-0000-4000-8000-${String(i % 250).padStart(12, '0')}`,
-      cardId: 'CRD0000000000000000000001',
-      timestamp: new Date(Date.UTC(2026, 10, 21, 5, 0, 300 - i)).toISOString(),
-    }));
+    const events = Array.from({ length: 300 }, (_, i) =>
+      cardEvent({
+        id: `00000000-0000-4000-8000-${String(i % 250).padStart(12, '0')}`,
+        timestamp: new Date(Date.UTC(2026, 10, 21, 5, 0, 300 - i)).toISOString(),
+      }),
+    );
     const outcomes = await Promise.all(events.map((event) => log.append(event)));
     expect(outcomes.filter((o) => o.outcome === 'appended')).toHaveLength(250);
     expect(outcomes.slice(250).map((o) => o.outcome)).toEqual(Array(50).fill('duplicate'));

@@ -1,15 +1,17 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CardEvent, parseCardNotification } from '../../src/events/card-event.ts';
-import { type CardEventBus, createInMemoryCardEventBus } from '../../src/events/card-event-bus.ts';
-import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
-import { createLogger } from '../../src/lib/logger.ts';
-import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
-import { buildNotification } from './helpers/notifications.ts';
+import {
+  luhnWindows,
+  NOTIFICATION_DETAILS_MEMBERS,
+  NOTIFICATION_ENVELOPE_MEMBERS,
+  notification,
+  panArbitrary,
+  startWebhookReceiver,
+  type TestWebhookReceiver,
+} from '../support/fixtures.ts';
 
 /**
  * Property tests of the webhook receiver: random mutations of a valid signed notification (members
@@ -22,110 +24,31 @@ const SECRET = 'whsec_property_secret_0123456789';
 const NOW_MS = Date.UTC(2026, 10, 21, 5, 1, 4);
 const NOW_S = Math.floor(NOW_MS / 1000);
 
-const logLines: string[] = [];
-const published: CardEvent[] = [];
-const inner = createInMemoryCardEventBus();
-const bus: CardEventBus = {
-  async publish(event) {
-    const outcome = await inner.publish(event);
-    if (outcome === 'published') published.push(event);
-    return outcome;
-  },
-  subscribe: (filter, signal) => inner.subscribe(filter, signal),
-};
-
-let server: Server;
+let receiver: TestWebhookReceiver;
 let url: string;
+let published: CardEvent[];
+let logLines: string[];
 
 beforeAll(async () => {
-  const receiver = createWebhookReceiver({
-    secrets: [SECRET],
-    toleranceS: 300,
-    logger: createLogger({
-      level: 'debug',
-      name: 'test',
-      destination: { write: (line: string) => logLines.push(line) },
-    }),
-    bus,
-    now: () => NOW_MS,
-  });
-  server = createServer((req, res) => void receiver(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${CARD_EVENTS_WEBHOOK_PATH}`;
+  receiver = await startWebhookReceiver({ secrets: [SECRET], nowMs: NOW_MS, logLevel: 'debug' });
+  ({ url, published, logLines } = receiver);
 });
-
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-
-beforeEach(() => {
-  published.length = 0;
-  logLines.length = 0;
-});
-
-/** Luhn-valid 13-19 digit windows of `text` (independent of the masker). */
-function luhnWindows(text: string): string[] {
-  const found: string[] = [];
-  for (const run of text.match(/\d{13,}/g) ?? []) {
-    for (let start = 0; start + 13 <= run.length; start++) {
-      for (let length = 13; length <= 19 && start + length <= run.length; length++) {
-        const window = run.slice(start, start + length);
-        // Card numbers start with 1-9 (ISO/IEC 7812).
-        if (!window.startsWith('0') && isLuhnValid(window)) found.push(window);
-      }
-    }
-  }
-  return found;
-}
-
-const panArbitrary = fc
-  .tuple(
-    fc.integer({ min: 13, max: 19 }),
-    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 18, maxLength: 18 }),
-  )
-  .map(([length, digits]) => {
-    const prefix = `4${digits.slice(0, length - 2).join('')}`;
-    return `${prefix}${luhnCheckDigit(prefix)}`;
-  });
+afterAll(() => receiver.close());
+beforeEach(() => receiver.reset());
 
 /** Free text with a PAN glued somewhere in it. */
 const textWithPan = fc
   .tuple(
     fc.string({ maxLength: 10 }),
     fc.constantFrom('', 'PAN', 'CRD', 'tok_', '0'),
-    panArbitrary,
+    panArbitrary('4'),
     fc.string({ maxLength: 10 }),
   )
   .map((parts) => parts.join(''));
 
-const ENVELOPE_MEMBERS = [
-  'id',
-  'event',
-  'timestamp',
-  'description',
-  'summary',
-  'details',
-  'fingerprint',
-  'grouping',
-  'integration_id',
-  'occurrence',
-  'org_id',
-  'producer',
-  'scope',
-  'tenant',
-] as const;
+const ENVELOPE_MEMBERS = NOTIFICATION_ENVELOPE_MEMBERS;
 
-const DETAILS_MEMBERS = [
-  'card_id',
-  'occurred_at',
-  'new_account_number',
-  'old_account_number',
-  'new_expiration_date',
-  'old_expiration_date',
-  'exp_month',
-  'exp_year',
-  'created_at',
-] as const;
+const DETAILS_MEMBERS = NOTIFICATION_DETAILS_MEMBERS;
 
 type Body = Record<string, unknown>;
 
@@ -163,7 +86,7 @@ const mutationArbitrary: fc.Arbitrary<(body: Body) => void> = fc.oneof(
   textWithPan.map((summary) => (body: Body) => {
     body.summary = summary;
   }),
-  panArbitrary.map((pan) => (body: Body) => {
+  panArbitrary('4').map((pan) => (body: Body) => {
     body.description = `Card ${pan} updated now!!!!!!!!!!`.slice(0, 31);
   }),
   // Unknown members are ignored, whatever they hold.
@@ -191,7 +114,7 @@ describe('webhook receiver under random mutations', () => {
       fc.asyncProperty(fc.array(mutationArbitrary, { minLength: 1, maxLength: 3 }), async (mutations) => {
         published.length = 0;
         logLines.length = 0;
-        const body = buildNotification();
+        const body = notification();
         for (const mutate of mutations) mutate(body);
         const raw = JSON.stringify(body);
         const { status, text } = await post(raw);
@@ -209,9 +132,9 @@ describe('webhook receiver under random mutations', () => {
         // No PAN in what was published (but the identifiers the gateway looks cards up by, which it
         // keeps as the provider sent them), answered or logged.
         const publishedText = JSON.stringify(published.map(({ id: _id, cardId: _cardId, ...rest }) => rest));
-        expect(luhnWindows(publishedText), publishedText).toEqual([]);
-        expect(luhnWindows(text)).toEqual([]);
-        expect(luhnWindows(logLines.join('').replace(/"time":\d+/g, ''))).toEqual([]);
+        expect(luhnWindows(publishedText, false), publishedText).toEqual([]);
+        expect(luhnWindows(text, false)).toEqual([]);
+        expect(luhnWindows(logLines.join('').replace(/"time":\d+/g, ''), false)).toEqual([]);
       }),
       { numRuns: 200 },
     );
@@ -225,7 +148,7 @@ describe('webhook receiver under random mutations', () => {
         fc.boolean(),
         async (position, xor, truncate) => {
           published.length = 0;
-          const signed = Buffer.from(JSON.stringify(buildNotification()));
+          const signed = Buffer.from(JSON.stringify(notification()));
           const tampered = Buffer.from(signed);
           const at = position % tampered.length;
           const raw = truncate ? tampered.subarray(0, at) : tampered;
@@ -241,7 +164,7 @@ describe('webhook receiver under random mutations', () => {
   });
 
   it('masks card numbers in summary and description before publishing', async () => {
-    const body = buildNotification({
+    const body = notification({
       envelope: {
         summary: 'Card tok_4111111111111111 updated',
         description: 'PAN 5105105105105100 changed...',

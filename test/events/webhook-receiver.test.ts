@@ -1,14 +1,16 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CardEvent } from '../../src/events/card-event.ts';
-import { type CardEventBus, createInMemoryCardEventBus } from '../../src/events/card-event-bus.ts';
-import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
-import { createLogger } from '../../src/lib/logger.ts';
+import type { CardEventBus } from '../../src/events/card-event-bus.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
-import { buildNotification, type NotificationOverrides } from './helpers/notifications.ts';
+import {
+  leftover,
+  type NotificationOverrides,
+  notification,
+  startWebhookReceiver,
+  type TestWebhookReceiver,
+} from '../support/fixtures.ts';
 
 const CURRENT_SECRET = 'whsec_current_secret_0123456789';
 const PREVIOUS_SECRET = 'whsec_previous_secret_012345678';
@@ -16,50 +18,22 @@ const TOLERANCE_S = 300;
 const NOW_MS = Date.UTC(2026, 10, 21, 5, 1, 4);
 const NOW_S = Math.floor(NOW_MS / 1000);
 
-const logLines: string[] = [];
-const published: CardEvent[] = [];
-const inner = createInMemoryCardEventBus();
-// Records what reached subscribers, so "nothing was published" can be asserted directly.
-const bus: CardEventBus = {
-  async publish(event) {
-    const outcome = await inner.publish(event);
-    if (outcome === 'published') published.push(event);
-    return outcome;
-  },
-  subscribe: (filter, signal) => inner.subscribe(filter, signal),
-};
-
-let server: Server;
+let receiver: TestWebhookReceiver;
 let url: string;
+let inner: CardEventBus;
+let published: CardEvent[];
+let logLines: string[];
 
 beforeAll(async () => {
-  const receiver = createWebhookReceiver({
+  receiver = await startWebhookReceiver({
     secrets: [CURRENT_SECRET, PREVIOUS_SECRET],
     toleranceS: TOLERANCE_S,
-    logger: createLogger({
-      level: 'info',
-      name: 'test',
-      destination: { write: (line: string) => logLines.push(line) },
-    }),
-    bus,
-    now: () => NOW_MS,
+    nowMs: NOW_MS,
   });
-  server = createServer((req, res) => {
-    if (req.url === CARD_EVENTS_WEBHOOK_PATH) void receiver(req, res);
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${CARD_EVENTS_WEBHOOK_PATH}`;
+  ({ url, inner, published, logLines } = receiver);
 });
-
-afterAll(async () => {
-  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-});
-
-beforeEach(() => {
-  published.length = 0;
-  logLines.length = 0;
-});
+afterAll(() => receiver.close());
+beforeEach(() => receiver.reset());
 
 interface PostOptions {
   secret?: string;
@@ -80,8 +54,8 @@ async function post(body: string | Buffer, options: PostOptions = {}) {
 }
 
 function postNotification(overrides: NotificationOverrides = {}, options: PostOptions = {}) {
-  const notification = buildNotification(overrides);
-  return { notification, response: post(JSON.stringify(notification), options) };
+  const body = notification(overrides);
+  return { notification: body, response: post(JSON.stringify(body), options) };
 }
 
 describe('POST /webhooks/card-events', () => {
@@ -126,7 +100,7 @@ describe('POST /webhooks/card-events', () => {
   });
 
   it('publishes a repeated notification id once and answers duplicate', async () => {
-    const body = JSON.stringify(buildNotification());
+    const body = JSON.stringify(notification());
     const id = JSON.parse(body).id;
     const first = await post(body);
     const second = await post(body, { timestampS: NOW_S + 1 });
@@ -168,7 +142,7 @@ describe('POST /webhooks/card-events', () => {
   });
 
   it('refuses a body that is not a signed notification of the same bytes', async () => {
-    const body = JSON.stringify(buildNotification());
+    const body = JSON.stringify(notification());
     const signature = signWebhookBody(body, CURRENT_SECRET, NOW_S);
     const { status, text } = await post(body.replace('tntsandbox1', 'tntsandbox2'), { signature });
     expect(status).toBe(401);
@@ -198,7 +172,7 @@ describe('POST /webhooks/card-events', () => {
   });
 
   it('refuses a body over 64 KiB with 413, by Content-Length and while streaming', async () => {
-    const big = JSON.stringify({ ...buildNotification(), summary: 'x'.repeat(64 * 1024) });
+    const big = JSON.stringify({ ...notification(), summary: 'x'.repeat(64 * 1024) });
     const declared = await post(big);
     expect(declared.status).toBe(413);
     expect(JSON.parse(declared.text)).toEqual({
@@ -332,43 +306,36 @@ describe('POST /webhooks/card-events', () => {
   });
 
   it('answers 500 and publishes nothing when the bus fails, so the sender retries', async () => {
-    const receiver = createWebhookReceiver({
-      secrets: [CURRENT_SECRET],
-      toleranceS: TOLERANCE_S,
-      logger: createLogger({ level: 'silent', name: 'test' }),
-      bus: {
-        publish: () => Promise.reject(new Error('store unavailable')),
-        subscribe: (filter, signal) => inner.subscribe(filter, signal),
-      },
-      now: () => NOW_MS,
-    });
-    const failing = createServer((req, res) => void receiver(req, res));
-    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
-    try {
-      const body = JSON.stringify(buildNotification());
-      const response = await request(
-        `http://127.0.0.1:${(failing.address() as AddressInfo).port}/webhooks/card-events`,
-        {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'vgs-signature': signWebhookBody(body, CURRENT_SECRET, NOW_S),
-          },
-          body,
+    const failing = leftover(
+      await startWebhookReceiver({
+        secrets: [CURRENT_SECRET],
+        nowMs: NOW_MS,
+        logLevel: 'silent',
+        bus: {
+          publish: () => Promise.reject(new Error('store unavailable')),
+          subscribe: (filter, signal) => inner.subscribe(filter, signal),
         },
-      );
-      expect(response.statusCode).toBe(500);
-      expect(await response.body.json()).toEqual({
-        errors: [
-          {
-            status: '500',
-            code: 'server-error',
-            detail: 'The notification could not be processed; retry later',
-          },
-        ],
-      });
-    } finally {
-      await new Promise<void>((resolve) => failing.close(() => resolve()));
-    }
+      }),
+      (r) => r.close(),
+    );
+    const body = JSON.stringify(notification());
+    const response = await request(failing.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'vgs-signature': signWebhookBody(body, CURRENT_SECRET, NOW_S),
+      },
+      body,
+    });
+    expect(response.statusCode).toBe(500);
+    expect(await response.body.json()).toEqual({
+      errors: [
+        {
+          status: '500',
+          code: 'server-error',
+          detail: 'The notification could not be processed; retry later',
+        },
+      ],
+    });
   });
 });

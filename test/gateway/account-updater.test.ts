@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { member, useStack } from '../support/fixtures.ts';
 
 /**
  * Account updater v1 through the gateway's GraphQL API over HTTP against the embedded sandbox:
@@ -37,8 +36,6 @@ const Enrol = graphql(`
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { ...IT_AU_CardFields } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -79,7 +76,6 @@ const Check = graphql(`
         }
       }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
     }
   }
 `);
@@ -164,19 +160,10 @@ const VAULT1 = 'tntsandbox1';
 const VAULT2 = 'tntsandbox2';
 
 describe('account updater v1 through GraphQL', () => {
-  let stack: Stack;
-  let vault1Token: string;
-  let vault2Token: string;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    vault1Token = await stack.token({ vaults: [VAULT1] });
-    vault2Token = await stack.token({ vaults: [VAULT2] });
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   const enrol = (number: string, token: string, extra: { expYear?: number; vaultId?: string } = {}) =>
-    stack.execute(
+    t.stack.execute(
       Enrol,
       {
         input: { name: 'Ada Lovelace', number, expMonth: 12, expYear: extra.expYear ?? 30 },
@@ -185,7 +172,7 @@ describe('account updater v1 through GraphQL', () => {
       token,
     );
 
-  const readCard = (cardId: string, token: string) => stack.execute(ReadCard, { cardId }, token);
+  const readCard = (cardId: string, token: string) => t.stack.execute(ReadCard, { cardId }, token);
 
   /** Reads the card until `state` is ENROLLED (the sandbox completes enrolment after 100 ms). */
   async function waitUntilEnrolled(cardId: string, token: string, timeoutMs = 3_000) {
@@ -202,10 +189,10 @@ describe('account updater v1 through GraphQL', () => {
 
   /** The format-preserving alias of `pan` in vault 1, read through a stateless check (no enrolment). */
   async function aliasOfSubmittedPan(pan: string): Promise<string> {
-    const result = await stack.execute(
+    const result = await t.stack.execute(
       Check,
       { input: { name: 'Ada Lovelace', number: pan, expMonth: 12, expYear: 30 } },
-      vault1Token,
+      t.vault1Token,
     );
     return member(result.data?.checkAccountUpdaterCard, 'MutationCheckAccountUpdaterCardSuccess').data.number;
   }
@@ -226,7 +213,7 @@ describe('account updater v1 through GraphQL', () => {
 
   describe('enrollAccountUpdaterCard, outcome in the immediate answer (contract §5.1)', () => {
     it.each(IMMEDIATE_CARDS)('%s answers ENROLLED with event %s', async (pan, event, update) => {
-      const result = await enrol(pan, vault1Token);
+      const result = await enrol(pan, t.vault1Token);
       expect(result.status).toBe(200);
       const card = member(
         result.data?.enrollAccountUpdaterCard,
@@ -257,12 +244,12 @@ describe('account updater v1 through GraphQL', () => {
       expect(JSON.stringify(result)).not.toContain(pan);
 
       // Mock cards are never saved (contract §5): reading the id answers card-not-found.
-      const read = await readCard(card.cardId, vault1Token);
+      const read = await readCard(card.cardId, t.vault1Token);
       expect(member(read.data?.accountUpdaterCard, 'CardNotFoundError').code).toBe('card-not-found');
     });
 
     it('5100260000991099 answers AccountUpdaterNotSupportedError', async () => {
-      const result = await enrol('5100260000991099', vault1Token);
+      const result = await enrol('5100260000991099', t.vault1Token);
       const error = member(result.data?.enrollAccountUpdaterCard, 'AccountUpdaterNotSupportedError');
       expect(error.code).toBe('account-updater-not-supported');
       expect(JSON.stringify(result)).not.toContain('5100260000991099');
@@ -271,7 +258,7 @@ describe('account updater v1 through GraphQL', () => {
 
   describe('enrollAccountUpdaterCard, outcome by notification (contract §5.2)', () => {
     it.each(WEBHOOK_CARDS)('%s answers ENROLLING with no event yet', async (pan) => {
-      const result = await enrol(pan, vault1Token);
+      const result = await enrol(pan, t.vault1Token);
       const card = member(
         result.data?.enrollAccountUpdaterCard,
         'MutationEnrollAccountUpdaterCardSuccess',
@@ -287,14 +274,14 @@ describe('account updater v1 through GraphQL', () => {
       });
       expect(card.cardId).toMatch(CARD_ID);
       expectAliasOf(card.number, pan);
-      const read = await readCard(card.cardId, vault1Token);
+      const read = await readCard(card.cardId, t.vault1Token);
       expect(member(read.data?.accountUpdaterCard, 'CardNotFoundError').code).toBe('card-not-found');
     });
   });
 
   describe('enrollAccountUpdaterCard of a normal card', () => {
     it('answers ENROLLING, then the saved card is ENROLLED with ACCOUNT_UPDATER and event ENROLLED', async () => {
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         Enrol,
         {
           input: {
@@ -315,7 +302,7 @@ describe('account updater v1 through GraphQL', () => {
             },
           },
         },
-        vault1Token,
+        t.vault1Token,
       );
       const enrolled = member(
         result.data?.enrollAccountUpdaterCard,
@@ -342,7 +329,7 @@ describe('account updater v1 through GraphQL', () => {
       });
       expectAliasOf(enrolled.number, NORMAL_VISA);
 
-      const card = await waitUntilEnrolled(enrolled.cardId, vault1Token);
+      const card = await waitUntilEnrolled(enrolled.cardId, t.vault1Token);
       expect(card).toMatchObject({
         cardId: enrolled.cardId,
         vaultId: VAULT1,
@@ -360,33 +347,33 @@ describe('account updater v1 through GraphQL', () => {
     });
 
     it('hides a vault-1 card from a vault-2 token (CardNotFoundError)', async () => {
-      const result = await enrol(NORMAL_MASTERCARD, vault1Token);
+      const result = await enrol(NORMAL_MASTERCARD, t.vault1Token);
       const { cardId } = member(
         result.data?.enrollAccountUpdaterCard,
         'MutationEnrollAccountUpdaterCardSuccess',
       ).data;
       expect(
         member(
-          (await readCard(cardId, vault1Token)).data?.accountUpdaterCard,
+          (await readCard(cardId, t.vault1Token)).data?.accountUpdaterCard,
           'QueryAccountUpdaterCardSuccess',
         ),
       ).toBeTruthy();
-      const other = await readCard(cardId, vault2Token);
+      const other = await readCard(cardId, t.vault2Token);
       expect(member(other.data?.accountUpdaterCard, 'CardNotFoundError').code).toBe('card-not-found');
-      const bothVaults = await stack.token({ vaults: [VAULT1, VAULT2] });
-      const asVault2 = await stack.execute(ReadCard, { cardId, vaultId: VAULT2 }, bothVaults);
+      const bothVaults = await t.stack.token({ vaults: [VAULT1, VAULT2] });
+      const asVault2 = await t.stack.execute(ReadCard, { cardId, vaultId: VAULT2 }, bothVaults);
       expect(member(asVault2.data?.accountUpdaterCard, 'CardNotFoundError').code).toBe('card-not-found');
     });
 
     it('answers CardNotFoundError for a well-formed id that does not exist', async () => {
-      const result = await readCard('CRD0000000000000000000000', vault1Token);
+      const result = await readCard('CRD0000000000000000000000', t.vault1Token);
       expect(member(result.data?.accountUpdaterCard, 'CardNotFoundError').code).toBe('card-not-found');
     });
   });
 
   describe('node(id) of an AccountUpdaterCard', () => {
     it('answers the card in its vault and null for another vault', async () => {
-      const result = await enrol(NORMAL_VISA, vault1Token);
+      const result = await enrol(NORMAL_VISA, t.vault1Token);
       const enrolled = member(
         result.data?.enrollAccountUpdaterCard,
         'MutationEnrollAccountUpdaterCardSuccess',
@@ -394,7 +381,7 @@ describe('account updater v1 through GraphQL', () => {
       expect(Buffer.from(enrolled.id, 'base64').toString('utf8')).toBe(
         `AccountUpdaterCard:${VAULT1}:${enrolled.cardId}`,
       );
-      const same = await stack.execute(ReadNode, { id: enrolled.id }, vault1Token);
+      const same = await t.stack.execute(ReadNode, { id: enrolled.id }, t.vault1Token);
       expect(same.data?.node).toEqual({
         __typename: 'AccountUpdaterCard',
         id: enrolled.id,
@@ -403,7 +390,7 @@ describe('account updater v1 through GraphQL', () => {
         number: enrolled.number,
         state: 'ENROLLING',
       });
-      const other = await stack.execute(ReadNode, { id: enrolled.id }, vault2Token);
+      const other = await t.stack.execute(ReadNode, { id: enrolled.id }, t.vault2Token);
       expect(other.errors).toBeUndefined();
       expect(other.data?.node).toBeNull();
     });
@@ -414,7 +401,7 @@ describe('account updater v1 through GraphQL', () => {
       ['Diners Club', DINERS],
       ['JCB', JCB],
     ])('%s enrolment answers CardBrandNotSupportedError', async (_brand, pan) => {
-      const result = await enrol(pan, vault1Token);
+      const result = await enrol(pan, t.vault1Token);
       const error = member(result.data?.enrollAccountUpdaterCard, 'CardBrandNotSupportedError');
       expect(error.code).toBe('card-brand-not-supported');
       expect(JSON.stringify(result)).not.toContain(pan);
@@ -426,10 +413,10 @@ describe('account updater v1 through GraphQL', () => {
     ])(
       '%s check answers NON_PARTICIPATING with failureCode account-updater-not-supported',
       async (_b, pan) => {
-        const result = await stack.execute(
+        const result = await t.stack.execute(
           Check,
           { input: { name: 'Ada Lovelace', number: pan, expMonth: 12, expYear: 30 } },
-          vault1Token,
+          t.vault1Token,
         );
         const data = member(
           result.data?.checkAccountUpdaterCard,
@@ -448,12 +435,12 @@ describe('account updater v1 through GraphQL', () => {
 
   describe('merchants (spec "Enroll request rules"; tntsandbox2 has two merchants)', () => {
     it('reports the upstream 400 for a missing merchant or serviceMerchantId on the input field', async () => {
-      const withoutMerchant = await enrol(NORMAL_VISA, vault2Token);
+      const withoutMerchant = await enrol(NORMAL_VISA, t.vault2Token);
       const missing = member(withoutMerchant.data?.enrollAccountUpdaterCard, 'InputValidationError');
       expect(missing.code).toBe('invalid-input');
       expect(missing.issues.map((issue) => issue.path)).toEqual([['input', 'merchant', 'serviceMerchantId']]);
 
-      const withoutId = await stack.execute(
+      const withoutId = await t.stack.execute(
         Enrol,
         {
           input: {
@@ -464,7 +451,7 @@ describe('account updater v1 through GraphQL', () => {
             merchant: { subMerchantName: 'Corner Shop' },
           },
         },
-        vault2Token,
+        t.vault2Token,
       );
       const missingId = member(withoutId.data?.enrollAccountUpdaterCard, 'InputValidationError');
       expect(missingId.issues.map((issue) => issue.path)).toEqual([
@@ -475,7 +462,7 @@ describe('account updater v1 through GraphQL', () => {
     });
 
     it('answers MerchantNotFoundError for an unknown serviceMerchantId', async () => {
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         Enrol,
         {
           input: {
@@ -486,7 +473,7 @@ describe('account updater v1 through GraphQL', () => {
             merchant: { serviceMerchantId: 'SMunknownmerchant000001', subMerchantName: 'Corner Shop' },
           },
         },
-        vault2Token,
+        t.vault2Token,
       );
       expect(member(result.data?.enrollAccountUpdaterCard, 'MerchantNotFoundError').code).toBe(
         'merchant-not-found',
@@ -494,7 +481,7 @@ describe('account updater v1 through GraphQL', () => {
     });
 
     it('enrols on behalf of a named merchant and echoes it', async () => {
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         Enrol,
         {
           input: {
@@ -505,7 +492,7 @@ describe('account updater v1 through GraphQL', () => {
             merchant: { serviceMerchantId: 'SMsandbox2merchant00002', subMerchantName: 'Corner Shop' },
           },
         },
-        vault2Token,
+        t.vault2Token,
       );
       const card = member(
         result.data?.enrollAccountUpdaterCard,
@@ -523,7 +510,7 @@ describe('account updater v1 through GraphQL', () => {
     });
 
     it('resolves the only merchant of tntsandbox1 without serviceMerchantId', async () => {
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         Enrol,
         {
           input: {
@@ -534,7 +521,7 @@ describe('account updater v1 through GraphQL', () => {
             merchant: { subMerchantName: 'Corner Shop' },
           },
         },
-        vault1Token,
+        t.vault1Token,
       );
       const card = member(
         result.data?.enrollAccountUpdaterCard,
@@ -552,10 +539,10 @@ describe('account updater v1 through GraphQL', () => {
     const CVV = '7391';
 
     it.each(CHECK_CARDS_VISA_MASTERCARD)('%s answers %s without enrolment', async (pan, event, update) => {
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         Check,
         { input: { name: 'Ada Lovelace', number: pan, expMonth: 11, expYear: 29, cvv: CVV } },
-        vault1Token,
+        t.vault1Token,
       );
       const data = member(
         result.data?.checkAccountUpdaterCard,
@@ -579,22 +566,22 @@ describe('account updater v1 through GraphQL', () => {
       '%s answers AccountUpdaterNotSupportedError until enrolled in the vault, then %s',
       async (pan, event, update) => {
         const check = () =>
-          stack.execute(
+          t.stack.execute(
             Check,
             { input: { name: 'Ada Lovelace', number: pan, expMonth: 11, expYear: 29, cvv: CVV } },
-            vault1Token,
+            t.vault1Token,
           );
         const before = await check();
         expect(member(before.data?.checkAccountUpdaterCard, 'AccountUpdaterNotSupportedError').code).toBe(
           'account-updater-not-supported',
         );
 
-        const enrolment = await enrol(pan, vault1Token);
+        const enrolment = await enrol(pan, t.vault1Token);
         const { cardId } = member(
           enrolment.data?.enrollAccountUpdaterCard,
           'MutationEnrollAccountUpdaterCardSuccess',
         ).data;
-        await waitUntilEnrolled(cardId, vault1Token);
+        await waitUntilEnrolled(cardId, t.vault1Token);
 
         const after = await check();
         const data = member(
@@ -610,7 +597,7 @@ describe('account updater v1 through GraphQL', () => {
     );
 
     it('echoes the merchant of the check', async () => {
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         Check,
         {
           input: {
@@ -621,7 +608,7 @@ describe('account updater v1 through GraphQL', () => {
             merchant: { serviceMerchantId: 'SMsandbox2merchant00001', subMerchantName: 'Corner Shop' },
           },
         },
-        vault2Token,
+        t.vault2Token,
       );
       const data = member(
         result.data?.checkAccountUpdaterCard,

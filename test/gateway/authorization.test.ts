@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { type Stack, startStack, TEST_JWT_SECRET } from '../support/stack.ts';
+import { type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts';
 
 /**
  * Client authorization through the gateway's GraphQL API (docs/gap-decisions.md "Client tokens";

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { It4_Ca_AttributesFieldsFragment } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { member, US_PERSONAL_16_DIGITS, useStack } from '../support/fixtures.ts';
 
 /**
  * Card attributes through the gateway's GraphQL API over HTTP against the embedded sandbox:
@@ -38,7 +37,6 @@ const Lookup = graphql(`
       __typename
       ... on QueryCardAttributesSuccess { data { ...IT4_CA_AttributesFields } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -109,23 +107,24 @@ const NO_FAMILY_PAN = '9999999999999995';
 /** Fails the Luhn check (4111111111111111 is valid). */
 const BAD_LUHN_PAN = '4111111111111112';
 
+/** The members the reloadable prepaid debit rows of the BIN table share (their bin, brand and issuer differ). */
+const RELOADABLE_PREPAID_DEBIT = {
+  cardType: 'DEBIT',
+  cardCategory: 'PREPAID',
+  ...US_PERSONAL_16_DIGITS,
+  prepaidType: 'RELOADABLE',
+  cobadgedBrands: null,
+  version: 20261101,
+};
+
 describe('card attributes through GraphQL', () => {
-  let stack: Stack;
-  let vault1Token: string;
-  let vault2Token: string;
+  const t = useStack();
 
-  beforeAll(async () => {
-    stack = await startStack();
-    vault1Token = await stack.token({ vaults: [VAULT1] });
-    vault2Token = await stack.token({ vaults: [VAULT2] });
-  });
-  afterAll(() => stack.stop());
-
-  const lookup = (number: string, token: string | null = vault1Token) =>
-    stack.execute(Lookup, { number }, token);
+  const lookup = (number: string, token: string | null = t.vault1Token) =>
+    t.stack.execute(Lookup, { number }, token);
 
   /** The attributes `number` answers, failing the test on anything but success. */
-  async function attributesOf(number: string, token = vault1Token) {
+  async function attributesOf(number: string, token = t.vault1Token) {
     const result = await lookup(number, token);
     expect(result.errors).toBeUndefined();
     return member(result.data?.cardAttributes, 'QueryCardAttributesSuccess').data;
@@ -133,22 +132,22 @@ describe('card attributes through GraphQL', () => {
 
   /** Runs `work` and returns it with the sandbox requests answered meanwhile. */
   async function withRequests<T>(work: () => Promise<T>) {
-    const before = stack.sandbox!.requests().length;
+    const before = t.stack.sandbox!.requests().length;
     const result = await work();
-    return { result, requests: stack.sandbox!.requests().slice(before) };
+    return { result, requests: t.stack.sandbox!.requests().slice(before) };
   }
 
   // First: the cache is app-wide and the lookups below fill it with every BIN of the table.
   describe('BIN cache (attributes are static per data set version)', () => {
     it('looks a raw BIN up once across requests, whoever asks', async () => {
       const first = await withRequests(() => attributesOf('492940'));
-      // The first upstream call of the stack also fetches the gateway's access token.
+      // The first upstream call of the t.stack also fetches the gateway's access token.
       expect(first.requests.filter((r) => r.path !== '/oauth/token')).toEqual([
         { ...ATTRIBUTES_REQUEST, vault: VAULT1 },
       ]);
       const second = await withRequests(() => attributesOf('492940'));
       expect(second.requests).toEqual([]);
-      const otherVault = await withRequests(() => attributesOf('492940', vault2Token));
+      const otherVault = await withRequests(() => attributesOf('492940', t.vault2Token));
       expect(otherVault.requests).toEqual([]);
       expect(second.result).toEqual(first.result);
       expect(otherVault.result).toEqual(attributesOfRow('492940'));
@@ -165,40 +164,36 @@ describe('card attributes through GraphQL', () => {
   });
 
   describe('raw 6-digit BINs', () => {
-    it('answers a co-badged product with every field of the spec', async () => {
-      expect(await attributesOf('453201')).toEqual({
-        bin: '453201',
-        brand: 'VISA',
-        issuingOrganization: 'Banque Alpine de Lyon',
-        cardType: 'DEBIT',
-        cardCategory: 'CLASSIC',
-        issuingCountryName: 'France',
-        issuingCountryCode: 'FR',
-        maximumPanLength: 16,
-        cardCommercialType: 'PERSONAL',
-        regulationStatus: 'UNREGULATED',
-        prepaidType: null,
-        cobadgedBrands: 'CARTES BANCAIRES',
-        version: 20261101,
-      });
-    });
-
-    it('answers a reloadable prepaid debit product', async () => {
-      expect(await attributesOf('510510')).toEqual({
-        bin: '510510',
-        brand: 'MASTERCARD',
-        issuingOrganization: 'Keystone Prepaid Services',
-        cardType: 'DEBIT',
-        cardCategory: 'PREPAID',
-        issuingCountryName: 'United States',
-        issuingCountryCode: 'US',
-        maximumPanLength: 16,
-        cardCommercialType: 'PERSONAL',
-        regulationStatus: 'UNREGULATED',
-        prepaidType: 'RELOADABLE',
-        cobadgedBrands: null,
-        version: 20261101,
-      });
+    it.each([
+      [
+        'a co-badged product',
+        {
+          bin: '453201',
+          brand: 'VISA',
+          issuingOrganization: 'Banque Alpine de Lyon',
+          cardType: 'DEBIT',
+          cardCategory: 'CLASSIC',
+          issuingCountryName: 'France',
+          issuingCountryCode: 'FR',
+          maximumPanLength: 16,
+          cardCommercialType: 'PERSONAL',
+          regulationStatus: 'UNREGULATED',
+          prepaidType: null,
+          cobadgedBrands: 'CARTES BANCAIRES',
+          version: 20261101,
+        },
+      ],
+      [
+        'a reloadable prepaid debit product',
+        {
+          bin: '510510',
+          brand: 'MASTERCARD',
+          issuingOrganization: 'Keystone Prepaid Services',
+          ...RELOADABLE_PREPAID_DEBIT,
+        },
+      ],
+    ])('answers %s with every field of the spec', async (_product, expected) => {
+      expect(await attributesOf(expected.bin)).toEqual(expected);
     });
 
     it.each([
@@ -257,16 +252,7 @@ describe('card attributes through GraphQL', () => {
         bin: '45560012',
         brand: 'VISA',
         issuingOrganization: 'Northbridge Bank',
-        cardType: 'DEBIT',
-        cardCategory: 'PREPAID',
-        issuingCountryName: 'United States',
-        issuingCountryCode: 'US',
-        maximumPanLength: 16,
-        cardCommercialType: 'PERSONAL',
-        regulationStatus: 'UNREGULATED',
-        prepaidType: 'RELOADABLE',
-        cobadgedBrands: null,
-        version: 20261101,
+        ...RELOADABLE_PREPAID_DEBIT,
       });
       expect(await attributesOf(PAN_45560034)).toEqual(attributesOfRow('45560034'));
       expect(await attributesOf(PAN_55243390)).toEqual(attributesOfRow('55243390'));
@@ -296,10 +282,10 @@ describe('card attributes through GraphQL', () => {
 
   describe('tok_ aliases', () => {
     it("answers the row of the alias's PAN (8-digit rows included), in the caller's vault only", async () => {
-      const created = await stack.execute(
+      const created = await t.stack.execute(
         CreateCard,
         { input: { pan: PAN_45560034, cvc: '123', expMonth: 11, expYear: 29 } },
-        vault1Token,
+        t.vault1Token,
       );
       const { panAlias, cvcAlias } = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
       expect(await attributesOf(panAlias)).toEqual({
@@ -311,9 +297,9 @@ describe('card attributes through GraphQL', () => {
 
       // Another vault's alias, a CVC alias and an alias nobody issued are unknown: null.
       for (const [alias, token] of [
-        [panAlias, vault2Token],
-        [cvcAlias!, vault1Token],
-        ['tok_sandbox_0000000000000000000000', vault1Token],
+        [panAlias, t.vault2Token],
+        [cvcAlias!, t.vault1Token],
+        ['tok_sandbox_0000000000000000000000', t.vault1Token],
       ] as const) {
         const result = await lookup(alias, token);
         expect(result.errors).toBeUndefined();
@@ -364,7 +350,7 @@ describe('card attributes through GraphQL', () => {
 
   describe('scope card-attributes:basic and vaults', () => {
     it('answers ForbiddenError without the scope and UnauthenticatedError without a token', async () => {
-      const withoutScope = await stack.token({
+      const withoutScope = await t.stack.token({
         vaults: [VAULT1],
         scopes: ['cards:read', 'cards:write', 'network-tokens:read', 'organization-users:read'],
       });
@@ -376,17 +362,17 @@ describe('card attributes through GraphQL', () => {
       expect(member(result[0]!.data?.cardAttributes, 'ForbiddenError').code).toBe('forbidden');
       expect(member(result[1]!.data?.cardAttributes, 'UnauthenticatedError').code).toBe('unauthenticated');
 
-      const onlyScope = await stack.token({ vaults: [VAULT1], scopes: ['card-attributes:basic'] });
+      const onlyScope = await t.stack.token({ vaults: [VAULT1], scopes: ['card-attributes:basic'] });
       expect(await attributesOf('411111', onlyScope)).toEqual(attributesOfRow('411111'));
     });
 
     it('acts in the named vault of a two-vault token, and needs one named', async () => {
-      const bothVaults = await stack.token({ vaults: [VAULT1, VAULT2] });
-      const named = await stack.execute(Lookup, { number: '601120', vaultId: VAULT2 }, bothVaults);
+      const bothVaults = await t.stack.token({ vaults: [VAULT1, VAULT2] });
+      const named = await t.stack.execute(Lookup, { number: '601120', vaultId: VAULT2 }, bothVaults);
       expect(member(named.data?.cardAttributes, 'QueryCardAttributesSuccess').data).toEqual(
         attributesOfRow('601120'),
       );
-      const unnamed = await stack.execute(Lookup, { number: '601120' }, bothVaults);
+      const unnamed = await t.stack.execute(Lookup, { number: '601120' }, bothVaults);
       expect(member(unnamed.data?.cardAttributes, 'ForbiddenError').code).toBe('vault-required');
     });
   });

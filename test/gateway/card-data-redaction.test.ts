@@ -4,9 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createUpstream } from '../../src/upstream/index.ts';
-import { notification, postNotification } from '../support/gateway-process.ts';
+import { notification, postNotification, type Stack, startStack } from '../support/fixtures.ts';
 import { openSse, readEvents } from '../support/sse.ts';
-import { type Stack, startStack } from '../support/stack.ts';
 
 /**
  * Issue 10, class 1 (card data in errors), over HTTP, SSE and graphql-ws: a PAN glued to letters,

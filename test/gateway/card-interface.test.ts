@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { member, type Stack, startStack, useStack } from '../support/fixtures.ts';
 
 /**
  * The card interface through the gateway's GraphQL API over HTTP against the embedded sandbox:
@@ -41,8 +40,6 @@ const CreateCard = graphql(`
       __typename
       ... on MutationCreateCardSuccess { data { ...IT_CI_CardFields } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -73,7 +70,6 @@ const Subscribe = graphql(`
       __typename
       ... on MutationSubscribeCardUpdatesSuccess { data { subscriptionId state createdAt updatedAt } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
     }
   }
 `);
@@ -94,7 +90,6 @@ const CheckUpdates = graphql(`
       __typename
       ... on MutationCheckCardUpdatesSuccess { data { event updatedValues { fieldName oldValue newValue } } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
     }
   }
 `);
@@ -155,26 +150,16 @@ const VISA_SPACED = '4242 4242 4242 4242';
 const DINERS = '36227206271667';
 const CVC = '7391';
 const VAULT1 = 'tntsandbox1';
-const VAULT2 = 'tntsandbox2';
 
 describe('card interface through GraphQL', () => {
-  let stack: Stack;
-  let vault1Token: string;
-  let vault2Token: string;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    vault1Token = await stack.token({ vaults: [VAULT1] });
-    vault2Token = await stack.token({ vaults: [VAULT2] });
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   /** Creates a card in vault 1 from a PAN (expiry 11/29) and returns it. */
   async function createCard(pan: string) {
-    const result = await stack.execute(
+    const result = await t.stack.execute(
       CreateCard,
       { input: { pan, expMonth: 11, expYear: 29 } },
-      vault1Token,
+      t.vault1Token,
     );
     return member(result.data?.createCard, 'MutationCreateCardSuccess').data;
   }
@@ -210,7 +195,7 @@ describe('card interface through GraphQL', () => {
           city: 'London',
         },
       };
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         CreateCard,
         {
           input: {
@@ -223,7 +208,7 @@ describe('card interface through GraphQL', () => {
             metadata,
           },
         },
-        vault1Token,
+        t.vault1Token,
       );
       expect(result.status).toBe(200);
       const card = member(result.data?.createCard, 'MutationCreateCardSuccess').data;
@@ -258,10 +243,10 @@ describe('card interface through GraphQL', () => {
       ['MPAN', 'GOOGLE_PAY'],
       ['PAN', null],
     ] as const)('keeps tokenType %s with walletType %s', async (tokenType, walletType) => {
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         CreateCard,
         { input: { pan: MASTERCARD, expMonth: 3, expYear: 28, tokenType, walletType } },
-        vault1Token,
+        t.vault1Token,
       );
       const card = member(result.data?.createCard, 'MutationCreateCardSuccess').data;
       expect(card).toMatchObject({
@@ -281,10 +266,10 @@ describe('card interface through GraphQL', () => {
     });
 
     it('ignores spaces in the pan', async () => {
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         CreateCard,
         { input: { pan: VISA_SPACED, expMonth: 1, expYear: 30 } },
-        vault1Token,
+        t.vault1Token,
       );
       const card = member(result.data?.createCard, 'MutationCreateCardSuccess').data;
       expect(card).toMatchObject({ bin: '424242', last4: '4242', brand: 'visa' });
@@ -292,10 +277,10 @@ describe('card interface through GraphQL', () => {
 
     it('creates a card from the panAlias of an earlier card of the vault', async () => {
       const first = await createCard(MASTERCARD);
-      const result = await stack.execute(
+      const result = await t.stack.execute(
         CreateCard,
         { input: { panAlias: first.panAlias, expMonth: 5, expYear: 31, metadata: { source: 'alias' } } },
-        vault1Token,
+        t.vault1Token,
       );
       const card = member(result.data?.createCard, 'MutationCreateCardSuccess').data;
       expect(card).toMatchObject({
@@ -314,17 +299,17 @@ describe('card interface through GraphQL', () => {
 
   describe('card(cardId) and node(id)', () => {
     it('reads the card in its vault; another vault gets CardNotFoundError and a null node', async () => {
-      const created = await stack.execute(
+      const created = await t.stack.execute(
         CreateCard,
         { input: { pan: VISA, cvc: CVC, expMonth: 11, expYear: 29, metadata: { customerId: 7 } } },
-        vault1Token,
+        t.vault1Token,
       );
       const card = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
 
-      const read = await stack.execute(ReadCard, { cardId: card.cardId }, vault1Token);
+      const read = await t.stack.execute(ReadCard, { cardId: card.cardId }, t.vault1Token);
       expect(member(read.data?.card, 'QueryCardSuccess').data).toEqual(card);
 
-      const node = await stack.execute(ReadNode, { id: card.id }, vault1Token);
+      const node = await t.stack.execute(ReadNode, { id: card.id }, t.vault1Token);
       expect(node.data?.node).toEqual({
         __typename: 'Card',
         id: card.id,
@@ -335,29 +320,29 @@ describe('card interface through GraphQL', () => {
         last4: '1111',
       });
 
-      const otherVault = await stack.execute(ReadCard, { cardId: card.cardId }, vault2Token);
+      const otherVault = await t.stack.execute(ReadCard, { cardId: card.cardId }, t.vault2Token);
       expect(member(otherVault.data?.card, 'CardNotFoundError').code).toBe('card-not-found');
-      const otherNode = await stack.execute(ReadNode, { id: card.id }, vault2Token);
+      const otherNode = await t.stack.execute(ReadNode, { id: card.id }, t.vault2Token);
       expect(otherNode.errors).toBeUndefined();
       expect(otherNode.data?.node).toBeNull();
     });
 
     it('answers CardNotFoundError for a well-formed id that does not exist', async () => {
-      const result = await stack.execute(ReadCard, { cardId: 'CRD0000000000000000000000' }, vault1Token);
+      const result = await t.stack.execute(ReadCard, { cardId: 'CRD0000000000000000000000' }, t.vault1Token);
       expect(member(result.data?.card, 'CardNotFoundError').code).toBe('card-not-found');
     });
   });
 
   describe('subscribeCardUpdates and unsubscribeCardUpdates', () => {
     it('subscribes (state enrolled), skips a second subscription, and unsubscribes', async () => {
-      const created = await stack.execute(
+      const created = await t.stack.execute(
         CreateCard,
         { input: { pan: VISA, expMonth: 11, expYear: 29, metadata: { customerId: 42 } } },
-        vault1Token,
+        t.vault1Token,
       );
       const { cardId } = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
 
-      const first = await stack.execute(Subscribe, { cardId }, vault1Token);
+      const first = await t.stack.execute(Subscribe, { cardId }, t.vault1Token);
       const subscription = member(
         first.data?.subscribeCardUpdates,
         'MutationSubscribeCardUpdatesSuccess',
@@ -367,12 +352,12 @@ describe('card interface through GraphQL', () => {
       expect(subscription.createdAt).toMatch(ISO_UTC);
       expect(subscription.updatedAt).toMatch(ISO_UTC);
 
-      const again = await stack.execute(Subscribe, { cardId }, vault1Token);
+      const again = await t.stack.execute(Subscribe, { cardId }, t.vault1Token);
       expect(member(again.data?.subscribeCardUpdates, 'MutationSubscribeCardUpdatesSuccess').data).toEqual(
         subscription,
       );
 
-      const read = await stack.execute(ReadCard, { cardId }, vault1Token);
+      const read = await t.stack.execute(ReadCard, { cardId }, t.vault1Token);
       const subscribed = member(read.data?.card, 'QueryCardSuccess').data;
       expect(subscribed.updateSubscription).toEqual({
         subscriptionId: subscription.subscriptionId,
@@ -380,21 +365,21 @@ describe('card interface through GraphQL', () => {
       });
       expect(subscribed.metadata).toEqual({ customerId: 42 });
 
-      const unsubscribed = await stack.execute(Unsubscribe, { cardId }, vault1Token);
+      const unsubscribed = await t.stack.execute(Unsubscribe, { cardId }, t.vault1Token);
       expect(
         member(unsubscribed.data?.unsubscribeCardUpdates, 'MutationUnsubscribeCardUpdatesSuccess').data,
       ).toEqual({ cardId, metadata: { customerId: 42 }, updateSubscription: null });
-      const readAfter = await stack.execute(ReadCard, { cardId }, vault1Token);
+      const readAfter = await t.stack.execute(ReadCard, { cardId }, t.vault1Token);
       expect(member(readAfter.data?.card, 'QueryCardSuccess').data.updateSubscription).toBeNull();
 
       // Idempotent (gap decisions: 204 for a card that is not subscribed).
-      const twice = await stack.execute(Unsubscribe, { cardId }, vault1Token);
+      const twice = await t.stack.execute(Unsubscribe, { cardId }, t.vault1Token);
       expect(
         member(twice.data?.unsubscribeCardUpdates, 'MutationUnsubscribeCardUpdatesSuccess').data
           .updateSubscription,
       ).toBeNull();
 
-      const resubscribed = await stack.execute(Subscribe, { cardId }, vault1Token);
+      const resubscribed = await t.stack.execute(Subscribe, { cardId }, t.vault1Token);
       const fresh = member(
         resubscribed.data?.subscribeCardUpdates,
         'MutationSubscribeCardUpdatesSuccess',
@@ -408,34 +393,34 @@ describe('card interface through GraphQL', () => {
       async (pan) => {
         const card = await createCard(pan);
         expect(card).toMatchObject({ bin: pan.slice(0, 6), last4: '4002', updateSubscription: null });
-        const result = await stack.execute(Subscribe, { cardId: card.cardId }, vault1Token);
+        const result = await t.stack.execute(Subscribe, { cardId: card.cardId }, t.vault1Token);
         const subscription = member(
           result.data?.subscribeCardUpdates,
           'MutationSubscribeCardUpdatesSuccess',
         ).data;
         expect(subscription.state).toBe('failed');
         expect(subscription.subscriptionId).toMatch(SUBSCRIPTION_ID);
-        const read = await stack.execute(ReadCard, { cardId: card.cardId }, vault1Token);
+        const read = await t.stack.execute(ReadCard, { cardId: card.cardId }, t.vault1Token);
         expect(member(read.data?.card, 'QueryCardSuccess').data.updateSubscription).toBeNull();
       },
     );
 
     it('answers CardNotFoundError for a card of another vault', async () => {
       const card = await createCard(VISA);
-      const subscribe = await stack.execute(Subscribe, { cardId: card.cardId }, vault2Token);
+      const subscribe = await t.stack.execute(Subscribe, { cardId: card.cardId }, t.vault2Token);
       expect(member(subscribe.data?.subscribeCardUpdates, 'CardNotFoundError').code).toBe('card-not-found');
-      const unsubscribe = await stack.execute(Unsubscribe, { cardId: card.cardId }, vault2Token);
+      const unsubscribe = await t.stack.execute(Unsubscribe, { cardId: card.cardId }, t.vault2Token);
       expect(member(unsubscribe.data?.unsubscribeCardUpdates, 'CardNotFoundError').code).toBe(
         'card-not-found',
       );
-      const check = await stack.execute(CheckUpdates, { cardId: card.cardId }, vault2Token);
+      const check = await t.stack.execute(CheckUpdates, { cardId: card.cardId }, t.vault2Token);
       expect(member(check.data?.checkCardUpdates, 'CardNotFoundError').code).toBe('card-not-found');
     });
 
     it('answers CardBrandNotSupportedError when subscribing a Diners Club card', async () => {
       const card = await createCard(DINERS);
       expect(card).toMatchObject({ bin: '362272', last4: '1667', brand: 'diners' });
-      const result = await stack.execute(Subscribe, { cardId: card.cardId }, vault1Token);
+      const result = await t.stack.execute(Subscribe, { cardId: card.cardId }, t.vault1Token);
       expect(result.errors).toBeUndefined();
       expect(result.data?.subscribeCardUpdates.__typename).toBe('CardBrandNotSupportedError');
       expect((result.data?.subscribeCardUpdates as { code?: string } | undefined)?.code).toBe(
@@ -447,7 +432,7 @@ describe('card interface through GraphQL', () => {
   describe('checkCardUpdates (contract §5.3)', () => {
     it.each(CHECK_CARDS_VISA_MASTERCARD)('%s answers %s without subscription', async (pan, event, update) => {
       const card = await createCard(pan);
-      const result = await stack.execute(CheckUpdates, { cardId: card.cardId }, vault1Token);
+      const result = await t.stack.execute(CheckUpdates, { cardId: card.cardId }, t.vault1Token);
       const updates = member(result.data?.checkCardUpdates, 'MutationCheckCardUpdatesSuccess').data;
       expect(updates.event).toBe(event);
       if (update === 'number') {
@@ -468,17 +453,17 @@ describe('card interface through GraphQL', () => {
       '%s answers AccountUpdaterNotSupportedError until subscribed, then %s',
       async (pan, event, update) => {
         const card = await createCard(pan);
-        const before = await stack.execute(CheckUpdates, { cardId: card.cardId }, vault1Token);
+        const before = await t.stack.execute(CheckUpdates, { cardId: card.cardId }, t.vault1Token);
         expect(member(before.data?.checkCardUpdates, 'AccountUpdaterNotSupportedError').code).toBe(
           'account-updater-not-supported',
         );
 
-        const subscribed = await stack.execute(Subscribe, { cardId: card.cardId }, vault1Token);
+        const subscribed = await t.stack.execute(Subscribe, { cardId: card.cardId }, t.vault1Token);
         expect(
           member(subscribed.data?.subscribeCardUpdates, 'MutationSubscribeCardUpdatesSuccess').data.state,
         ).toBe('enrolled');
 
-        const after = await stack.execute(CheckUpdates, { cardId: card.cardId }, vault1Token);
+        const after = await t.stack.execute(CheckUpdates, { cardId: card.cardId }, t.vault1Token);
         const updates = member(after.data?.checkCardUpdates, 'MutationCheckCardUpdatesSuccess').data;
         expect(updates).toEqual({
           event,
@@ -492,11 +477,11 @@ describe('card interface through GraphQL', () => {
         expect(text).not.toContain(pan);
         expect(text).not.toContain(replacementPan(pan));
 
-        const unsubscribed = await stack.execute(Unsubscribe, { cardId: card.cardId }, vault1Token);
+        const unsubscribed = await t.stack.execute(Unsubscribe, { cardId: card.cardId }, t.vault1Token);
         expect(unsubscribed.data?.unsubscribeCardUpdates.__typename).toBe(
           'MutationUnsubscribeCardUpdatesSuccess',
         );
-        const afterUnsubscribe = await stack.execute(CheckUpdates, { cardId: card.cardId }, vault1Token);
+        const afterUnsubscribe = await t.stack.execute(CheckUpdates, { cardId: card.cardId }, t.vault1Token);
         expect(member(afterUnsubscribe.data?.checkCardUpdates, 'AccountUpdaterNotSupportedError').code).toBe(
           'account-updater-not-supported',
         );
@@ -505,7 +490,7 @@ describe('card interface through GraphQL', () => {
 
     it('answers valid with no change for a normal card', async () => {
       const card = await createCard(MASTERCARD);
-      const result = await stack.execute(CheckUpdates, { cardId: card.cardId }, vault1Token);
+      const result = await t.stack.execute(CheckUpdates, { cardId: card.cardId }, t.vault1Token);
       expect(member(result.data?.checkCardUpdates, 'MutationCheckCardUpdatesSuccess').data).toEqual({
         event: 'valid',
         updatedValues: [],
@@ -515,11 +500,11 @@ describe('card interface through GraphQL', () => {
 
   describe('upstream faults (contract §5.4)', () => {
     it.each(FAULT_CARDS)('%s answers UpstreamError %i %s', async (pan, status, code, retryable) => {
-      const before = stack.sandbox!.requests().length;
-      const result = await stack.execute(
+      const before = t.stack.sandbox!.requests().length;
+      const result = await t.stack.execute(
         CreateCard,
         { input: { pan, cvc: CVC, expMonth: 11, expYear: 29 } },
-        vault1Token,
+        t.vault1Token,
       );
       expect(result.errors).toBeUndefined();
       const error = member(result.data?.createCard, 'UpstreamError');
@@ -529,7 +514,7 @@ describe('card interface through GraphQL', () => {
       expect(text).not.toContain(pan);
       expect(text).not.toContain(CVC);
       // POST /cards is never retried automatically, except once after a 401 with a fresh token.
-      const posts = stack
+      const posts = t.stack
         .sandbox!.requests()
         .slice(before)
         .filter((r) => r.method === 'POST' && r.path === '/card-interface/cards');

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { member, useStack } from '../support/fixtures.ts';
 
 /**
  * Card reads cached until the card changes (issue 13 "Reads cached until the card changes"): a
@@ -29,32 +28,26 @@ const ReadCard = graphql(`
 `);
 
 describe('card read cache', () => {
-  let stack: Stack;
-  let token: string;
-  beforeAll(async () => {
-    // The enrolment notification comes 3 s after the enrolment: time for the reads before it.
-    stack = await startStack({ SANDBOX_WEBHOOK_DELAY_MS: '3000' });
-    token = await stack.token();
-  });
-  afterAll(() => stack.stop());
+  // The enrolment notification comes 3 s after the enrolment: time for the reads before it.
+  const t = useStack({ SANDBOX_WEBHOOK_DELAY_MS: '3000' });
 
   const cardReads = (cardId: string) =>
-    stack
+    t.stack
       .sandbox!.requests()
       .filter((r) => r.method === 'GET' && r.path === `/account-updater/cards/${cardId}`).length;
   const read = async (cardId: string) =>
     member(
-      (await stack.execute(ReadCard, { cardId }, token)).data?.accountUpdaterCard,
+      (await t.stack.execute(ReadCard, { cardId }, t.vault1Token)).data?.accountUpdaterCard,
       'QueryAccountUpdaterCardSuccess',
     ).data;
 
   it('serves a repeated read with 0 upstream calls until the card event arrives, then reads it fresh', async () => {
     const enrolled = member(
       (
-        await stack.execute(
+        await t.stack.execute(
           Enrol,
           { input: { name: 'Ada Lovelace', number: '4111111111111111', expMonth: 12, expYear: 30 } },
-          token,
+          t.vault1Token,
         )
       ).data?.enrollAccountUpdaterCard,
       'MutationEnrollAccountUpdaterCardSuccess',

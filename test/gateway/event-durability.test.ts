@@ -6,24 +6,23 @@ import {
   type BurstOutcome,
   type CardEventSubscriber,
   duplicatesOf,
-  type GatewayProcess,
   LOG_START_CURSOR,
   NETWORK_TOKEN_EVENTS_SUBSCRIPTION,
   networkTokenNotification,
   notification,
-  type ProcessExit,
   postBurst,
   postNotification,
   randomCardId,
   readHistory,
+  type Stack,
   type StreamedCardEvent,
-  startGatewayProcess,
+  startStack,
   subscribeCardEvents,
   testToken,
-  waitUntil,
-} from '../support/gateway-process.ts';
+  waitForSubscribers,
+} from '../support/fixtures.ts';
+import { type GatewayProcess, type ProcessExit, startGatewayProcess } from '../support/processes.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
 
 /**
  * Durability of live card events end to end (issue "live card events never lost, never duplicated"):
@@ -177,7 +176,7 @@ describe('two gateway replicas sharing one Redis (EVENTS_BACKEND=redis)', () => 
   beforeAll(async () => {
     const env = { EVENTS_BACKEND: 'redis', REDIS_URL: `${redis.url}/1` };
     [replicaA, replicaB] = await Promise.all([startGatewayProcess({ env }), startGatewayProcess({ env })]);
-    token = await testToken(['tntsandbox1']);
+    token = await testToken({ vaults: ['tntsandbox1'] });
   });
   afterAll(async () => {
     await Promise.all(subscribers.map((subscriber) => subscriber.close()));
@@ -270,7 +269,7 @@ describe('two gateway replicas sharing one Redis (EVENTS_BACKEND=redis)', () => 
     await resumed.waitForIds([second.id, third.id]);
     expect(resumed.ids()).toEqual([second.id, third.id]);
     expect(await readNetworkTokenHistory(replicaB.url, token, { panAlias })).toEqual(expected);
-    const vault2Token = await testToken(['tntsandbox2']);
+    const vault2Token = await testToken({ vaults: ['tntsandbox2'] });
     expect(await readNetworkTokenHistory(replicaA.url, vault2Token, { panAlias })).toEqual([second.id]);
   });
 
@@ -315,7 +314,7 @@ describe('one gateway on the embedded sqlite log (EVENTS_BACKEND=sqlite)', () =>
   it('keeps every acknowledged event across SIGKILL mid-burst and a restart on the same DATA_DIR', async () => {
     const first = await startGatewayProcess({ env: { EVENTS_BACKEND: 'sqlite' } });
     gateway = first;
-    const token = await testToken(['tntsandbox1']);
+    const token = await testToken({ vaults: ['tntsandbox1'] });
     const seed = notification();
     expect((await postNotification(first.url, seed)).status).toBe(200);
     const seedEvent = (await readHistory(first.url, token)).find((event) => event.id === seed.id);
@@ -367,14 +366,6 @@ describe.each([
     return subscriber;
   }
 
-  /** Waits until exactly `count` live subscriptions of tntsandbox1 are registered. */
-  function waitForSubscriberCount(count: number): Promise<void> {
-    return waitUntil(
-      () => stack.app.events!.subscriberCount('tntsandbox1') === count,
-      `${count} subscribers of tntsandbox1`,
-    );
-  }
-
   async function accept(body: Record<string, unknown> & { id: string }): Promise<void> {
     expect(await postNotification(stack.url, body)).toEqual({
       status: 200,
@@ -391,7 +382,7 @@ describe.each([
     const resumeCursor = first.events.at(-1)!.cursor;
     const before = stack.app.events!.subscriberCount('tntsandbox1');
     await first.close();
-    await waitForSubscriberCount(before - 1);
+    await waitForSubscribers(stack.app, 'tntsandbox1', before - 1);
 
     const missed = [notification(), notification(), notification(), notification()];
     for (const body of missed) await accept(body);

@@ -1,25 +1,27 @@
 import type { ExecutionResult } from 'graphql';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CARD_EVENT_TYPES } from '../../src/events/card-event.ts';
 import {
   CARD_EVENTS_SUBSCRIPTION,
   type CardEventSubscriber,
   duplicatesOf,
-  type GatewayProcess,
   graphqlWsClient,
   LOG_START_CURSOR,
+  leftover,
   notification,
   postBurst,
   postNotification,
   randomCardId,
   readHistory,
-  startGatewayProcess,
+  type Stack,
+  startStack,
   subscribeCardEvents,
   testToken,
-  waitUntil,
-} from '../support/gateway-process.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+  WAIT,
+  waitForSubscribers,
+} from '../support/fixtures.ts';
+import { startGatewayProcess } from '../support/processes.ts';
 
 /**
  * Tenant isolation and the graphql-ws limits of live card events: an event reaches only the
@@ -68,14 +70,6 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
     return subscriber;
   }
 
-  /** Waits until exactly `count` live subscriptions of `tenant` are registered. */
-  function waitForExactly(tenant: string, count: number): Promise<void> {
-    return waitUntil(
-      () => stack.app.events!.subscriberCount(tenant) === count,
-      `${count} subscribers of ${tenant}`,
-    );
-  }
-
   it('delivers 1,000 mixed notifications only to the subscribers of their vault; a token naming both vaults receives all', async () => {
     const [token1, token2, tokenBoth] = await Promise.all([
       stack.token({ vaults: [VAULT_1] }),
@@ -85,8 +79,8 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
     const vault1 = subscribe(token1);
     const vault2 = subscribe(token2);
     const both = subscribe(tokenBoth);
-    await waitForExactly(VAULT_1, 2);
-    await waitForExactly(VAULT_2, 2);
+    await waitForSubscribers(stack.app, VAULT_1, 2);
+    await waitForSubscribers(stack.app, VAULT_2, 2);
 
     const random = seededRandom(20261121);
     const mix = Array.from({ length: 1_000 }, () =>
@@ -138,12 +132,12 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
   it('closes the graphql-ws socket with 4403 when the client token expires', async () => {
     const token = await stack.token({ vaults: [VAULT_1], expiresInS: 2 });
     const subscriber = subscribe(token);
-    await waitForExactly(VAULT_1, 1);
+    await waitForSubscribers(stack.app, VAULT_1, 1);
     const before = notification();
     expect((await postNotification(stack.url, before)).status).toBe(200);
     await subscriber.waitForIds([before.id]);
     expect(await subscriber.waitForClose(5_000)).toBe(4403);
-    await waitForExactly(VAULT_1, 0);
+    await waitForSubscribers(stack.app, VAULT_1, 0);
     expect(subscriber.ids()).toEqual([before.id]);
   });
 
@@ -162,7 +156,7 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
       ),
     );
     try {
-      await waitForExactly(VAULT_1, MAX_SUBSCRIPTIONS_PER_SOCKET);
+      await waitForSubscribers(stack.app, VAULT_1, MAX_SUBSCRIPTIONS_PER_SOCKET);
       const refusal = await new Promise<unknown>((resolve) => {
         client.subscribe(
           { query: CARD_EVENTS_SUBSCRIPTION, variables: {} },
@@ -179,12 +173,12 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
 
       const event = notification();
       expect((await postNotification(stack.url, event)).status).toBe(200);
-      await waitUntil(() => received.every((ids) => ids.length > 0), 'the event on every subscription');
+      await vi.waitFor(() => expect(received.filter((ids) => ids.length === 0)).toEqual([]), WAIT);
       expect(received).toEqual(received.map(() => [event.id]));
 
       // Completing one frees its slot on the socket.
       unsubscribe[0]!();
-      await waitForExactly(VAULT_1, MAX_SUBSCRIPTIONS_PER_SOCKET - 1);
+      await waitForSubscribers(stack.app, VAULT_1, MAX_SUBSCRIPTIONS_PER_SOCKET - 1);
       const replacement: string[] = [];
       unsubscribe.push(
         client.subscribe<{ cardEvents: { id: string } }>(
@@ -196,10 +190,10 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
           },
         ),
       );
-      await waitForExactly(VAULT_1, MAX_SUBSCRIPTIONS_PER_SOCKET);
+      await waitForSubscribers(stack.app, VAULT_1, MAX_SUBSCRIPTIONS_PER_SOCKET);
       const next = notification();
       expect((await postNotification(stack.url, next)).status).toBe(200);
-      await waitUntil(() => replacement.length > 0, 'the event on the replacement subscription');
+      await expect.poll(() => replacement.length, WAIT).toBeGreaterThan(0);
       expect(replacement).toEqual([next.id]);
     } finally {
       for (const stop of unsubscribe) stop();
@@ -216,13 +210,10 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
   });
 });
 
-describe('graceful shutdown of node src/main.ts', () => {
-  let gateway: GatewayProcess | undefined;
-  afterAll(() => gateway?.stop());
-
+describe('graceful shutdown of the gateway process (node src/dev.ts, sandbox and gateway)', () => {
   it('SIGTERM completes open graphql-ws subscriptions with 1001, ends SSE subscriptions and exits 0', async () => {
-    gateway = await startGatewayProcess();
-    const token = await testToken([VAULT_1, VAULT_2]);
+    const gateway = leftover(await startGatewayProcess(), (process) => process.stop());
+    const token = await testToken({ vaults: [VAULT_1, VAULT_2] });
     const overWs = [
       subscribeCardEvents(gateway.url, token, { after: LOG_START_CURSOR }),
       subscribeCardEvents(gateway.url, token, { after: LOG_START_CURSOR, vaultId: VAULT_2 }),
@@ -246,7 +237,9 @@ describe('graceful shutdown of node src/main.ts', () => {
     for (const event of events) expect((await postNotification(gateway.url, event)).status).toBe(200);
     await overWs[0]!.waitForIds(events.map((event) => event.id));
     await overWs[1]!.waitForIds([events[1]!.id]);
-    await waitUntil(() => events.every((event) => sseText.includes(event.id)), 'both events over SSE');
+    await vi.waitFor(() => {
+      for (const event of events) expect(sseText).toContain(event.id);
+    }, WAIT);
 
     const exit = gateway.kill('SIGTERM');
     expect(await Promise.all(overWs.map((subscriber) => subscriber.waitForClose(10_000)))).toEqual([

@@ -2,9 +2,15 @@ import { connect, type Socket } from 'node:net';
 import { FormData, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { notification, postNotification } from '../support/gateway-process.ts';
+import {
+  notification,
+  postGraphql,
+  postNotification,
+  type Stack,
+  startStack,
+  waitForSubscribers,
+} from '../support/fixtures.ts';
 import { openSse, readEvents } from '../support/sse.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
 
 /**
  * Issue 10, the attacks of classes 2, 4, 5, 8 and 9 reproduced against a running gateway, each with
@@ -162,21 +168,17 @@ describe('client mistakes are client errors (class 5)', () => {
   it('answers an out-of-range or malformed history cursor with a typed invalid-input error', async () => {
     for (const raw of ['v1:99999999999999999999:1', 'v1:9223372036854775808:0', 'nonsense']) {
       const after = Buffer.from(raw).toString('base64url');
-      const response = await request(`${stack.url}/graphql`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/graphql-response+json',
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({
+      const response = await postGraphql(
+        stack.url,
+        {
           query: `query ($after: String) { cardEvents(first: 5, after: $after) {
             __typename ... on InputValidationError { code issues { path message } } } }`,
           variables: { after },
-        }),
-      });
-      expect(response.statusCode).toBe(200);
-      expect(await response.body.json()).toEqual({
+        },
+        token,
+      );
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({
         data: {
           cardEvents: {
             __typename: 'InputValidationError',

@@ -1,5 +1,4 @@
 import { print } from 'graphql';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {
   CheckAccountUpdaterCardInput,
@@ -7,7 +6,7 @@ import type {
   EnrollAccountUpdaterCardInput,
 } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { postGraphql, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * Bad input through the gateway's GraphQL API: every class answers InputValidationError
@@ -21,7 +20,6 @@ const CreateCard = graphql(`
       __typename
       ... on MutationCreateCardSuccess { data { cardId panAlias } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -32,7 +30,6 @@ const Enrol = graphql(`
       __typename
       ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -43,7 +40,6 @@ const Check = graphql(`
       __typename
       ... on MutationCheckAccountUpdaterCardSuccess { data { event } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -53,17 +49,14 @@ const ByCardId = graphql(`
     subscribeCardUpdates(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
     unsubscribeCardUpdates(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
     checkCardUpdates(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -73,12 +66,10 @@ const ReadByCardId = graphql(`
     card(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
     accountUpdaterCard(cardId: $cardId) {
       __typename
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -240,21 +231,14 @@ describe('input validation through GraphQL', () => {
 
     it('answers a variable of the wrong type with a GraphQL error that does not echo the value', async () => {
       const before = stack.sandbox!.requests().length;
-      const response = await request(`${stack.url}/graphql`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/graphql-response+json',
-          authorization: `Bearer ${token}`,
-        },
-        body: JSON.stringify({
-          query: print(CreateCard),
-          variables: { input: { pan: Number(VISA), expMonth: 11, expYear: 29 } },
-        }),
-      });
-      const text = await response.body.text();
-      expect(response.statusCode).toBe(400);
-      const body = JSON.parse(text) as { data?: unknown; errors?: { message: string }[] };
+      const response = await postGraphql(
+        stack.url,
+        { query: print(CreateCard), variables: { input: { pan: Number(VISA), expMonth: 11, expYear: 29 } } },
+        token,
+      );
+      const text = JSON.stringify(response.body);
+      expect(response.status).toBe(400);
+      const { body } = response;
       expect(body.data).toBeUndefined();
       expect(body.errors).toHaveLength(1);
       expect(text).not.toContain(VISA);

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { BULK_TEST_PANS, type Stack, startStack } from '../support/stack.ts';
+import { BULK_TEST_PANS, member, useStack } from '../support/fixtures.ts';
 
 /**
  * The joins of the graph through the gateway's GraphQL API over HTTP against the embedded sandbox,
@@ -184,50 +183,41 @@ const BRAND_OF_BIN: Readonly<Record<string, string>> = {
 };
 
 describe('joins through GraphQL', () => {
-  let stack: Stack;
-  let vault1Token: string;
-  let vault2Token: string;
-
-  beforeAll(async () => {
-    // The app-wide card read cache is off here: these tests count the per-request DataLoader reads
-    // (test/gateway/card-read-cache.test.ts covers the cache).
-    stack = await startStack({ CARD_CACHE_TTL_MS: '0' });
-    vault1Token = await stack.token({ vaults: [VAULT1] });
-    vault2Token = await stack.token({ vaults: [VAULT2] });
-  });
-  afterAll(() => stack.stop());
+  // The app-wide card read cache is off here: these tests count the per-request DataLoader reads
+  // (test/gateway/card-read-cache.test.ts covers the cache).
+  const t = useStack({ CARD_CACHE_TTL_MS: '0' });
 
   /** Runs `work` and returns it with the sandbox requests answered meanwhile, token requests left out. */
   async function withRequests<T>(work: () => Promise<T>) {
-    const before = stack.sandbox!.requests().length;
+    const before = t.stack.sandbox!.requests().length;
     const result = await work();
-    const requests: SandboxRequestRecord[] = stack.sandbox!.requests().slice(before);
+    const requests: SandboxRequestRecord[] = t.stack.sandbox!.requests().slice(before);
     return { result, requests: requests.filter((r) => r.path !== '/oauth/token') };
   }
 
   /** Enrols `pan` in vault 1 (expiry 12/30). */
   async function enrol(pan: string, name = 'Bulk Holder') {
-    const result = await stack.execute(
+    const result = await t.stack.execute(
       Enrol,
       { input: { name, number: pan, expMonth: 12, expYear: 30 } },
-      vault1Token,
+      t.vault1Token,
     );
     return member(result.data?.enrollAccountUpdaterCard, 'MutationEnrollAccountUpdaterCardSuccess').data;
   }
 
   /** Provisions a token for `panAlias` (expiry 12/30) and waits until it reached its final state. */
   async function provisionAndWait(panAlias: string, timeoutMs = 3_000) {
-    const provisioned = await stack.execute(
+    const provisioned = await t.stack.execute(
       Provision,
       { input: { panAlias, expMonth: 12, expYear: 30 } },
-      vault1Token,
+      t.vault1Token,
     );
     expect(
       member(provisioned.data?.provisionNetworkToken, 'MutationProvisionNetworkTokenSuccess').data.state,
     ).toBe('PENDING');
     return vi.waitFor(
       async () => {
-        const read = await stack.execute(TokenState, { panAlias }, vault1Token);
+        const read = await t.stack.execute(TokenState, { panAlias }, t.vault1Token);
         const token = member(read.data?.networkToken, 'QueryNetworkTokenSuccess').data;
         expect(token.state).not.toBe('PENDING');
         return token;
@@ -262,7 +252,7 @@ describe('joins through GraphQL', () => {
       const ids = cards.map((card) => card.id);
       await vi.waitFor(
         async () => {
-          const states = await stack.execute(States, { ids }, vault1Token);
+          const states = await t.stack.execute(States, { ids }, t.vault1Token);
           expect(states.errors).toBeUndefined();
           const nodes = states.data?.nodes ?? [];
           expect(
@@ -299,7 +289,7 @@ describe('joins through GraphQL', () => {
       const distinctBins = new Set(cards.map((card) => card.pan.slice(0, 6)));
       expect(distinctBins.size).toBe(5);
 
-      const first = await withRequests(() => stack.execute(JoinedNodes, { ids }, vault1Token));
+      const first = await withRequests(() => t.stack.execute(JoinedNodes, { ids }, t.vault1Token));
       expect(first.result.errors).toBeUndefined();
       expect(first.result.data?.nodes).toEqual(expectedNodes(cards));
 
@@ -318,7 +308,7 @@ describe('joins through GraphQL', () => {
       expect(first.requests).toHaveLength(25 + 25 + distinctBins.size);
 
       // A new request: new per-request loaders, the same app-wide BIN cache.
-      const second = await withRequests(() => stack.execute(JoinedNodes, { ids }, vault1Token));
+      const second = await withRequests(() => t.stack.execute(JoinedNodes, { ids }, t.vault1Token));
       expect(second.result).toEqual(first.result);
       expect(pathsOf(second.requests, 'POST', ATTRIBUTES_PATH)).toEqual([]);
       expect(pathsOf(second.requests, 'GET', CARD_PATH)).toEqual(cardPaths);
@@ -329,7 +319,7 @@ describe('joins through GraphQL', () => {
     it('reads a card asked for twice in one request once', async () => {
       const selected = [...cards.slice(0, 5), ...cards.slice(0, 5)];
       const { result, requests } = await withRequests(() =>
-        stack.execute(JoinedNodes, { ids: selected.map((card) => card.id) }, vault1Token),
+        t.stack.execute(JoinedNodes, { ids: selected.map((card) => card.id) }, t.vault1Token),
       );
       expect(result.data?.nodes).toEqual(expectedNodes(selected));
       expect([...counts(pathsOf(requests, 'GET', CARD_PATH)).values()]).toEqual([1, 1, 1, 1, 1]);
@@ -342,7 +332,7 @@ describe('joins through GraphQL', () => {
     it("joins the token of the enrolled card's number alias: null before provisioning, then the token", async () => {
       const pan = '5100260000895001';
       const enrolled = await enrol(pan, 'Ada Lovelace');
-      const before = await stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, vault1Token);
+      const before = await t.stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, t.vault1Token);
       const card = member(before.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data;
       expect(card.networkToken).toBeNull();
       expect(card.attributes).toEqual({
@@ -356,7 +346,7 @@ describe('joins through GraphQL', () => {
       });
 
       const token = await provisionAndWait(enrolled.number);
-      const after = await stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, vault1Token);
+      const after = await t.stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, t.vault1Token);
       expect(member(after.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data).toEqual({
         ...card,
         networkToken: {
@@ -371,10 +361,10 @@ describe('joins through GraphQL', () => {
         },
       });
 
-      const withAttributes = await stack.execute(
+      const withAttributes = await t.stack.execute(
         TokenWithAttributes,
         { panAlias: enrolled.number },
-        vault1Token,
+        t.vault1Token,
       );
       expect(member(withAttributes.data?.networkToken, 'QueryNetworkTokenSuccess').data).toEqual({
         panAlias: enrolled.number,
@@ -386,16 +376,16 @@ describe('joins through GraphQL', () => {
 
     it('finds a token provisioned through the tok_ alias of the same PAN (one token per card)', async () => {
       const pan = '4000210000395001';
-      const created = await stack.execute(
+      const created = await t.stack.execute(
         CreateCard,
         { input: { pan, expMonth: 12, expYear: 30 } },
-        vault1Token,
+        t.vault1Token,
       );
       const { panAlias } = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
       const token = await provisionAndWait(panAlias);
 
       const enrolled = await enrol(pan);
-      const read = await stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, vault1Token);
+      const read = await t.stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, t.vault1Token);
       const joined = member(read.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data
         .networkToken;
       // The answer echoes the alias it was asked with (docs/gap-decisions.md "Network tokens").
@@ -409,7 +399,7 @@ describe('joins through GraphQL', () => {
 
     it('answers null attributes for a BIN the data set does not know, looked up once across requests', async () => {
       const enrolled = await enrol('4000007000000106');
-      const read = () => stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, vault1Token);
+      const read = () => t.stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, t.vault1Token);
       const first = await withRequests(read);
       expect(
         member(first.result.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data.attributes,
@@ -425,7 +415,7 @@ describe('joins through GraphQL', () => {
     it('reports a SUSPENDED token through the join as not usable', async () => {
       const enrolled = await enrol('4000210000795002');
       expect((await provisionAndWait(enrolled.number)).state).toBe('SUSPENDED');
-      const read = await stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, vault1Token);
+      const read = await t.stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, t.vault1Token);
       expect(
         member(read.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data.networkToken,
       ).toMatchObject({ state: 'SUSPENDED', usable: false });
@@ -437,9 +427,9 @@ describe('joins through GraphQL', () => {
         [['cards:read', 'card-attributes:basic'], 'networkToken'],
         [['cards:read', 'network-tokens:read'], 'attributes'],
       ] as const) {
-        const token = await stack.token({ vaults: [VAULT1], scopes });
+        const token = await t.stack.token({ vaults: [VAULT1], scopes });
         const { result, requests } = await withRequests(() =>
-          stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, token),
+          t.stack.execute(AccountUpdaterCard, { cardId: enrolled.cardId }, token),
         );
         const card = member(result.data?.accountUpdaterCard, 'QueryAccountUpdaterCardSuccess').data;
         expect(card.cardId).toBe(enrolled.cardId);
@@ -458,10 +448,10 @@ describe('joins through GraphQL', () => {
 
   describe('Card.attributes, Card.updateSubscription, node(id)', () => {
     it("joins a card's attributes by its six-digit BIN", async () => {
-      const created = await stack.execute(
+      const created = await t.stack.execute(
         CreateCard,
         { input: { pan: '6011111111111117', expMonth: 12, expYear: 30 } },
-        vault1Token,
+        t.vault1Token,
       );
       expect(member(created.data?.createCard, 'MutationCreateCardSuccess').data).toMatchObject({
         bin: '601111',
@@ -478,10 +468,10 @@ describe('joins through GraphQL', () => {
 
     it('joins the six-digit row even where an 8-digit row refines it (the lookup by alias does not)', async () => {
       // The record carries the first six digits only, and the join is cached per six-digit BIN.
-      const created = await stack.execute(
+      const created = await t.stack.execute(
         CreateCard,
         { input: { pan: '4556001200000105', expMonth: 12, expYear: 30 } },
-        vault1Token,
+        t.vault1Token,
       );
       const card = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
       expect(card.attributes).toEqual({
@@ -491,7 +481,7 @@ describe('joins through GraphQL', () => {
         cardCategory: 'GOLD',
         prepaidType: null,
       });
-      const byAlias = await stack.execute(LookupAttributes, { number: card.panAlias }, vault1Token);
+      const byAlias = await t.stack.execute(LookupAttributes, { number: card.panAlias }, t.vault1Token);
       expect(member(byAlias.data?.cardAttributes, 'QueryCardAttributesSuccess').data).toEqual({
         bin: '45560012',
         brand: 'VISA',
@@ -502,49 +492,49 @@ describe('joins through GraphQL', () => {
     });
 
     it('shows the account updater subscription while subscribed, and null after unsubscribing', async () => {
-      const created = await stack.execute(
+      const created = await t.stack.execute(
         CreateCard,
         { input: { pan: '5555555555554444', expMonth: 12, expYear: 30 } },
-        vault1Token,
+        t.vault1Token,
       );
       const { cardId } = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
       const subscribed = member(
-        (await stack.execute(Subscribe, { cardId }, vault1Token)).data?.subscribeCardUpdates,
+        (await t.stack.execute(Subscribe, { cardId }, t.vault1Token)).data?.subscribeCardUpdates,
         'MutationSubscribeCardUpdatesSuccess',
       ).data;
-      const read = await stack.execute(ReadCard, { cardId }, vault1Token);
+      const read = await t.stack.execute(ReadCard, { cardId }, t.vault1Token);
       expect(member(read.data?.card, 'QueryCardSuccess').data).toEqual({
         cardId,
         updateSubscription: { subscriptionId: subscribed.subscriptionId, state: 'enrolled' },
       });
-      const unsubscribed = await stack.execute(Unsubscribe, { cardId }, vault1Token);
+      const unsubscribed = await t.stack.execute(Unsubscribe, { cardId }, t.vault1Token);
       expect(
         member(unsubscribed.data?.unsubscribeCardUpdates, 'MutationUnsubscribeCardUpdatesSuccess').data,
       ).toEqual({
         cardId,
         updateSubscription: null,
       });
-      const again = await stack.execute(ReadCard, { cardId }, vault1Token);
+      const again = await t.stack.execute(ReadCard, { cardId }, t.vault1Token);
       expect(member(again.data?.card, 'QueryCardSuccess').data.updateSubscription).toBeNull();
     });
 
     it("answers node(id) and nodes(ids) for the caller's vault, and null for another vault's cards", async () => {
       const own = member(
         (
-          await stack.execute(
+          await t.stack.execute(
             CreateCard,
             { input: { pan: '378282246310005', expMonth: 12, expYear: 30 } },
-            vault1Token,
+            t.vault1Token,
           )
         ).data?.createCard,
         'MutationCreateCardSuccess',
       ).data;
       const other = member(
         (
-          await stack.execute(
+          await t.stack.execute(
             CreateCard,
             { input: { pan: '4242424242424242', expMonth: 12, expYear: 30 } },
-            vault2Token,
+            t.vault2Token,
           )
         ).data?.createCard,
         'MutationCreateCardSuccess',
@@ -552,7 +542,7 @@ describe('joins through GraphQL', () => {
       const enrolled = await enrol('5100260000291003');
 
       const { result, requests } = await withRequests(() =>
-        stack.execute(NodesOfCards, { ids: [own.id, other.id, enrolled.id] }, vault1Token),
+        t.stack.execute(NodesOfCards, { ids: [own.id, other.id, enrolled.id] }, t.vault1Token),
       );
       expect(result.errors).toBeUndefined();
       expect(result.data?.nodes).toEqual([
@@ -570,16 +560,16 @@ describe('joins through GraphQL', () => {
       // Another vault's id is refused before any upstream request.
       expect(requests.filter((r) => r.path.endsWith(other.cardId))).toEqual([]);
 
-      expect((await stack.execute(NodeOfCard, { id: other.id }, vault1Token)).data?.node).toBeNull();
-      expect((await stack.execute(NodeOfCard, { id: other.id }, vault2Token)).data?.node).toEqual({
+      expect((await t.stack.execute(NodeOfCard, { id: other.id }, t.vault1Token)).data?.node).toBeNull();
+      expect((await t.stack.execute(NodeOfCard, { id: other.id }, t.vault2Token)).data?.node).toEqual({
         __typename: 'Card',
         id: other.id,
         cardId: other.cardId,
         vaultId: VAULT2,
         bin: '424242',
       });
-      const bothVaults = await stack.token({ vaults: [VAULT1, VAULT2] });
-      const both = await stack.execute(NodesOfCards, { ids: [other.id, own.id] }, bothVaults);
+      const bothVaults = await t.stack.token({ vaults: [VAULT1, VAULT2] });
+      const both = await t.stack.execute(NodesOfCards, { ids: [other.id, own.id] }, bothVaults);
       expect(both.data?.nodes?.map((node) => node && [node.__typename, node.id])).toEqual([
         ['Card', other.id],
         ['Card', own.id],

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { graphql } from '../generated/index.ts';
-import { collect, type Stack, startStack } from '../support/stack.ts';
+import { collect, useStack } from '../support/fixtures.ts';
 
 /**
  * Network token notifications end to end (docs/gap-decisions.md "Network token notifications",
@@ -65,16 +65,14 @@ async function waitForTokenSubscribers(app: App, tenant: string, count: number):
 }
 
 describe('networkTokenEvents subscription', () => {
-  let stack: Stack;
-  let vault1Token: string;
-  let vault2Token: string;
+  const t = useStack();
 
   /** Vaults `pan` in the card interface of vault 1 and answers its `tok_` alias. */
   async function vaultCard(pan: string): Promise<string> {
-    const result = await stack.execute(
+    const result = await t.stack.execute(
       CreateCard,
       { input: { pan, expMonth: 11, expYear: 29 } },
-      vault1Token,
+      t.vault1Token,
     );
     const payload = result.data?.createCard;
     if (payload?.__typename !== 'MutationCreateCardSuccess')
@@ -85,10 +83,10 @@ describe('networkTokenEvents subscription', () => {
 
   /** Requests a network token for `panAlias` in vault 1; the answer is PENDING, the outcome a webhook. */
   async function provision(panAlias: string): Promise<void> {
-    const result = await stack.execute(
+    const result = await t.stack.execute(
       Provision,
       { input: { panAlias, expMonth: 11, expYear: 29 } },
-      vault1Token,
+      t.vault1Token,
     );
     expect(result.data?.provisionNetworkToken).toEqual({
       __typename: 'MutationProvisionNetworkTokenSuccess',
@@ -97,32 +95,26 @@ describe('networkTokenEvents subscription', () => {
   }
 
   const tokenReads = (panAlias: string) =>
-    stack
+    t.stack
       .sandbox!.requests()
       .filter((r) => r.method === 'GET' && r.path.endsWith(`/account-updater/network-tokens/${panAlias}`));
 
   /** Network token notifications of vault 1 the gateway answered 200. */
   const acceptedTokenNotifications = () =>
-    stack
+    t.stack
       .sandbox!.deliveries()
       .filter((d) => d.vault === VAULT1 && d.event.startsWith('network_token.') && d.status === 200).length;
 
-  beforeAll(async () => {
-    stack = await startStack();
-    vault1Token = await stack.token({ vaults: [VAULT1] });
-    vault2Token = await stack.token({ vaults: [VAULT2] });
-  });
-  afterAll(() => stack.stop());
   afterEach(async () => {
-    await waitForTokenSubscribers(stack.app, VAULT1, 0);
-    await waitForTokenSubscribers(stack.app, VAULT2, 0);
+    await waitForTokenSubscribers(t.stack.app, VAULT1, 0);
+    await waitForTokenSubscribers(t.stack.app, VAULT2, 0);
   });
 
   it('streams ACTIVE for a 5001 card with its token, to its vault only', async () => {
-    const vault1 = collect(stack.wsClient(vault1Token), NetworkTokenEvents, {}, 1);
-    const vault2 = collect(stack.wsClient(vault2Token), NetworkTokenEvents, {}, 1, 1_500);
-    await waitForTokenSubscribers(stack.app, VAULT1, 1);
-    await waitForTokenSubscribers(stack.app, VAULT2, 1);
+    const vault1 = collect(t.stack.wsClient(t.vault1Token), NetworkTokenEvents, {}, 1);
+    const vault2 = collect(t.stack.wsClient(t.vault2Token), NetworkTokenEvents, {}, 1, 1_500);
+    await waitForTokenSubscribers(t.stack.app, VAULT1, 1);
+    await waitForTokenSubscribers(t.stack.app, VAULT2, 1);
 
     const panAlias = await vaultCard('5100260000895001');
     await provision(panAlias);
@@ -151,8 +143,8 @@ describe('networkTokenEvents subscription', () => {
   });
 
   it('streams SUSPENDED for a 5002 card', async () => {
-    const received = collect(stack.wsClient(vault1Token), NetworkTokenEvents, {}, 1);
-    await waitForTokenSubscribers(stack.app, VAULT1, 1);
+    const received = collect(t.stack.wsClient(t.vault1Token), NetworkTokenEvents, {}, 1);
+    await waitForTokenSubscribers(t.stack.app, VAULT1, 1);
     const panAlias = await vaultCard('5100260000395002');
     await provision(panAlias);
     const [event] = await received;
@@ -175,13 +167,13 @@ describe('networkTokenEvents subscription', () => {
       await vaultCard('5555555555554444'),
     ];
     const received = collect(
-      stack.wsClient(vault1Token),
+      t.stack.wsClient(t.vault1Token),
       NetworkTokenEvents,
       { panAlias: wantedAlias },
       2,
       1_500,
     );
-    await waitForTokenSubscribers(stack.app, VAULT1, 1);
+    await waitForTokenSubscribers(t.stack.app, VAULT1, 1);
     const acceptedBefore = acceptedTokenNotifications();
     await provision(otherAlias);
     await provision(wantedAlias);
@@ -193,9 +185,13 @@ describe('networkTokenEvents subscription', () => {
   });
 
   it('reads the token once per event for all subscribers', async () => {
-    const clients = [stack.wsClient(vault1Token), stack.wsClient(vault1Token), stack.wsClient(vault1Token)];
+    const clients = [
+      t.stack.wsClient(t.vault1Token),
+      t.stack.wsClient(t.vault1Token),
+      t.stack.wsClient(t.vault1Token),
+    ];
     const results = clients.map((client) => collect(client, NetworkTokenEvents, {}, 1));
-    await waitForTokenSubscribers(stack.app, VAULT1, 3);
+    await waitForTokenSubscribers(t.stack.app, VAULT1, 3);
 
     const panAlias = await vaultCard('4000210000395001');
     await provision(panAlias);
@@ -215,16 +211,21 @@ describe('networkTokenEvents subscription', () => {
   });
 
   it('refuses a client token without network-tokens:read', async () => {
-    const token = await stack.token({ vaults: [VAULT1], scopes: ['cards:read'] });
-    const [result] = await collect(stack.wsClient(token), NetworkTokenEvents, {}, 1);
+    const token = await t.stack.token({ vaults: [VAULT1], scopes: ['cards:read'] });
+    const [result] = await collect(t.stack.wsClient(token), NetworkTokenEvents, {}, 1);
     expect(result?.data ?? null).toBeNull();
     expect(result?.errors?.map((e) => e.extensions?.code)).toEqual(['forbidden']);
-    expect(stack.app.networkTokenEvents?.subscriberCount(VAULT1)).toBe(0);
+    expect(t.stack.app.networkTokenEvents?.subscriberCount(VAULT1)).toBe(0);
   });
 
   it('refuses a vaultId the client token does not name', async () => {
-    const [result] = await collect(stack.wsClient(vault2Token), NetworkTokenEvents, { vaultId: VAULT1 }, 1);
+    const [result] = await collect(
+      t.stack.wsClient(t.vault2Token),
+      NetworkTokenEvents,
+      { vaultId: VAULT1 },
+      1,
+    );
     expect(result?.errors?.map((e) => e.extensions?.code)).toEqual(['vault-not-allowed']);
-    expect(stack.app.networkTokenEvents?.subscriberCount(VAULT1)).toBe(0);
+    expect(t.stack.app.networkTokenEvents?.subscriberCount(VAULT1)).toBe(0);
   });
 });

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it, vi } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import type { ProvisionNetworkTokenInput } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { type Stack, sleep, startStack } from '../support/stack.ts';
+import { member, useStack } from '../support/fixtures.ts';
 
 /**
  * Network tokens through the gateway's GraphQL API over HTTP against the embedded sandbox:
@@ -47,8 +47,6 @@ const Provision = graphql(`
       __typename
       ... on MutationProvisionNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
       ...ErrorFields
-      ... on UpstreamError { retryable status }
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -59,7 +57,6 @@ const Read = graphql(`
       __typename
       ... on QueryNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -70,7 +67,6 @@ const Delete = graphql(`
       __typename
       ... on MutationDeleteNetworkTokenSuccess { data { ...IT4_NT_TokenFields } }
       ...ErrorFields
-      ... on InputValidationError { issues { path message } }
     }
   }
 `);
@@ -144,32 +140,23 @@ const UNKNOWN_FP_ALIAS = '411111Zz9Yx8W1111';
 const NOT_FOUND_MESSAGE = 'No network token exists for this PAN alias in this vault';
 
 describe('network tokens through GraphQL', () => {
-  let stack: Stack;
-  let vault1Token: string;
-  let vault2Token: string;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    vault1Token = await stack.token({ vaults: [VAULT1] });
-    vault2Token = await stack.token({ vaults: [VAULT2] });
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   /** Keeps `pan` on file in the card interface (expiry 11/29) and returns its `tok_` alias. */
-  async function panAliasOf(pan: string, token = vault1Token): Promise<string> {
-    const result = await stack.execute(CreateCard, { input: { pan, expMonth: 11, expYear: 29 } }, token);
+  async function panAliasOf(pan: string, token = t.vault1Token): Promise<string> {
+    const result = await t.stack.execute(CreateCard, { input: { pan, expMonth: 11, expYear: 29 } }, token);
     return member(result.data?.createCard, 'MutationCreateCardSuccess').data.panAlias;
   }
 
-  const provision = (input: ProvisionNetworkTokenInput, token: string | null = vault1Token) =>
-    stack.execute(Provision, { input }, token);
-  const read = (panAlias: string, token: string | null = vault1Token) =>
-    stack.execute(Read, { panAlias }, token);
-  const remove = (panAlias: string, token: string | null = vault1Token) =>
-    stack.execute(Delete, { panAlias }, token);
+  const provision = (input: ProvisionNetworkTokenInput, token: string | null = t.vault1Token) =>
+    t.stack.execute(Provision, { input }, token);
+  const read = (panAlias: string, token: string | null = t.vault1Token) =>
+    t.stack.execute(Read, { panAlias }, token);
+  const remove = (panAlias: string, token: string | null = t.vault1Token) =>
+    t.stack.execute(Delete, { panAlias }, token);
 
   /** Reads the token until provisioning reported its final state (the sandbox takes 100 ms). */
-  async function waitForFinalState(panAlias: string, token = vault1Token, timeoutMs = 3_000) {
+  async function waitForFinalState(panAlias: string, token = t.vault1Token, timeoutMs = 3_000) {
     return vi.waitFor(
       async () => {
         const current = member(
@@ -185,9 +172,9 @@ describe('network tokens through GraphQL', () => {
 
   /** Runs `work` and returns it with the sandbox requests answered meanwhile. */
   async function withRequests<T>(work: () => Promise<T>) {
-    const before = stack.sandbox!.requests().length;
+    const before = t.stack.sandbox!.requests().length;
     const result = await work();
-    return { result, requests: stack.sandbox!.requests().slice(before) };
+    return { result, requests: t.stack.sandbox!.requests().slice(before) };
   }
 
   it('lists every card of contract §5.5 in these tables', () => {
@@ -317,12 +304,12 @@ describe('network tokens through GraphQL', () => {
 
   describe('networkToken and deleteNetworkToken', () => {
     it('answers NetworkTokenNotFoundError for an unknown alias and for a card without a token', async () => {
-      const withoutToken = await panAliasOf(VISA, vault2Token);
+      const withoutToken = await panAliasOf(VISA, t.vault2Token);
       for (const [panAlias, token] of [
-        [UNKNOWN_TOK_ALIAS, vault1Token],
-        [UNKNOWN_FP_ALIAS, vault1Token],
-        ['tok_unknown', vault1Token],
-        [withoutToken, vault2Token],
+        [UNKNOWN_TOK_ALIAS, t.vault1Token],
+        [UNKNOWN_FP_ALIAS, t.vault1Token],
+        ['tok_unknown', t.vault1Token],
+        [withoutToken, t.vault2Token],
       ] as const) {
         const got = await read(panAlias, token);
         expect(got.data?.networkToken).toEqual({
@@ -340,12 +327,12 @@ describe('network tokens through GraphQL', () => {
     });
 
     it("hides another vault's token: not found for reading, provisioning and deleting", async () => {
-      const panAlias = await panAliasOf(VISA_OF_VAULT2, vault2Token);
-      const provisioned = await provision({ panAlias, expMonth: 11, expYear: 29 }, vault2Token);
+      const panAlias = await panAliasOf(VISA_OF_VAULT2, t.vault2Token);
+      const provisioned = await provision({ panAlias, expMonth: 11, expYear: 29 }, t.vault2Token);
       expect(
         member(provisioned.data?.provisionNetworkToken, 'MutationProvisionNetworkTokenSuccess').data.vaultId,
       ).toBe(VAULT2);
-      expect((await waitForFinalState(panAlias, vault2Token)).state).toBe('ACTIVE');
+      expect((await waitForFinalState(panAlias, t.vault2Token)).state).toBe('ACTIVE');
 
       expect(member((await read(panAlias)).data?.networkToken, 'NetworkTokenNotFoundError').code).toBe(
         'not-found',
@@ -360,7 +347,7 @@ describe('network tokens through GraphQL', () => {
         member((await remove(panAlias)).data?.deleteNetworkToken, 'NetworkTokenNotFoundError').code,
       ).toBe('not-found');
       // Untouched in its own vault.
-      const own = await read(panAlias, vault2Token);
+      const own = await read(panAlias, t.vault2Token);
       expect(member(own.data?.networkToken, 'QueryNetworkTokenSuccess').data).toMatchObject({
         vaultId: VAULT2,
         state: 'ACTIVE',
@@ -368,10 +355,10 @@ describe('network tokens through GraphQL', () => {
       });
 
       // A token naming both vaults acts in the vault it is told to, and needs to be told.
-      const bothVaults = await stack.token({ vaults: [VAULT1, VAULT2] });
-      const inVault2 = await stack.execute(Read, { panAlias, vaultId: VAULT2 }, bothVaults);
+      const bothVaults = await t.stack.token({ vaults: [VAULT1, VAULT2] });
+      const inVault2 = await t.stack.execute(Read, { panAlias, vaultId: VAULT2 }, bothVaults);
       expect(member(inVault2.data?.networkToken, 'QueryNetworkTokenSuccess').data.state).toBe('ACTIVE');
-      const unnamed = await stack.execute(Read, { panAlias }, bothVaults);
+      const unnamed = await t.stack.execute(Read, { panAlias }, bothVaults);
       expect(member(unnamed.data?.networkToken, 'ForbiddenError').code).toBe('vault-required');
     });
 
@@ -449,6 +436,8 @@ describe('network tokens through GraphQL', () => {
         cardLast4: '4444',
         cardBin: '555555',
       });
+      // Quiet window: the abandoned provisioning would have completed 100 ms after the request (the
+      // t.stack's enrolment delay); nothing announces that it did not, so the test looks 300 ms later.
       await sleep(300);
       const later = member((await read(panAlias)).data?.networkToken, 'QueryNetworkTokenSuccess').data;
       expect(later).toMatchObject({ state: 'DELETED', networkTokenLast4: null, expiresAt: null });
@@ -535,7 +524,7 @@ describe('network tokens through GraphQL', () => {
 
   describe('scopes (network-tokens:read, network-tokens:write)', () => {
     it('lets network-tokens:read read but not provision or delete', async () => {
-      const readOnly = await stack.token({ vaults: [VAULT1], scopes: ['network-tokens:read'] });
+      const readOnly = await t.stack.token({ vaults: [VAULT1], scopes: ['network-tokens:read'] });
       const { result, requests } = await withRequests(async () => ({
         provisioned: await provision({ panAlias: UNKNOWN_TOK_ALIAS, expMonth: 11, expYear: 29 }, readOnly),
         deleted: await remove(UNKNOWN_TOK_ALIAS, readOnly),
@@ -551,7 +540,7 @@ describe('network tokens through GraphQL', () => {
     });
 
     it('lets network-tokens:write provision and delete but not read', async () => {
-      const writeOnly = await stack.token({ vaults: [VAULT1], scopes: ['network-tokens:write'] });
+      const writeOnly = await t.stack.token({ vaults: [VAULT1], scopes: ['network-tokens:write'] });
       const { result, requests } = await withRequests(() => read(UNKNOWN_TOK_ALIAS, writeOnly));
       expect(requests).toEqual([]);
       expect(member(result.data?.networkToken, 'ForbiddenError').code).toBe('forbidden');
@@ -571,7 +560,7 @@ describe('network tokens through GraphQL', () => {
     });
 
     it('answers UnauthenticatedError without a token, and cards scopes do not suffice', async () => {
-      const cardsOnly = await stack.token({ vaults: [VAULT1], scopes: ['cards:read', 'cards:write'] });
+      const cardsOnly = await t.stack.token({ vaults: [VAULT1], scopes: ['cards:read', 'cards:write'] });
       for (const [token, typename, code] of [
         [null, 'UnauthenticatedError', 'unauthenticated'],
         [cardsOnly, 'ForbiddenError', 'forbidden'],

@@ -11,9 +11,8 @@ import {
   MeDocument,
   possibleTypes,
 } from '../../src/client/generated/index.ts';
+import { member, type Stack, startStack, useStack, waitForSubscribers } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
-import { member } from '../support/results.ts';
-import { type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
 
 /** The trusted-documents id codegen embedded in a generated document (`sha256:<hex>`). */
 const idOf = (document: unknown) => (document as { __meta__: { hash: string } }).__meta__.hash;
@@ -109,18 +108,12 @@ const SSE_MODES = [
 ];
 
 describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
-  let stack: Stack;
-  let token: string;
-  beforeAll(async () => {
-    stack = await startStack({ PERSISTED_OPERATIONS: 'require' });
-    token = await stack.token();
-  });
-  afterAll(() => stack.stop());
+  const t = useStack({ PERSISTED_OPERATIONS: 'require' });
 
   it.each(['POST', 'GET'] as const)(
     'HTTP %s: refuses an arbitrary query and runs a manifest document by id',
     async (method) => {
-      const refused = await http(stack, method, { query: ARBITRARY }, token);
+      const refused = await http(t.stack, method, { query: ARBITRARY }, t.vault1Token);
       expect(refused.status).toBe(400);
       expect(refused.body.errors).toMatchObject([
         {
@@ -130,7 +123,12 @@ describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
       ]);
       expect(refused.body.data).toBeUndefined();
 
-      const accepted = await http(stack, method, { extensions: persisted(idOf(MeDocument)) }, token);
+      const accepted = await http(
+        t.stack,
+        method,
+        { extensions: persisted(idOf(MeDocument)) },
+        t.vault1Token,
+      );
       expect(accepted.status).toBe(200);
       expect(accepted.body.data).toEqual({
         __typename: 'Query',
@@ -142,36 +140,41 @@ describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
         },
       });
       // The bare hex of the id is accepted too (Apollo's sha256Hash carries hex).
-      const hex = await http(stack, method, { extensions: persisted(idOf(MeDocument).slice(7)) }, token);
+      const hex = await http(
+        t.stack,
+        method,
+        { extensions: persisted(idOf(MeDocument).slice(7)) },
+        t.vault1Token,
+      );
       expect(hex.body.data).toEqual(accepted.body.data);
     },
   );
 
   it('refuses an unknown id and an APQ registration of a document outside the manifest', async () => {
-    const unknown = await http(stack, 'POST', { extensions: persisted(sha256(ARBITRARY)) }, token);
+    const unknown = await http(t.stack, 'POST', { extensions: persisted(sha256(ARBITRARY)) }, t.vault1Token);
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors).toMatchObject([{ extensions: { code: 'persisted-operation-not-found' } }]);
 
     const registration = await http(
-      stack,
+      t.stack,
       'POST',
       { query: ARBITRARY, extensions: persisted(sha256(ARBITRARY)) },
-      token,
+      t.vault1Token,
     );
     expect(registration.body.errors).toMatchObject([
       { extensions: { code: 'persisted-operation-required' } },
     ]);
     // Nothing was stored: the hash alone still names no document.
-    const after = await http(stack, 'POST', { extensions: persisted(sha256(ARBITRARY)) }, token);
+    const after = await http(t.stack, 'POST', { extensions: persisted(sha256(ARBITRARY)) }, t.vault1Token);
     expect(after.body.errors).toMatchObject([{ extensions: { code: 'persisted-operation-not-found' } }]);
   });
 
   it('a manifest id decides over query text sent along (Apollo over HTTP and graphql-ws send their text)', async () => {
     const withText = await http(
-      stack,
+      t.stack,
       'POST',
       { query: `${ARBITRARY} # changed`, extensions: persisted(idOf(MeDocument)) },
-      token,
+      t.vault1Token,
     );
     expect(withText.body.data).toMatchObject({ viewer: { subject: 'test-user' } });
   });
@@ -179,17 +182,17 @@ describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
   it.each(SSE_MODES)(
     'SSE $path (single connection: $singleConnection): refuses an arbitrary query, runs a manifest document',
     async (mode) => {
-      const refused = await overSse(stack, token, mode, { query: ARBITRARY });
+      const refused = await overSse(t.stack, t.vault1Token, mode, { query: ARBITRARY });
       expect(refused).toMatchObject([{ status: 400 }]);
       expect(refused.some((r) => r.data)).toBe(false);
       if (!mode.singleConnection) {
         expect(refused[0]!.errors).toMatchObject([{ extensions: { code: 'persisted-operation-required' } }]);
       } else {
         // The same refusal at protocol level: reserve a stream, then start the operation on it.
-        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-        const reservation = await fetch(`${stack.url}/graphql/stream`, { method: 'PUT', headers });
+        const headers = { authorization: `Bearer ${t.vault1Token}`, 'content-type': 'application/json' };
+        const reservation = await fetch(`${t.stack.url}/graphql/stream`, { method: 'PUT', headers });
         const streamToken = await reservation.text();
-        const start = await fetch(`${stack.url}/graphql/stream`, {
+        const start = await fetch(`${t.stack.url}/graphql/stream`, {
           method: 'POST',
           headers: { ...headers, 'x-graphql-event-stream-token': streamToken },
           body: JSON.stringify({ query: ARBITRARY, extensions: { operationId: 'op1' } }),
@@ -206,7 +209,7 @@ describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
         });
       }
 
-      const accepted = await overSse(stack, token, mode, {
+      const accepted = await overSse(t.stack, t.vault1Token, mode, {
         query: '',
         extensions: persisted(idOf(CardAttributesDocument)),
         variables: { number: '510026' },
@@ -224,21 +227,21 @@ describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
   );
 
   it('graphql-ws: refuses an arbitrary query with the code, runs a manifest subscription and delivers its event', async () => {
-    const refused = await overWs(stack, token, { query: ARBITRARY });
+    const refused = await overWs(t.stack, t.vault1Token, { query: ARBITRARY });
     expect(refused).toMatchObject([{ errors: [{ extensions: { code: 'persisted-operation-required' } }] }]);
 
-    const client = stack.wsClient(token);
+    const client = t.stack.wsClient(t.vault1Token);
     const iterator = client.iterate({ query: '', extensions: persisted(idOf(LiveCardEventsDocument)) });
     const first = iterator.next();
-    await waitForSubscribers(stack.app, 'tntsandbox1', 1);
+    await waitForSubscribers(t.stack.app, 'tntsandbox1', 1);
     const enrolled = await http(
-      stack,
+      t.stack,
       'POST',
       {
         extensions: persisted(idOf(EnrolCardWithWebhookDocument)),
         variables: { number: '4000210000692001' },
       },
-      token,
+      t.vault1Token,
     );
     const result = (
       enrolled.body.data as { enrollAccountUpdaterCard: { __typename: string; data?: { cardId: string } } }
@@ -259,8 +262,8 @@ describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
       cache: new InMemoryCache({ possibleTypes }),
       link: new PersistedQueryLink({ generateHash: idOf }).concat(
         new HttpLink({
-          uri: `${stack.url}/graphql`,
-          headers: { authorization: `Bearer ${token}` },
+          uri: `${t.stack.url}/graphql`,
+          headers: { authorization: `Bearer ${t.vault1Token}` },
           fetch: async (input, init) => {
             bodies.push(JSON.parse(String(init?.body)));
             return fetch(input, init);
@@ -280,47 +283,51 @@ describe('PERSISTED_OPERATIONS=require (trusted documents only)', () => {
 });
 
 describe('PERSISTED_OPERATIONS=allow (default)', () => {
-  let stack: Stack;
-  let token: string;
-  beforeAll(async () => {
-    stack = await startStack();
-    token = await stack.token();
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   it('runs arbitrary queries and manifest ids; APQ: miss, registration, hit; a wrong hash is refused', async () => {
-    expect((await http(stack, 'POST', { query: ARBITRARY }, token)).body.data).toEqual({
+    expect((await http(t.stack, 'POST', { query: ARBITRARY }, t.vault1Token)).body.data).toEqual({
       viewer: { subject: 'test-user' },
     });
     expect(
-      (await http(stack, 'GET', { extensions: persisted(idOf(MeDocument)) }, token)).body.data,
+      (await http(t.stack, 'GET', { extensions: persisted(idOf(MeDocument)) }, t.vault1Token)).body.data,
     ).toMatchObject({
       viewer: { subject: 'test-user' },
     });
 
     const query = '{ viewer { vaults } }';
-    const miss = await http(stack, 'GET', { extensions: persisted(sha256(query)) }, token);
+    const miss = await http(t.stack, 'GET', { extensions: persisted(sha256(query)) }, t.vault1Token);
     expect(miss.body.errors).toMatchObject([
       { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } },
     ]);
-    const registered = await http(stack, 'POST', { query, extensions: persisted(sha256(query)) }, token);
+    const registered = await http(
+      t.stack,
+      'POST',
+      { query, extensions: persisted(sha256(query)) },
+      t.vault1Token,
+    );
     expect(registered.body.data).toEqual({ viewer: { vaults: ['tntsandbox1'] } });
-    expect((await http(stack, 'GET', { extensions: persisted(sha256(query)) }, token)).body.data).toEqual({
+    expect(
+      (await http(t.stack, 'GET', { extensions: persisted(sha256(query)) }, t.vault1Token)).body.data,
+    ).toEqual({
       viewer: { vaults: ['tntsandbox1'] },
     });
     // Over graphql-ws and SSE the stored hash answers alike (their clients send an empty query string).
-    expect(await overWs(stack, token, { query: '', extensions: persisted(sha256(query)) })).toEqual([
-      { data: { viewer: { vaults: ['tntsandbox1'] } } },
-    ]);
+    expect(await overWs(t.stack, t.vault1Token, { query: '', extensions: persisted(sha256(query)) })).toEqual(
+      [{ data: { viewer: { vaults: ['tntsandbox1'] } } }],
+    );
     expect(
-      await overSse(stack, token, SSE_MODES[0]!, { query: '', extensions: persisted(sha256(query)) }),
+      await overSse(t.stack, t.vault1Token, SSE_MODES[0]!, {
+        query: '',
+        extensions: persisted(sha256(query)),
+      }),
     ).toEqual([{ data: { viewer: { vaults: ['tntsandbox1'] } } }]);
 
     const mismatch = await http(
-      stack,
+      t.stack,
       'POST',
       { query: ARBITRARY, extensions: persisted(sha256(query)) },
-      token,
+      t.vault1Token,
     );
     expect(mismatch.body.errors).toMatchObject([{ extensions: { code: 'PERSISTED_QUERY_MISMATCH' } }]);
   });

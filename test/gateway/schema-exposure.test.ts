@@ -1,7 +1,7 @@
 import { parse } from 'graphql';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Stack, startStack } from '../support/stack.ts';
+import { type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * What the endpoint tells about its schema: in production no introspection and no field suggestions

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { type Stack, startStack } from '../support/fixtures.ts';
 
 const Viewer = graphql(`
   query SmokeViewer {

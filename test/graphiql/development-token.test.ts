@@ -7,7 +7,7 @@ import {
   isLoopbackAddress,
   mayEmbedDevelopmentToken,
 } from '../../src/plugins/graphiql.ts';
-import { type Stack, startStack, TEST_JWT_SECRET } from '../support/stack.ts';
+import { type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts';
 
 /**
  * The development token goes into GraphiQL only in development, on the embedded sandbox, with the

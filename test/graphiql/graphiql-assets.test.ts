@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Stack, startStack } from '../support/stack.ts';
+import { type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * GraphiQL's page and assets over HTTP: every script, style, worker and icon the page names is served

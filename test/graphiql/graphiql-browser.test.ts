@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchOfflineChromium, type OfflineBrowser } from '../support/chromium.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { type Stack, startStack } from '../support/fixtures.ts';
 
 /**
  * GraphiQL as a partner uses it: `npm start` on the embedded sandbox with the development secret,

@@ -1,8 +1,8 @@
 import { type ExecutionResult, print } from 'graphql';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { type Stack, startStack } from '../support/stack.ts';
+import { type Stack, startStack } from '../support/fixtures.ts';
+import { openSse, readEvents } from '../support/sse.ts';
 
 /**
  * Issue 10, class 7 ("one failed read nulls a whole list"): with the upstream down, `nodes(ids:)`
@@ -74,19 +74,10 @@ describe('nodes with the upstream down', () => {
   });
 
   it('over SSE (Accept: text/event-stream): the same per-entry answer', async () => {
-    const response = await request(`${stack.url}/graphql`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({ query: print(NodesOfCards), variables: { ids } }),
-    });
-    expect(response.statusCode).toBe(200);
-    const text = await response.body.text();
-    const data = text.split('\n').filter((line) => line.startsWith('data:') && line.length > 6);
+    const stream = await openSse(stack.url, { query: print(NodesOfCards), variables: { ids } }, token);
+    expect(stream.status).toBe(200);
+    const data = (await readEvents(stream)).filter((event) => event.event === 'next');
     expect(data).toHaveLength(1);
-    expectPerEntryNulls(JSON.parse(data[0]!.slice(5)) as ExecutionResult<{ nodes: unknown[] | null }>);
+    expectPerEntryNulls(JSON.parse(data[0]!.data) as ExecutionResult<{ nodes: unknown[] | null }>);
   });
 });

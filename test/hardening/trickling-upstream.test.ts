@@ -3,12 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type GatewayProcess,
-  graphqlWsClient,
-  startGatewayProcess,
-  testToken,
-} from '../support/gateway-process.ts';
+import { graphqlWsClient, testToken } from '../support/fixtures.ts';
+import { type GatewayProcess, startGatewayProcess } from '../support/processes.ts';
 
 /**
  * Issue 10, class 6 ("upstream that trickles"): a real HTTP server on a free port answers the OAuth
@@ -105,7 +101,7 @@ describe('a trickling upstream, UPSTREAM_TIMEOUT_MS=1500', () => {
 
   beforeAll(async () => {
     gateway = await startGatewayProcess({ env: remoteEnv({ UPSTREAM_TIMEOUT_MS: String(deadlineMs) }) });
-    token = await testToken([VAULT]);
+    token = await testToken({ vaults: [VAULT] });
   });
   afterAll(() => gateway?.stop());
 
@@ -164,7 +160,7 @@ describe('SIGTERM while an upstream call trickles, SHUTDOWN_TIMEOUT_MS=3000', ()
       env: remoteEnv({ UPSTREAM_TIMEOUT_MS: '120000', SHUTDOWN_TIMEOUT_MS: String(shutdownTimeoutMs) }),
     });
     try {
-      const token = await testToken([VAULT]);
+      const token = await testToken({ vaults: [VAULT] });
       const inFlight = post(gateway, token, CARD_QUERY).catch((error: unknown) => error);
       await expect.poll(() => calls.length, { timeout: 5_000 }).toBe(1);
       const signalled = performance.now();

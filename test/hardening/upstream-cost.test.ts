@@ -3,8 +3,15 @@ import { type ExecutionResult, print } from 'graphql';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { member } from '../support/results.ts';
-import { BULK_TEST_PANS, collect, type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
+import {
+  BULK_TEST_PANS,
+  collect,
+  member,
+  type Stack,
+  startStack,
+  waitForSubscribers,
+} from '../support/fixtures.ts';
+import { openSse, readEvents } from '../support/sse.ts';
 
 /**
  * Issue 10, class 3 ("upstream amplification"): `nodes(ids:)` with thousands of forged ids, and a
@@ -90,18 +97,9 @@ function gateway(env: Record<string, string>) {
 
   /** Runs `document` over SSE (POST, Accept: text/event-stream) and resolves with its first result. */
   async function overSse(query: string, variables: Record<string, unknown>): Promise<ExecutionResult> {
-    const response = await request(`${stack.url}/graphql`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({ query, variables }),
-    });
-    const text = await response.body.text();
-    const line = text.split('\n').find((l) => l.startsWith('data:') && l.length > 6);
-    return JSON.parse(line!.slice(5)) as ExecutionResult;
+    const stream = await openSse(stack.url, { query, variables }, token);
+    const next = (await readEvents(stream)).find((event) => event.event === 'next');
+    return JSON.parse(next!.data) as ExecutionResult;
   }
 
   return {

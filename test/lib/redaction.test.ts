@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { isLuhnValid, luhnCheckDigit, redactPans } from '../../src/lib/pan.ts';
+import { redactPans } from '../../src/lib/pan.ts';
 import {
   REDACTED,
   redactCardData,
@@ -9,6 +9,7 @@ import {
   redactLogLine,
   withoutEchoedValues,
 } from '../../src/lib/redaction.ts';
+import { luhnWindows, panArbitrary } from '../support/fixtures.ts';
 
 /**
  * The one redaction mechanism (src/lib/redaction.ts): PANs anywhere in a string, security codes by
@@ -16,50 +17,21 @@ import {
  * embedded Luhn-valid PANs and assert that none survives.
  */
 
-/**
- * Independent oracle: the Luhn-valid 13 to 19 digit windows of `text`, reading a single space or
- * hyphen between two digits as nothing (as card numbers are written).
- */
-function luhnWindows(text: string): string[] {
-  const compact = text.replace(/(\d{3})[ -](?=\d{3})/g, '$1');
-  const found: string[] = [];
-  for (const run of compact.match(/\d{13,}/g) ?? []) {
-    for (let start = 0; start + 13 <= run.length; start++) {
-      for (let length = 13; length <= 19 && start + length <= run.length; length++) {
-        const window = run.slice(start, start + length);
-        // Card numbers start with 1-9 (ISO/IEC 7812).
-        if (!window.startsWith('0') && isLuhnValid(window)) found.push(window);
-      }
-    }
-  }
-  return found;
-}
-
-/** A Luhn-valid PAN of 13 to 19 digits. */
-const panArbitrary = fc
-  .tuple(
-    fc.integer({ min: 13, max: 19 }),
-    fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 18, maxLength: 18 }),
-  )
-  .map(([length, digits]) => {
-    // Card numbers start with 1-9 (ISO/IEC 7812).
-    const prefix = `${(digits[0]! % 9) + 1}${digits.slice(1, length - 1).join('')}`;
-    return `${prefix}${luhnCheckDigit(prefix)}`;
-  });
-
 /** A PAN as people and systems write it: plain, grouped by spaces or hyphens. */
-const writtenPanArbitrary = fc.tuple(panArbitrary, fc.constantFrom('', ' ', '-')).map(([pan, separator]) => {
-  if (!separator) return pan;
-  // Groups of four, a tail shorter than three joining the last group (cards are not written
-  // `4111 1111 1111 1`).
-  const groups = pan.match(/.{1,4}/g) ?? [];
-  const tail = groups.at(-1)!;
-  if (tail.length < 3 && groups.length > 1) {
-    groups.pop();
-    groups[groups.length - 1] += tail;
-  }
-  return groups.join(separator);
-});
+const writtenPanArbitrary = fc
+  .tuple(panArbitrary(), fc.constantFrom('', ' ', '-'))
+  .map(([pan, separator]) => {
+    if (!separator) return pan;
+    // Groups of four, a tail shorter than three joining the last group (cards are not written
+    // `4111 1111 1111 1`).
+    const groups = pan.match(/.{1,4}/g) ?? [];
+    const tail = groups.at(-1)!;
+    if (tail.length < 3 && groups.length > 1) {
+      groups.pop();
+      groups[groups.length - 1] += tail;
+    }
+    return groups.join(separator);
+  });
 
 /** Text around a PAN: letters, digits, underscores, punctuation, any Unicode. */
 const gluedTextArbitrary = fc.oneof(

@@ -3,9 +3,7 @@ import { createClient } from 'graphql-ws';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { notification, postNotification } from '../support/gateway-process.ts';
-import { type Stack, startStack } from '../support/stack.ts';
-import { postGraphql } from './helpers.ts';
+import { notification, postGraphql, postNotification, type Stack, startStack } from '../support/fixtures.ts';
 
 interface LogLine {
   level: number;

@@ -1,16 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notification, postNotification } from '../support/gateway-process.ts';
-import { ALL_TEST_PANS, type Stack, startStack, waitForSubscribers } from '../support/stack.ts';
 import {
-  largestValue,
-  type MetricSample,
+  ALL_TEST_PANS,
+  notification,
   postGraphql,
-  sampleValue,
-  scrapeMetrics,
+  postNotification,
+  type Stack,
+  startStack,
   successData,
-} from './helpers.ts';
+  waitForSubscribers,
+} from '../support/fixtures.ts';
+import { largestValue, type MetricSample, sampleValue, scrapeMetrics } from '../support/telemetry.ts';
 
 const OPERATIONS = readFileSync(new URL('../../src/client/operations.graphql', import.meta.url), 'utf8');
 

@@ -2,8 +2,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createSandbox, type Sandbox } from '../../src/sandbox/sandbox.ts';
+import { type Stack, startStack } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
-import { type Stack, startStack } from '../support/stack.ts';
 
 interface ReadinessAnswer {
   status: number;

@@ -2,15 +2,16 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, loadSandboxConfig } from '../../src/config.ts';
 import { createTracing } from '../../src/lib/tracing.ts';
-import { notification, postNotification } from '../support/gateway-process.ts';
-import { ALL_TEST_PANS, type Stack, startStack } from '../support/stack.ts';
 import {
-  type OtlpReceiver,
+  ALL_TEST_PANS,
+  notification,
   postGraphql,
-  type ReceivedSpan,
-  startOtlpReceiver,
+  postNotification,
+  type Stack,
+  startStack,
   successData,
-} from './helpers.ts';
+} from '../support/fixtures.ts';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/telemetry.ts';
 
 const OPERATIONS = readFileSync(new URL('../../src/client/operations.graphql', import.meta.url), 'utf8');
 /** SpanKind in OTLP: 2 server, 3 client. */

@@ -1,6 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { sleep, startSandbox, type TestSandbox } from './helpers.ts';
+import { SANDBOX_BILLING_ADDRESS, startSandbox, type TestSandbox, WAIT } from '../support/fixtures.ts';
 
 const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -34,17 +35,7 @@ const cardCheck = (body: Record<string, unknown>, token = token1) =>
 
 describe('POST /account-updater/cards: normal cards', () => {
   it('answers enrolling, then enrolled after the delay; GET by its vault only', async () => {
-    const billing_address = {
-      name: 'Ada Lovelace',
-      company: 'Engines',
-      address1: '1 Main St',
-      address2: 'Floor 2',
-      city: 'London',
-      region: 'LND',
-      country: 'GB',
-      postal_code: 'N1 1AA',
-      phone: '+44 20 0000 0000',
-    };
+    const billing_address = SANDBOX_BILLING_ADDRESS;
     const response = await enrolCard('4111111111111111', { billing_address });
     expect(response.status).toBe(201);
     expect(response.headers.get('content-type')).toBe('application/json');
@@ -170,6 +161,8 @@ describe('POST /account-updater/cards: test cards of §5.1 and §5.2', () => {
       expect(response.body.data.capabilities).toEqual([]);
       expect(response.body.data.event).toBe('au_card.enrolling');
       expect((await getCard(response.body.data.id)).status).toBe(404);
+      // Quiet window: enrolment would complete DELAY_MS after the request; past it the card must
+      // still not exist, and nothing announces that it was not saved.
       await sleep(DELAY_MS + 50);
       expect((await getCard(response.body.data.id)).status).toBe(404);
     },
@@ -253,7 +246,9 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
         sub_merchant_name: 'Shop',
         sub_merchant_mid: mid,
       });
-      await sleep(DELAY_MS + 50);
+      await expect
+        .poll(async () => (await getCard(ok.body.data.id, token2)).body.data.state, WAIT)
+        .toBe('enrolled');
       const got = await getCard(ok.body.data.id, token2);
       expect(got.body.data.merchant).toEqual(ok.body.data.merchant);
     }
@@ -353,7 +348,9 @@ describe('POST /account-updater/card-check', () => {
     const enrolled = await enrolCard(pan);
     expect(enrolled.body.data.state).toBe('enrolling');
     expect((await cardCheck(body)).status).toBe(422);
-    await sleep(DELAY_MS + 100);
+    await expect
+      .poll(async () => (await getCard(enrolled.body.data.id)).body.data.state, WAIT)
+      .toBe('enrolled');
     const response = await cardCheck(body);
     expect(response.status).toBe(200);
     expect(response.body.data.event).toBe(event);

@@ -7,7 +7,7 @@ import {
   parseBinTable,
 } from '../../src/sandbox/card-attributes.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { startSandbox, type TestSandbox } from './helpers.ts';
+import { expectSandboxError, startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 const PATH = '/card-attributes/attributes/attributes';
 const RESULT_KEYS = [
@@ -41,23 +41,6 @@ const lookup = (body: unknown, token = token1) => t.call('POST', PATH, { token, 
 function panWith(prefix: string, length = 16): string {
   const body = prefix.padEnd(length - 1, '7');
   return `${body}${luhnCheckDigit(body)}`;
-}
-
-function expectError(
-  response: Awaited<ReturnType<TestSandbox['call']>>,
-  status: number,
-  code: string,
-  pointer?: string,
-) {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/json');
-  expect(response.body.errors).toHaveLength(1);
-  const [error] = response.body.errors;
-  expect(error.status).toBe(String(status));
-  expect(error.code).toBe(code);
-  expect(typeof error.detail).toBe('string');
-  if (pointer === undefined) expect(error.source).toBeUndefined();
-  else expect(error.source).toEqual({ pointer });
 }
 
 describe('the shipped BIN table', () => {
@@ -216,7 +199,7 @@ describe('POST /card-attributes/attributes/attributes', () => {
       expect([455600, 45560012]).toContain(response.body.bin);
     }
     for (const number of ['4556  0012', '4556--0012', ' 455600', '455600-', '4556 -0012', '4556_0012']) {
-      expectError(await lookup({ number }), 400, 'bad-request', '/number');
+      expectSandboxError(await lookup({ number }), 400, 'bad-request', '/number');
     }
   });
 
@@ -225,14 +208,14 @@ describe('POST /card-attributes/attributes/attributes', () => {
     const invalid = `${valid.slice(0, -1)}${(Number(valid.slice(-1)) + 1) % 10}`;
     expect(isLuhnValid(invalid)).toBe(false);
     const refused = await lookup({ number: invalid });
-    expectError(refused, 400, 'bad-request', '/number');
+    expectSandboxError(refused, 400, 'bad-request', '/number');
     expect(refused.text).not.toContain(invalid);
     expect(refused.text).not.toContain(invalid.slice(6));
 
     const twelve = '411111000001';
     expect(isLuhnValid(twelve)).toBe(false);
-    expectError(await lookup({ number: twelve }), 400, 'bad-request', '/number');
-    expectError(await lookup({ number: '4111-1100-0001' }), 400, 'bad-request', '/number');
+    expectSandboxError(await lookup({ number: twelve }), 400, 'bad-request', '/number');
+    expectSandboxError(await lookup({ number: '4111-1100-0001' }), 400, 'bad-request', '/number');
 
     const eleven = '41111100001';
     expect(isLuhnValid(eleven)).toBe(false);
@@ -242,14 +225,14 @@ describe('POST /card-attributes/attributes/attributes', () => {
   });
 
   it('400 bad-request for an absent, mistyped or malformed number', async () => {
-    expectError(await lookup({}), 400, 'bad-request', '/number');
-    expectError(await lookup({ number: null }), 400, 'bad-request', '/number');
-    expectError(await lookup({ number: 510026 }), 400, 'bad-request', '/number');
+    expectSandboxError(await lookup({}), 400, 'bad-request', '/number');
+    expectSandboxError(await lookup({ number: null }), 400, 'bad-request', '/number');
+    expectSandboxError(await lookup({ number: 510026 }), 400, 'bad-request', '/number');
     for (const number of ['', '51002', '5'.repeat(20), '51002a', 'abcdef', '510026******1001']) {
-      expectError(await lookup({ number }), 400, 'bad-request', '/number');
+      expectSandboxError(await lookup({ number }), 400, 'bad-request', '/number');
     }
-    expectError(await lookup([{ number: '510026' }]), 400, 'bad-request', '');
-    expectError(await lookup('{"number":'), 400, 'bad-request', '');
+    expectSandboxError(await lookup([{ number: '510026' }]), 400, 'bad-request', '');
+    expectSandboxError(await lookup('{"number":'), 400, 'bad-request', '');
     const nineteen = panWith('650031', 19);
     expect((await lookup({ number: nineteen })).status).toBe(200);
   });
@@ -260,7 +243,7 @@ describe('POST /card-attributes/attributes/attributes', () => {
       body: '{"number":"510026"}',
       contentType: 'application/vnd.api+json',
     });
-    expectError(response, 415, 'unsupported-media-type');
+    expectSandboxError(response, 415, 'unsupported-media-type');
   });
 
   it("resolves a tok_ alias through the caller's vault only", async () => {
@@ -278,26 +261,26 @@ describe('POST /card-attributes/attributes/attributes', () => {
     expect(found.body.bin).toBe(45560012);
     expect(found.text).not.toContain(pan);
 
-    expectError(await lookup({ number: pan_alias }, token2), 404, 'not-found');
-    expectError(await lookup({ number: 'tok_sandbox_0000000000000000000000' }), 404, 'not-found');
-    expectError(await lookup({ number: cvc_alias }), 404, 'not-found');
+    expectSandboxError(await lookup({ number: pan_alias }, token2), 404, 'not-found');
+    expectSandboxError(await lookup({ number: 'tok_sandbox_0000000000000000000000' }), 404, 'not-found');
+    expectSandboxError(await lookup({ number: cvc_alias }), 404, 'not-found');
   });
 
   it('404 not-found for a BIN the table does not know, whatever its family', async () => {
     expect(cardBrandOf(panWith('401288'))).toBe('visa');
     for (const number of ['999999', panWith('999999'), panWith('401288'), panWith('520000')]) {
       const response = await lookup({ number });
-      expectError(response, 404, 'not-found');
+      expectSandboxError(response, 404, 'not-found');
       expect(response.text).not.toContain(number);
     }
   });
 
   it('401 without a valid token, 403 without card-attributes:basic', async () => {
     const anonymous = await t.call('POST', PATH, { body: { number: '510026' } });
-    expectError(anonymous, 401, 'unauthorized');
+    expectSandboxError(anonymous, 401, 'unauthorized');
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
     const noScope = await t.token('tntsandbox1', 'cards:read network-tokens:read');
-    expectError(await lookup({ number: '510026' }, noScope), 403, 'forbidden');
+    expectSandboxError(await lookup({ number: '510026' }, noScope), 403, 'forbidden');
     const onlyScope = await t.token('tntsandbox1', 'card-attributes:basic');
     expect((await lookup({ number: '510026' }, onlyScope)).status).toBe(200);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { startSandbox, type TestSandbox } from './helpers.ts';
+import { startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 const JSON_API = 'application/vnd.api+json';
 const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;

@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { sleep, startReceiver, startSandbox } from './helpers.ts';
+import { startReceiver, startSandbox, WAIT } from '../support/fixtures.ts';
 
 describe('sandbox lifecycle', () => {
   it('reports the real port, logs requests without ids beyond the path, and stops during a 4998 hang', async () => {
@@ -27,6 +28,8 @@ describe('sandbox lifecycle', () => {
         () => 'connection closed',
       );
     await t.call('GET', '/account-updater/cards/CRDnothing?x=1', { token });
+    // The hanging request is answered by nobody, so nothing shows it has reached the sandbox; the GET
+    // above, sent after it, has been answered, and 50 ms more leave it time to arrive.
     await sleep(50);
     const started = Date.now();
     await t.stop();
@@ -75,7 +78,7 @@ describe('sandbox lifecycle', () => {
         body: { number: card.pan, exp_month: 1, exp_year: 30, cvv: '9876' },
       });
     }
-    await sleep(150);
+    await vi.waitFor(() => expect(readFileSync(file, 'utf8')).toContain('webhook delivery'), WAIT);
     await t.stop();
     await receiver.close();
     const log = readFileSync(file, 'utf8');
@@ -102,9 +105,7 @@ describe('sandbox lifecycle', () => {
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
-    const deadline = Date.now() + 8000;
-    while (!output.includes('sandbox ready') && Date.now() < deadline) await sleep(20);
-    expect(output).toContain('sandbox ready');
+    await vi.waitFor(() => expect(output).toContain('sandbox ready'), { timeout: 8_000, interval: 20 });
     const ready = output
       .split('\n')
       .filter(Boolean)

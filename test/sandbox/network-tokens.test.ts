@@ -1,19 +1,22 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
 import {
   buildNetworkTokenNotification,
   NETWORK_TOKEN_NOTIFICATION_DESCRIPTION,
 } from '../../src/sandbox/network-tokens.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
+  expectSandboxError,
   type ReceivedRequest,
-  sleep,
+  type Receiver,
+  SANDBOX_BILLING_ADDRESS,
   startReceiver,
   startSandbox,
   type TestSandbox,
-  waitFor,
-} from './helpers.ts';
+  verifiedBody,
+  WAIT,
+} from '../support/fixtures.ts';
 
 /** Long enough that a read right after provisioning still sees it pending on a loaded machine. */
 const DELAY_MS = 250;
@@ -26,22 +29,12 @@ const HOLDER_INFO = {
   name: 'Ada Lovelace',
   email: 'ada@example.com',
   number: '+44 20 7946 0000',
-  billing_address: {
-    name: 'Ada Lovelace',
-    company: 'Engines Ltd',
-    address1: '1 Main St',
-    address2: 'Floor 2',
-    city: 'London',
-    region: 'LND',
-    country: 'GB',
-    postal_code: 'N1 1AA',
-    phone: '+44 20 7946 0000',
-  },
+  billing_address: SANDBOX_BILLING_ADDRESS,
 };
 
 let t: TestSandbox;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let otherVaultReceiver: Awaited<ReturnType<typeof startReceiver>>;
+let receiver: Receiver;
+let otherVaultReceiver: Receiver;
 let token1: string;
 let token2: string;
 
@@ -89,40 +82,17 @@ const getToken = (alias: string, token = token1) =>
 const deleteToken = (alias: string, token = token1) =>
   t.call('DELETE', `${PATH}/${encodeURIComponent(alias)}`, { token });
 
-function verified(request: ReceivedRequest, secret = SECRET) {
-  const result = verifyWebhookSignature(
-    request.headers['vgs-signature'] as string | undefined,
-    request.body,
-    [secret],
-    300,
-    Math.floor(Date.now() / 1000),
-  );
-  expect(result.ok).toBe(true);
-  return JSON.parse(request.body.toString('utf8'));
-}
+const verified = (request: ReceivedRequest, secret = SECRET) => verifiedBody(request, secret);
 
-const detailsOf = (request: ReceivedRequest) =>
-  JSON.parse(JSON.parse(request.body.toString('utf8')).details as string);
 const notificationsFor = (alias: string, from = receiver) =>
-  from.received.filter((request) => detailsOf(request).pan_alias === alias);
-const notificationFor = (alias: string, from = receiver) => waitFor(() => notificationsFor(alias, from)[0]);
-
-function expectError(
-  response: Awaited<ReturnType<TestSandbox['call']>>,
-  status: number,
-  code: string,
-  pointer?: string,
-) {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toBe('application/json');
-  expect(response.body.errors).toHaveLength(1);
-  const [error] = response.body.errors;
-  expect(error.status).toBe(String(status));
-  expect(error.code).toBe(code);
-  expect(typeof error.detail).toBe('string');
-  if (pointer === undefined) expect(error.source).toBeUndefined();
-  else expect(error.source).toEqual({ pointer });
-}
+  from.matching((details) => details.pan_alias === alias);
+const notificationFor = (alias: string, from = receiver) =>
+  from.arrival((details) => details.pan_alias === alias);
+/**
+ * Quiet window for "notifies nothing": the notification would be sent DELAY_MS after the request, and
+ * nothing can announce that it did not come, so the test waits past that moment before looking.
+ */
+const pastTheNotificationDelay = () => sleep(DELAY_MS + 100);
 
 describe('POST /network-tokens: a normal card', () => {
   it('answers 202 without a final state, then becomes ACTIVE and notifies', async () => {
@@ -212,7 +182,7 @@ describe('POST /network-tokens: a normal card', () => {
     expect(again.status).toBe(200);
     expect(again.body.data.state).toBe('ACTIVE');
     expect(again.body.data.created_at).toBe(first.body.data.created_at);
-    await sleep(DELAY_MS + 100);
+    await pastTheNotificationDelay();
     expect(notificationsFor(alias)).toHaveLength(1);
   });
 
@@ -286,10 +256,10 @@ describe('POST /network-tokens: test cards of contract §5.5', () => {
     async (scenario, pan, code) => {
       const alias = await aliasOf(pan);
       const response = await provision({ pan_alias: alias, exp_month: 6, exp_year: 30 });
-      expectError(response, scenario === '5404' ? 404 : 422, code);
+      expectSandboxError(response, scenario === '5404' ? 404 : 422, code);
       expect(response.text).not.toContain(pan);
-      expectError(await getToken(alias), 404, 'not-found');
-      await sleep(DELAY_MS + 50);
+      expectSandboxError(await getToken(alias), 404, 'not-found');
+      await pastTheNotificationDelay();
       expect(notificationsFor(alias)).toHaveLength(0);
     },
   );
@@ -297,34 +267,34 @@ describe('POST /network-tokens: test cards of contract §5.5', () => {
 
 describe('POST /network-tokens: errors', () => {
   it('400 bad-request for malformed JSON, a non-object body and wrong JSON types', async () => {
-    expectError(await provision('{"pan_alias":'), 400, 'bad-request', '');
-    expectError(await provision([1, 2]), 400, 'bad-request', '');
+    expectSandboxError(await provision('{"pan_alias":'), 400, 'bad-request', '');
+    expectSandboxError(await provision([1, 2]), 400, 'bad-request', '');
     const alias = await aliasOf('4111111111111111');
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: '12', exp_year: 30 }),
       400,
       'bad-request',
       '/exp_month',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 12.5, exp_year: 30 }),
       400,
       'bad-request',
       '/exp_month',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: 42, exp_month: 12, exp_year: 30 }),
       400,
       'bad-request',
       '/pan_alias',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 12, exp_year: 30, holder_info: 'Ada' }),
       400,
       'bad-request',
       '/holder_info',
     );
-    expectError(
+    expectSandboxError(
       await provision({
         pan_alias: alias,
         exp_month: 12,
@@ -343,7 +313,7 @@ describe('POST /network-tokens: errors', () => {
       contentType: 'text/plain',
       body: '{"pan_alias":"x","exp_month":1,"exp_year":30}',
     });
-    expectError(response, 415, 'unsupported-media-type');
+    expectSandboxError(response, 415, 'unsupported-media-type');
   });
 
   it('422 required-fields-missing, one error per absent or null member', async () => {
@@ -371,7 +341,7 @@ describe('POST /network-tokens: errors', () => {
       },
     ]);
     const alias = await aliasOf('4111111111111111');
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 4, exp_year: null }),
       422,
       'required-fields-missing',
@@ -381,46 +351,46 @@ describe('POST /network-tokens: errors', () => {
 
   it('422 invalid-format for out-of-range expiry, malformed alias and holder details', async () => {
     const alias = await aliasOf('4111111111111111');
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 13, exp_year: 30 }),
       422,
       'invalid-format',
       '/exp_month',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 0, exp_year: 30 }),
       422,
       'invalid-format',
       '/exp_month',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 1, exp_year: 100 }),
       422,
       'invalid-format',
       '/exp_year',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: alias, exp_month: 1, exp_year: 2100 }),
       422,
       'invalid-format',
       '/exp_year',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: 'not an alias', exp_month: 1, exp_year: 30 }),
       422,
       'invalid-format',
       '/pan_alias',
     );
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: '', exp_month: 1, exp_year: 30 }),
       422,
       'invalid-format',
       '/pan_alias',
     );
     const plainPan = await provision({ pan_alias: '4111111111111111', exp_month: 1, exp_year: 30 });
-    expectError(plainPan, 422, 'invalid-format', '/pan_alias');
+    expectSandboxError(plainPan, 422, 'invalid-format', '/pan_alias');
     expect(plainPan.text).not.toContain('4111111111111111');
-    expectError(
+    expectSandboxError(
       await provision({
         pan_alias: alias,
         exp_month: 1,
@@ -437,7 +407,7 @@ describe('POST /network-tokens: errors', () => {
       exp_year: 30,
       holder_info: { number: '4111111111111111' },
     });
-    expectError(cardAsPhone, 422, 'invalid-format', '/holder_info/number');
+    expectSandboxError(cardAsPhone, 422, 'invalid-format', '/holder_info/number');
     expect(cardAsPhone.text).not.toContain('4111111111111111');
 
     const several = await provision({ pan_alias: 'nope', exp_month: 13, exp_year: 30 });
@@ -449,13 +419,13 @@ describe('POST /network-tokens: errors', () => {
   });
 
   it("404 not-found for an alias the vault does not hold, another vault's alias included", async () => {
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: 'tok_sandbox_0000000000000000000000', exp_month: 1, exp_year: 30 }),
       404,
       'not-found',
     );
     const otherVaultAlias = await aliasOf('4111111111111111', token2);
-    expectError(
+    expectSandboxError(
       await provision({ pan_alias: otherVaultAlias, exp_month: 1, exp_year: 30 }),
       404,
       'not-found',
@@ -466,7 +436,7 @@ describe('POST /network-tokens: errors', () => {
     for (const pan of ['30569309025904', '3530111333300000']) {
       const alias = await aliasOf(pan);
       const response = await provision({ pan_alias: alias, exp_month: 1, exp_year: 30 });
-      expectError(response, 422, 'card-brand-not-supported');
+      expectSandboxError(response, 422, 'card-brand-not-supported');
       expect(response.text).not.toContain(pan);
     }
   });
@@ -480,10 +450,14 @@ describe('POST /network-tokens: errors', () => {
 
   it('422 card-not-allowed for an expired card; the current month is still valid', async () => {
     const alias = await aliasOf('5105105105105100');
-    expectError(await provision({ pan_alias: alias, exp_month: 12, exp_year: 20 }), 422, 'card-not-allowed');
+    expectSandboxError(
+      await provision({ pan_alias: alias, exp_month: 12, exp_year: 20 }),
+      422,
+      'card-not-allowed',
+    );
     const now = new Date();
     const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
-    expectError(
+    expectSandboxError(
       await provision({
         pan_alias: alias,
         exp_month: lastMonth.getUTCMonth() + 1,
@@ -505,13 +479,13 @@ describe('GET and DELETE /network-tokens/{pan_alias}', () => {
   it('404 not-found for unknown, malformed, token-less and other-vault aliases', async () => {
     const tokenless = await aliasOf('4012888888881881');
     for (const alias of ['tok_sandbox_0000000000000000000000', 'garbage', tokenless]) {
-      expectError(await getToken(alias), 404, 'not-found');
-      expectError(await deleteToken(alias), 404, 'not-found');
+      expectSandboxError(await getToken(alias), 404, 'not-found');
+      expectSandboxError(await deleteToken(alias), 404, 'not-found');
     }
     const alias = await aliasOf('5200828282828210');
     expect((await provision({ pan_alias: alias, exp_month: 2, exp_year: 30 })).status).toBe(202);
-    expectError(await getToken(alias, token2), 404, 'not-found');
-    expectError(await deleteToken(alias, token2), 404, 'not-found');
+    expectSandboxError(await getToken(alias, token2), 404, 'not-found');
+    expectSandboxError(await deleteToken(alias, token2), 404, 'not-found');
     expect((await getToken(alias)).status).toBe(200);
   });
 
@@ -555,7 +529,7 @@ describe('GET and DELETE /network-tokens/{pan_alias}', () => {
     expect(reprovisioned.status).toBe(202);
     expect(reprovisioned.body.data.state).toBeUndefined();
     expect(reprovisioned.body.data.card.expires_at).toBe('2031-09');
-    await waitFor(() => (notificationsFor(alias).length === 2 ? true : undefined));
+    await expect.poll(() => notificationsFor(alias), WAIT).toHaveLength(2);
     expect((await getToken(alias)).body.data.state).toBe('ACTIVE');
   });
 
@@ -578,7 +552,7 @@ describe('GET and DELETE /network-tokens/{pan_alias}', () => {
     expect(deleted.body.data.state).toBe('DELETED');
     expect(deleted.body.data.network_token_last4).toBeUndefined();
     expect(deleted.body.data.expires_at).toBeUndefined();
-    await sleep(DELAY_MS + 100);
+    await pastTheNotificationDelay();
     expect(notificationsFor(alias, otherVaultReceiver)).toHaveLength(0);
     expect((await getToken(alias, token2)).body.data.state).toBe('DELETED');
   });
@@ -589,23 +563,23 @@ describe('scopes', () => {
     const alias = await aliasOf('5454545454545454');
     const body = { pan_alias: alias, exp_month: 1, exp_year: 30 };
     const anonymous = await t.call('POST', PATH, { body });
-    expectError(anonymous, 401, 'unauthorized');
+    expectSandboxError(anonymous, 401, 'unauthorized');
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
-    expectError(await getToken(alias, 'not-a-token'), 401, 'unauthorized');
+    expectSandboxError(await getToken(alias, 'not-a-token'), 401, 'unauthorized');
 
     const readOnly = await t.token('tntsandbox1', 'network-tokens:read');
-    expectError(await provision(body, readOnly), 403, 'forbidden');
-    expectError(await deleteToken(alias, readOnly), 403, 'forbidden');
-    expectError(await getToken(alias, readOnly), 404, 'not-found');
+    expectSandboxError(await provision(body, readOnly), 403, 'forbidden');
+    expectSandboxError(await deleteToken(alias, readOnly), 403, 'forbidden');
+    expectSandboxError(await getToken(alias, readOnly), 404, 'not-found');
 
     const writeOnly = await t.token('tntsandbox1', 'network-tokens:write');
-    expectError(await getToken(alias, writeOnly), 403, 'forbidden');
+    expectSandboxError(await getToken(alias, writeOnly), 403, 'forbidden');
     expect((await provision(body, writeOnly)).status).toBe(202);
     expect((await getToken(alias, readOnly)).status).toBe(200);
     expect((await deleteToken(alias, writeOnly)).status).toBe(200);
 
     const cardsOnly = await t.token('tntsandbox1', 'cards:read cards:write');
-    expectError(await provision(body, cardsOnly), 403, 'forbidden');
+    expectSandboxError(await provision(body, cardsOnly), 403, 'forbidden');
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type TestSandbox } from './helpers.ts';
+import { startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 let clock = Date.now();
 let t: TestSandbox;

@@ -8,7 +8,7 @@ import {
   SANDBOX_OPENAPI,
 } from '../../src/sandbox/openapi.ts';
 import { responseValidatorFor, type SentResponse } from '../../src/sandbox/response-validation.ts';
-import { startSandbox, type TestSandbox } from './helpers.ts';
+import { startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 const document = SANDBOX_OPENAPI;
 

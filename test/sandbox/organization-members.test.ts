@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_INVITES, SANDBOX_MEMBERS } from '../../src/sandbox/organization-members.ts';
-import { startSandbox, type TestSandbox } from './helpers.ts';
+import { startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 const ORG = 'ACsandbox000000000000001';
 const MEMBERS = `/accounts/organizations/${ORG}/members`;

@@ -1,6 +1,13 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
-import { sleep, startReceiver, startSandbox, type TestSandbox, waitFor } from './helpers.ts';
+import {
+  startReceiver,
+  startSandbox,
+  type TestSandbox,
+  type Vault,
+  verifiedBody,
+  WAIT,
+} from '../support/fixtures.ts';
 
 const ENDPOINTS = '/sandbox/webhook-endpoints';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -21,22 +28,7 @@ async function receiver(answer?: (n: number) => number) {
   return started;
 }
 
-const enrol = async (vault: 'tntsandbox1' | 'tntsandbox2', pan = '4111111111111111') => {
-  const response = await t.call('POST', '/account-updater/cards', {
-    token: await t.token(vault),
-    body: {
-      name: 'Ada',
-      number: pan,
-      exp_month: 6,
-      exp_year: 30,
-      ...(vault === 'tntsandbox2'
-        ? { merchant: { service_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'Shop' } }
-        : {}),
-    },
-  });
-  expect(response.status).toBe(201);
-  return response.body.data.id as string;
-};
+const enrol = (vault: Vault, pan?: string) => t.enrol(vault, pan);
 
 describe('webhook endpoint registry over HTTP', () => {
   it('adds an endpoint with a generated secret shown once, lists and gets it without the secret', async () => {
@@ -64,17 +56,8 @@ describe('webhook endpoint registry over HTTP', () => {
 
     // The generated secret signs the notifications sent to the endpoint.
     const cardId = await enrol('tntsandbox1');
-    const request = await waitFor(() =>
-      target.received.find((r) => JSON.parse(JSON.parse(r.body.toString()).details).card_id === cardId),
-    );
-    const verdict = verifyWebhookSignature(
-      request.headers['vgs-signature'] as string,
-      request.body,
-      [secret],
-      300,
-      Math.floor(Date.now() / 1000),
-    );
-    expect(verdict.ok).toBe(true);
+    const request = await target.arrival((details) => details.card_id === cardId);
+    verifiedBody(request, secret);
   });
 
   it('keeps a given secret and signs with it; deliveries are listed per endpoint and per vault', async () => {
@@ -87,18 +70,11 @@ describe('webhook endpoint registry over HTTP', () => {
     const endpointId = created.body.data.id;
 
     const cardId = await enrol('tntsandbox2');
-    const request = await waitFor(() => target.received[0]);
+    const request = await target.arrival();
     expect(JSON.parse(JSON.parse(request.body.toString()).details).card_id).toBe(cardId);
-    const verdict = verifyWebhookSignature(
-      request.headers['vgs-signature'] as string,
-      request.body,
-      [secret],
-      300,
-      Math.floor(Date.now() / 1000),
-    );
-    expect(verdict.ok).toBe(true);
+    verifiedBody(request, secret);
 
-    await waitFor(() => (t.sandbox.deliveries().some((d) => d.endpointId === endpointId) ? true : undefined));
+    await expect.poll(() => t.sandbox.deliveries().map((d) => d.endpointId), WAIT).toContain(endpointId);
     const mine = await t.call('GET', `${ENDPOINTS}/${endpointId}/deliveries`, { token });
     expect(mine.status).toBe(200);
     expect(mine.body.data).toEqual([
@@ -173,7 +149,7 @@ describe('webhook endpoint registry over HTTP', () => {
     const created = await t.call('POST', ENDPOINTS, { token, body: { url: target.url } });
     const id = created.body.data.id;
     await enrol('tntsandbox1', '4000210000692001');
-    await waitFor(() => (t.sandbox.deliveries().some((d) => d.endpointId === id) ? true : undefined));
+    await expect.poll(() => t.sandbox.deliveries().map((d) => d.endpointId), WAIT).toContain(id);
 
     const removed = await t.call('DELETE', `${ENDPOINTS}/${id}`, { token });
     expect(removed.status).toBe(204);
@@ -183,6 +159,8 @@ describe('webhook endpoint registry over HTTP', () => {
     const listed = await t.call('GET', ENDPOINTS, { token });
     expect(listed.body.data.map((e: { id: string }) => e.id)).not.toContain(id);
 
+    // Quiet window: the removed endpoint's retry was due 150 ms after the first attempt (retry schedule
+    // [0, 150, 300]); nothing can announce that a request did not come, so 400 ms later none may have.
     await sleep(400);
     expect(target.received).toHaveLength(1);
     const records = t.sandbox.deliveries().filter((d) => d.endpointId === id);

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
+import { vi } from 'vitest';
+import { freePort, keepOutput } from './processes.ts';
 
 /** deploy/haproxy.cfg: the configuration docker-compose.yml mounts, used here unchanged. */
 const HAPROXY_CONFIG = new URL('../../deploy/haproxy.cfg', import.meta.url).pathname;
@@ -14,17 +16,6 @@ export interface HaproxyProcess {
   /** Its log (one line per request, server state changes) and stderr. */
   output(): string;
   stop(): Promise<void>;
-}
-
-/** A free loopback TCP port. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /**
@@ -48,31 +39,25 @@ export async function startHaproxy(
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-OUTPUT_KEPT_CHARS);
-  };
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
+  const output = keepOutput(child, OUTPUT_KEPT_CHARS);
   const exited = once(child, 'exit');
   // HAProxy binds before it logs anything; wait until the port accepts connections.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`haproxy exited with ${child.exitCode}:\n${output}`);
-    const connected = await new Promise<boolean>((resolve) => {
-      const client = connect({ host: '127.0.0.1', port }, () => {
-        client.destroy();
-        resolve(true);
+  await vi.waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`haproxy exited with ${child.exitCode}:\n${output()}`);
+      await new Promise<void>((resolve, reject) => {
+        const client = connect({ host: '127.0.0.1', port }, () => {
+          client.destroy();
+          resolve();
+        });
+        client.once('error', () => reject(new Error(`haproxy did not listen on ${port}:\n${output()}`)));
       });
-      client.once('error', () => resolve(false));
-    });
-    if (connected) break;
-    if (Date.now() > deadline) throw new Error(`haproxy did not listen on ${port}:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    },
+    { timeout: 10_000, interval: 50 },
+  );
   return {
     url: `http://127.0.0.1:${port}`,
-    output: () => output,
+    output,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

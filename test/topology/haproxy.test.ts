@@ -2,20 +2,19 @@ import { type Client, createClient } from 'graphql-ws';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { sampleValue, scrapeMetrics } from '../observability/helpers.ts';
 import {
   CARD_EVENTS_SUBSCRIPTION,
   duplicatesOf,
-  type GatewayProcess,
   LOG_START_CURSOR,
   notification,
   postNotification,
   type StreamedCardEvent,
-  startGatewayProcess,
   testToken,
-} from '../support/gateway-process.ts';
+} from '../support/fixtures.ts';
 import { type HaproxyProcess, startHaproxy } from '../support/haproxy.ts';
+import { type GatewayProcess, startGatewayProcess } from '../support/processes.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
+import { sampleValue, scrapeMetrics } from '../support/telemetry.ts';
 
 /**
  * The docker-compose.yml topology with real processes: two `node src/main.ts` replicas on one real
@@ -61,7 +60,7 @@ describe('two gateways on Redis behind HAProxy', () => {
 
   it('delivers events posted to either replica to a subscriber on the balancer, and keeps it served when its replica is SIGKILLed', async () => {
     await expect.poll(readinessThroughBalancer, { timeout: 10_000 }).toBe(200);
-    const token = await testToken(['tntsandbox1']);
+    const token = await testToken({ vaults: ['tntsandbox1'] });
     const received: StreamedCardEvent[] = [];
     const errors: unknown[] = [];
     let connections = 0;

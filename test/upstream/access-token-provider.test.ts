@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/upstream/errors.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
-import { CREDENTIALS, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import { CREDENTIALS, rejectionOf, useUpstream } from '../support/fixtures.ts';
 
 /** OAuth 2.0 client credentials per vault against the sandbox token endpoint (contract §2). */
 
-let fixture: UpstreamFixture;
-beforeAll(async () => {
-  fixture = await startFixture();
-});
-afterAll(async () => {
-  await fixture.close();
-});
+const fixture = useUpstream();
 
 const tokenRequests = () => fixture.requestsTo('POST', '/oauth/token');
 

@@ -1,9 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import type { AccountUpdaterCard } from '../../src/upstream/account-updater/client.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
-import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import { containsDigitRun, panWith, rejectionOf, useUpstream, WAIT } from '../support/fixtures.ts';
 
 /** Account updater v1 client against the embedded sandbox (spec "Account updater"; contract §5). */
 
@@ -12,21 +11,23 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** Format-preserving alias: BIN, 7 Base62 characters, last four (docs/gap-decisions.md "Identifiers"). */
 const aliasOf = (pan: string) => new RegExp(`^${pan.slice(0, 6)}[A-Za-z0-9]{7}${pan.slice(-4)}$`);
 
-let fixture: UpstreamFixture;
-beforeAll(async () => {
-  fixture = await startFixture();
-});
-afterAll(async () => {
-  await fixture.close();
-});
+const BILLING_ADDRESS = {
+  name: 'Grace Hopper',
+  address1: '1 Navy Way',
+  city: 'Arlington',
+  postalCode: '22202',
+  country: 'US',
+};
 
-async function waitForState(cardId: string, state: string): Promise<AccountUpdaterCard> {
-  for (let attempt = 0; attempt < 50; attempt++) {
+const fixture = useUpstream();
+
+/** Reads the card until it is in `state`, and returns it. */
+function waitForState(cardId: string, state: string): Promise<AccountUpdaterCard> {
+  return vi.waitFor(async () => {
     const card = await fixture.accountUpdater.getCard(VAULT, cardId);
-    if (card.state === state) return card;
-    await sleep(20);
-  }
-  throw new Error(`card never reached state ${state}`);
+    expect(card.state).toBe(state);
+    return card;
+  }, WAIT);
 }
 
 describe('AccountUpdaterClient', () => {
@@ -37,13 +38,7 @@ describe('AccountUpdaterClient', () => {
       number: pan,
       expMonth: 7,
       expYear: 31,
-      billingAddress: {
-        name: 'Grace Hopper',
-        address1: '1 Navy Way',
-        city: 'Arlington',
-        postalCode: '22202',
-        country: 'US',
-      },
+      billingAddress: BILLING_ADDRESS,
       merchant: { subMerchantName: 'Corner Shop' },
     });
     expect(enrolled).toEqual({
@@ -52,13 +47,7 @@ describe('AccountUpdaterClient', () => {
       numberAlias: expect.stringMatching(aliasOf(pan)),
       expMonth: 7,
       expYear: 31,
-      billingAddress: {
-        name: 'Grace Hopper',
-        address1: '1 Navy Way',
-        city: 'Arlington',
-        postalCode: '22202',
-        country: 'US',
-      },
+      billingAddress: BILLING_ADDRESS,
       merchant: {
         serviceMerchantId: 'SMsandbox1merchant00001',
         subMerchantName: 'Corner Shop',

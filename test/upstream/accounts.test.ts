@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { OrganizationMember } from '../../src/upstream/accounts/client.ts';
 import { AccountsClient } from '../../src/upstream/accounts/client.ts';
 import { membersPageSchema } from '../../src/upstream/accounts/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
-import { CREDENTIALS, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import { CREDENTIALS, rejectionOf, SANDBOX_OWNER, useUpstream } from '../support/fixtures.ts';
 
 /** Organization members client against the embedded sandbox (spec "Organization members"; contract §2). */
 
@@ -13,28 +13,14 @@ const ORGANIZATION = 'ACsandbox000000000000001';
 const MEMBERS_PATH = `/accounts/organizations/${ORGANIZATION}/members`;
 const MEMBER_IDS = Array.from({ length: 8 }, (_, i) => `USsandbox00000000000000${i + 1}`);
 
-let fixture: UpstreamFixture;
+const fixture = useUpstream();
 let accounts: AccountsClient;
-beforeAll(async () => {
-  fixture = await startFixture();
-  accounts = new AccountsClient({
-    baseUrl: `${fixture.url}/accounts`,
-    tokens: fixture.tokens,
-    http: fixture.http,
-  });
-});
-afterAll(async () => {
-  await fixture.close();
+beforeAll(() => {
+  accounts = new AccountsClient(fixture.clientOptions('/accounts'));
 });
 
 const ADA: OrganizationMember = {
-  id: 'USsandbox000000000000001',
-  name: 'Ada Lovelace',
-  emailAddress: 'ada.lovelace@example.com',
-  role: 'owner',
-  permissions: ['read', 'write', 'admin'],
-  ssoId: '8d2f4c7e-5b1a-4e3c-9a6d-000000000001',
-  createdAt: '2024-01-15T09:30:00.000Z',
+  ...SANDBOX_OWNER,
   vaults: [
     { id: 'tntsandbox1', name: 'Sandbox vault 1', role: 'admin', envIdentifier: 'SANDBOX' },
     { id: 'tntsandbox2', name: 'Sandbox vault 2', role: 'admin', envIdentifier: 'LIVE' },

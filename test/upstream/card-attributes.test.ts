@@ -1,8 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CardAttributesClient } from '../../src/upstream/card-attributes/client.ts';
 import { cardAttributesSchema } from '../../src/upstream/card-attributes/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
-import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import {
+  containsDigitRun,
+  panWith,
+  rejectionOf,
+  US_PERSONAL_16_DIGITS,
+  useUpstream,
+} from '../support/fixtures.ts';
 
 /** Card attributes client against the embedded sandbox (spec "Card attributes"; BIN table of the sandbox). */
 
@@ -17,18 +23,10 @@ function pan(value: string): string {
   return value;
 }
 
-let fixture: UpstreamFixture;
+const fixture = useUpstream();
 let cardAttributes: CardAttributesClient;
-beforeAll(async () => {
-  fixture = await startFixture();
-  cardAttributes = new CardAttributesClient({
-    baseUrl: `${fixture.url}/card-attributes`,
-    tokens: fixture.tokens,
-    http: fixture.http,
-  });
-});
-afterAll(async () => {
-  await fixture.close();
+beforeAll(() => {
+  cardAttributes = new CardAttributesClient(fixture.clientOptions('/card-attributes'));
 });
 
 const MASTERCARD_510026 = {
@@ -37,11 +35,7 @@ const MASTERCARD_510026 = {
   issuingOrganization: expect.any(String),
   cardType: 'CREDIT',
   cardCategory: 'STANDARD',
-  issuingCountryName: 'United States',
-  issuingCountryCode: 'US',
-  maximumPanLength: 16,
-  cardCommercialType: 'PERSONAL',
-  regulationStatus: 'UNREGULATED',
+  ...US_PERSONAL_16_DIGITS,
   version: VERSION,
 };
 
@@ -64,11 +58,7 @@ describe('CardAttributesClient', () => {
       issuingOrganization: expect.any(String),
       cardType: 'DEBIT',
       cardCategory: 'PREPAID',
-      issuingCountryName: 'United States',
-      issuingCountryCode: 'US',
-      maximumPanLength: 16,
-      cardCommercialType: 'PERSONAL',
-      regulationStatus: 'UNREGULATED',
+      ...US_PERSONAL_16_DIGITS,
       version: VERSION,
       prepaidType: 'RELOADABLE',
     };

@@ -1,8 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { maskPan } from '../../src/lib/pan.ts';
 import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
-import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import {
+  containsDigitRun,
+  leftover,
+  panWith,
+  rejectionOf,
+  startUpstream,
+  useUpstream,
+} from '../support/fixtures.ts';
 
 /** Card interface client against the embedded sandbox (spec "Card interface"; contract §5). */
 
@@ -16,13 +23,13 @@ function pan(value: string): string {
   return value;
 }
 
-let fixture: UpstreamFixture;
-beforeAll(async () => {
-  fixture = await startFixture({ timeoutMs: 1_000, hangMs: 4_000 });
-});
-afterAll(async () => {
-  await fixture.close();
-});
+const fixture = useUpstream({ timeoutMs: 1_000, hangMs: 4_000 });
+
+const CARDHOLDER = {
+  name: 'Ada Lovelace',
+  company: 'Analytical Engines',
+  address: { address1: '1 Main St', city: 'London', postalCode: 'N1 9GU', country: 'GB' },
+};
 
 describe('CardInterfaceClient', () => {
   it('creates a card and returns aliases, BIN, last four and normalised timestamps — never the PAN', async () => {
@@ -32,11 +39,7 @@ describe('CardInterfaceClient', () => {
       cvcStatus: 'active',
       expMonth: 12,
       expYear: 30,
-      cardholder: {
-        name: 'Ada Lovelace',
-        company: 'Analytical Engines',
-        address: { address1: '1 Main St', city: 'London', postalCode: 'N1 9GU', country: 'GB' },
-      },
+      cardholder: CARDHOLDER,
       tokenType: 'pan',
       walletType: 'apple_pay',
       meta: { customer_id: 42 },
@@ -51,11 +54,7 @@ describe('CardInterfaceClient', () => {
       expMonth: 12,
       expYear: 30,
       cvcStatus: 'active',
-      cardholder: {
-        name: 'Ada Lovelace',
-        company: 'Analytical Engines',
-        address: { address1: '1 Main St', city: 'London', postalCode: 'N1 9GU', country: 'GB' },
-      },
+      cardholder: CARDHOLDER,
       tokenType: 'pan',
       walletType: 'apple_pay',
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
@@ -244,7 +243,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('recovers from a token the upstream no longer knows (sandbox restarted on the same port)', async () => {
-    const restarted = await startFixture();
+    const restarted = leftover(await startUpstream(), (upstream) => upstream.http.close());
     const port = new URL(restarted.url).port;
     const token = await restarted.tokens.getToken(VAULT);
     await restarted.sandbox.stop();
@@ -255,24 +254,20 @@ describe('CardInterfaceClient', () => {
       logger: createLogger({ level: 'silent', name: 'sandbox' }),
       webhookDelayMs: 50,
     });
+    leftover(second, (sandbox) => sandbox.stop());
     await second.start();
-    try {
-      const card = await restarted.cardInterface.createCard(VAULT, {
-        pan: pan('4000210000993003'),
-        expMonth: 3,
-        expYear: 30,
-      });
-      expect(card.last4).toBe('3003');
-      expect(second.requests().map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
-        `POST ${CARDS} 401`,
-        'POST /oauth/token 200',
-        `POST ${CARDS} 201`,
-      ]);
-      expect(await restarted.tokens.getToken(VAULT)).not.toBe(token);
-    } finally {
-      await second.stop();
-      await restarted.http.close();
-    }
+    const card = await restarted.cardInterface.createCard(VAULT, {
+      pan: pan('4000210000993003'),
+      expMonth: 3,
+      expYear: 30,
+    });
+    expect(card.last4).toBe('3003');
+    expect(second.requests().map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
+      `POST ${CARDS} 401`,
+      'POST /oauth/token 200',
+      `POST ${CARDS} 201`,
+    ]);
+    expect(await restarted.tokens.getToken(VAULT)).not.toBe(token);
   });
 
   it('times out on the hanging card 4998 with code upstream-timeout and no status', async () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createUpstreamHttp, UpstreamError, type UpstreamHttp } from '../../src/upstream/http.ts';
-import { captureLogger, logEntries, rejectionOf } from './helpers.ts';
+import { captureLogger, logEntries, rejectionOf } from '../support/fixtures.ts';
 
 /**
  * The pooled HTTP client against a scripted node:http server on a free port: retry policy (idempotent

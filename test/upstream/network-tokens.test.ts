@@ -1,10 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import type { NetworkToken, ProvisionNetworkTokenInput } from '../../src/upstream/network-tokens/client.ts';
 import { NetworkTokensClient } from '../../src/upstream/network-tokens/client.ts';
 import { networkTokenEnvelopeSchema } from '../../src/upstream/network-tokens/schemas.ts';
-import { containsDigitRun, panWith, rejectionOf, startFixture, type UpstreamFixture } from './helpers.ts';
+import { containsDigitRun, panWith, rejectionOf, useUpstream, WAIT } from '../support/fixtures.ts';
 
 /** Network tokens client against the embedded sandbox (spec "Network token"; contract §5, §6). */
 
@@ -13,18 +12,10 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const TOK_ALIAS = /^tok_sandbox_[A-Za-z0-9]{22}$/;
 const PANS_USED: string[] = [];
 
-let fixture: UpstreamFixture;
+const fixture = useUpstream();
 let networkTokens: NetworkTokensClient;
-beforeAll(async () => {
-  fixture = await startFixture();
-  networkTokens = new NetworkTokensClient({
-    baseUrl: `${fixture.url}/account-updater`,
-    tokens: fixture.tokens,
-    http: fixture.http,
-  });
-});
-afterAll(async () => {
-  await fixture.close();
+beforeAll(() => {
+  networkTokens = new NetworkTokensClient(fixture.clientOptions('/account-updater'));
 });
 
 /** Vaults `pan` through the card interface and returns its `tok_sandbox_…` alias. */
@@ -34,13 +25,13 @@ async function aliasOf(pan: string, vault = VAULT): Promise<string> {
   return card.panAlias;
 }
 
-async function waitForState(panAlias: string): Promise<NetworkToken> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+/** Reads the token until it has left provisioning (a final state), and returns it. */
+function waitForState(panAlias: string): Promise<NetworkToken> {
+  return vi.waitFor(async () => {
     const token = await networkTokens.get(VAULT, panAlias);
-    if (token.state !== undefined) return token;
-    await sleep(20);
-  }
-  throw new Error('network token never reached a final state');
+    expect(token.state, 'the final state of the network token').toBeDefined();
+    return token;
+  }, WAIT);
 }
 
 describe('NetworkTokensClient', () => {

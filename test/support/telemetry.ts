@@ -3,46 +3,8 @@ import type { AddressInfo } from 'node:net';
 import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
 import { request } from 'undici';
 
-/** Answer of {@link postGraphql}: status, headers and JSON body. */
-export interface GraphqlAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: {
-    data?: Record<string, unknown> | null;
-    errors?: { message: string; extensions?: Record<string, unknown> }[];
-  };
-}
-
-/** `data[field].data` of a successful result-union answer; fails the test on anything else. */
-export function successData<T>(answer: GraphqlAnswer, field: string): T {
-  const value = answer.body.data?.[field] as { __typename?: string; data?: T } | undefined;
-  if (!value?.data) throw new Error(`no ${field} data: ${JSON.stringify(answer.body)}`);
-  return value.data;
-}
-
-/** POSTs `{query, operationName, variables}` to `${baseUrl}/graphql` with a bearer token and extra headers. */
-export async function postGraphql(
-  baseUrl: string,
-  operation: { query: string; operationName?: string; variables?: Record<string, unknown> },
-  token: string | null,
-  headers: Record<string, string> = {},
-): Promise<GraphqlAnswer> {
-  const response = await request(`${baseUrl}/graphql`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/graphql-response+json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...headers,
-    },
-    body: JSON.stringify(operation),
-  });
-  return {
-    status: response.statusCode,
-    headers: response.headers,
-    body: (await response.body.json()) as GraphqlAnswer['body'],
-  };
-}
+// Telemetry the gateway exports, read as a collector or Prometheus reads it: metrics scrapes and an
+// OTLP/HTTP trace receiver.
 
 /** GETs `${metricsUrl}/metrics` and parses it with a real Prometheus text parser. */
 export async function scrapeMetrics(
