@@ -2,20 +2,17 @@ import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
 import type { Logger } from '../lib/logger.ts';
 import type { CardEvent } from './card-event.ts';
-import {
-  type AppendOutcome,
-  CARD_EVENT_LOG,
-  type EventLog,
-  EventLogAppendError,
-  type EventLogFilter,
-  type EventLogKind,
-  type HistoryCursor,
-  type LogEvent,
-  type Logged,
-  matchesFilter,
-  type RetentionPolicy,
-  toLoggedEvent,
+import type {
+  AppendOutcome,
+  EventLog,
+  EventLogFilter,
+  EventLogKind,
+  HistoryCursor,
+  LogEvent,
+  Logged,
+  RetentionPolicy,
 } from './event-log.ts';
+import { CARD_EVENT_LOG, EventLogAppendError, matchesFilter, toLoggedEvent } from './event-log.ts';
 
 /** Options of {@link createRedisEventLog}. */
 export interface RedisEventLogOptions<E extends LogEvent = CardEvent> {

@@ -191,25 +191,28 @@ class Member implements AsyncIterableIterator<ExecutionResult> {
     }
   }
 
+  /** Ends normally: a waiting `next()` answers done. */
   finish(): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#onLeave?.();
-    this.#queue = [];
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.resolve({ value: undefined, done: true });
+    this.#end()?.resolve({ value: undefined, done: true });
   }
 
+  /** Ends with `error`: the waiting `next()`, or else the next one, rejects with it. */
   fail(error: unknown): void {
     if (this.#done) return;
+    const waiter = this.#end();
+    if (waiter) waiter.reject(error);
+    else this.#failure = error;
+  }
+
+  /** Marks the member done (once) and hands back the `next()` waiting, if any. */
+  #end(): Waiter | undefined {
+    if (this.#done) return undefined;
     this.#done = true;
     this.#onLeave?.();
     this.#queue = [];
     const waiter = this.#waiter;
     this.#waiter = undefined;
-    if (waiter) waiter.reject(error);
-    else this.#failure = error;
+    return waiter;
   }
 
   next(): Promise<IteratorResult<ExecutionResult>> {
