@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CardEvent } from '../../src/events/card-event.ts';
+import { type CardEvent, parseCardNotification } from '../../src/events/card-event.ts';
 import { type CardEventLog, EventLogAppendError } from '../../src/events/event-log.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
+import { buildNotification } from './helpers/notifications.ts';
 
 /**
  * Group commit of both event logs (issue 13 "Event log at scale"): concurrent appends share one
@@ -33,27 +34,19 @@ afterAll(async () => {
 const retention = { maxAgeMs: 86_400_000, maxCount: 1_000_000 };
 const silent = pino({ level: 'silent' });
 
-function event(i: number, overrides: Partial<CardEvent> = {}): CardEvent {
-  return {
-    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    type: 'au_card.updated',
-    tenant: 'tntsandbox1',
-    cardId: 'CRD0000000000000000000001',
-    timestamp: new Date(Date.UTC(2026, 10, 21, 5, 0, 0, i)).toISOString(),
-    createdAt: '2026-11-21T05:00:00Z',
-    newAccountNumber: '400021******2002',
-    oldAccountNumber: '400021******2002',
-    newExpiry: { month: 12, year: 2030 },
-    oldExpiry: { month: 12, year: 2030 },
-    expMonth: 12,
-    expYear: 2030,
-    fingerprint: 'a'.repeat(64),
-    grouping: 'every_single',
-    occurrence: 1,
-    orgId: 'ACsandbox000000000000001',
-    integrationId: 'INTsandbox00000000000001',
-    ...overrides,
-  };
+/** The card event of a notification with id number `i` (timestamps increase with `i`). */
+function event(i: number, overrides: { tenant?: string; event?: string } = {}): CardEvent {
+  const parsed = parseCardNotification(
+    buildNotification({
+      ...overrides,
+      envelope: {
+        id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        timestamp: new Date(Date.UTC(2026, 10, 21, 5, 0, 0, i)).toISOString(),
+      },
+    }),
+  );
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  return parsed.event;
 }
 
 /** Calls of the append script Redis answered (EVALSHA and its EVAL fallback). */
@@ -162,7 +155,7 @@ describe('redis event log group commit', () => {
     const first = log.append(event(1)); // in flight: what follows waits and goes as one batch
     const batch = await Promise.all([
       log.append(event(2)),
-      log.append(event(2, { type: 'au_card.closed' })),
+      log.append(event(2, { event: 'au_card.closed' })),
       log.append(event(2, { tenant: 'tntsandbox2' })),
       log.append(event(1)),
       log.append(event(3)),

@@ -30,6 +30,10 @@ async function notify(): Promise<string> {
   return ((await response.body.json()) as { data: { id: string } }).data.id;
 }
 
+/** The event id each subscriber received. */
+const idsOf = (steps: IteratorResult<{ data?: Record<string, unknown> | null }>[]) =>
+  steps.map((step) => (step.value?.data?.cardEvents as { id: string }).id);
+
 const LIVE = 'subscription { cardEvents { id type } }';
 const OTHER = 'subscription { cardEvents { id cardId } }';
 
@@ -44,12 +48,7 @@ describe('shared graphql-ws subscriptions', () => {
 
     const first = await notify();
     const received = await Promise.all(firsts);
-    expect(received.map((step) => (step.value?.data?.cardEvents as { id: string }).id)).toEqual([
-      first,
-      first,
-      first,
-      first,
-    ]);
+    expect(idsOf(received)).toEqual(Array(4).fill(first));
     expect(received[0]!.value).toEqual({ data: { cardEvents: { id: first, type: 'UPDATED' } } });
     expect(received[3]!.value?.data?.cardEvents).toHaveProperty('cardId');
 
@@ -58,11 +57,7 @@ describe('shared graphql-ws subscriptions', () => {
     const seconds = iterators.slice(1).map((iterator) => iterator.next());
     const second = await notify();
     const rest = await Promise.all(seconds);
-    expect(rest.map((step) => (step.value?.data?.cardEvents as { id: string }).id)).toEqual([
-      second,
-      second,
-      second,
-    ]);
+    expect(idsOf(rest)).toEqual(Array(3).fill(second));
 
     await Promise.all(iterators.slice(1).map((iterator) => iterator.return?.()));
     await expect.poll(() => stack.app.events!.subscriberCount('tntsandbox1')).toBe(0);
