@@ -116,10 +116,15 @@ export class SharedExecution {
 
   /**
    * A new member: an iterator of every result from now on. `onLeave` runs once when the member ends
-   * (returned, finished with the source, or failed).
+   * (returned, finished with the source, or failed). With `deliver`, results are handed to it as they
+   * come (synchronously, for every member in turn) and the iterator yields none: it only ends, so
+   * the transport's per-result work is skipped; a throwing `deliver` fails the member alone.
    */
-  join(onLeave?: () => void): AsyncIterableIterator<ExecutionResult> {
-    const member = new Member(this, this.#maxBuffered, onLeave);
+  join(
+    onLeave?: () => void,
+    deliver?: (result: ExecutionResult) => void,
+  ): AsyncIterableIterator<ExecutionResult> {
+    const member = new Member(this, this.#maxBuffered, onLeave, deliver);
     this.members.add(member);
     return member;
   }
@@ -170,15 +175,31 @@ class Member implements AsyncIterableIterator<ExecutionResult> {
   readonly #group: SharedExecution;
   readonly #maxBuffered: number;
   readonly #onLeave: (() => void) | undefined;
+  readonly #deliver: ((result: ExecutionResult) => void) | undefined;
 
-  constructor(group: SharedExecution, maxBuffered: number, onLeave: (() => void) | undefined) {
+  constructor(
+    group: SharedExecution,
+    maxBuffered: number,
+    onLeave: (() => void) | undefined,
+    deliver: ((result: ExecutionResult) => void) | undefined,
+  ) {
     this.#group = group;
     this.#maxBuffered = maxBuffered;
     this.#onLeave = onLeave;
+    this.#deliver = deliver;
   }
 
   push(result: ExecutionResult): void {
     if (this.#done) return;
+    if (this.#deliver) {
+      try {
+        this.#deliver(result);
+      } catch (error) {
+        this.#group.leave(this);
+        this.fail(error);
+      }
+      return;
+    }
     const waiter = this.#waiter;
     if (waiter) {
       this.#waiter = undefined;

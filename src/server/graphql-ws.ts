@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { onTokenExpiry } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import type { Config } from '../config.ts';
@@ -19,7 +19,12 @@ import {
   type RequestRecord,
   requestRecordOf,
 } from '../lib/request-record.ts';
-import { guardSends, SLOW_CONSUMER_CLOSE_CODE, sharedPayloadReplacer } from '../lib/ws-sends.ts';
+import {
+  guardSends,
+  SLOW_CONSUMER_CLOSE_CODE,
+  serializedPayload,
+  sharedPayloadReplacer,
+} from '../lib/ws-sends.ts';
 import { withRequestId } from '../plugins/request-id.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
@@ -128,7 +133,10 @@ export function serveGraphqlWs(options: {
           if (running && key !== undefined) {
             // Joins the running execution of the same operation: parsed, validated and allowed alike.
             operations.add(id);
-            const member = running.join(joined(ctx.extra.record, running.operationName, true));
+            const member = running.join(
+              joined(ctx.extra.record, running.operationName, true),
+              directDelivery(ctx.extra.socket, id, ctx.extra.record),
+            );
             return {
               schema: running.schema,
               operationName: running.operationName,
@@ -136,7 +144,7 @@ export function serveGraphqlWs(options: {
               variableValues: params.variables ?? null,
               contextValue: { requestRecord: ctx.extra.record },
               // A member from now on: the execution cannot end before graphql-ws subscribes.
-              rootValue: { share: { key, joined: true }, member } as EnvelopedRoot,
+              rootValue: { member } as EnvelopedRoot,
             };
           }
           const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
@@ -161,7 +169,7 @@ export function serveGraphqlWs(options: {
               execute,
               subscribe,
               ...(key !== undefined && isShareable(document, params.operationName)
-                ? { share: { key, joined: false } }
+                ? { share: { key, deliver: directDelivery(ctx.extra.socket, id, ctx.extra.record) } }
                 : {}),
             } as EnvelopedRoot,
           };
@@ -170,22 +178,8 @@ export function serveGraphqlWs(options: {
           return unexpected(error, id);
         }
       },
-      onNext: (ctx, _id, _payload, args, result) => {
-        // A member of a shared execution: its own request id on errors (the shared result carries
-        // the first member's), its error codes in its own access line.
-        const share = (args.rootValue as EnvelopedRoot | undefined)?.share;
-        if (share?.joined && result.errors?.length && ctx.extra.record) {
-          for (const error of result.errors)
-            ctx.extra.record.errorCodes.add(errorCodeOf(error, 'INTERNAL_SERVER_ERROR'));
-          result = withRequestId(result, ctx.extra.record.id);
-        }
-        // A result shared by every subscriber of an event is redacted once, and stays one object
-        // (so it is also serialized once, see sharedPayloadReplacer).
-        let redacted = redactedResults.get(result);
-        if (redacted === undefined) {
-          redacted = redactExecutionResult(result);
-          redactedResults.set(result, redacted);
-        }
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        const redacted = redactOnce(result);
         return redacted === result ? undefined : redacted;
       },
       onComplete: (ctx, id) => {
@@ -247,8 +241,10 @@ export function serveGraphqlWs(options: {
     const running = share && sharing.get(share.key);
     if (share && running) {
       // Another subscriber started the same execution since onSubscribe: join it.
-      share.joined = true;
-      return running.join(joined(requestRecordOf(args.contextValue), running.operationName, true));
+      return running.join(
+        joined(requestRecordOf(args.contextValue), running.operationName, true),
+        share.deliver,
+      );
     }
     if (!share) return root.subscribe!(args);
     // The bus subscription made for a shared execution counts its members (subscriberCount).
@@ -264,8 +260,10 @@ export function serveGraphqlWs(options: {
       // Started meanwhile (while this one subscribed): join it, drop this one.
       // The plugins counted this operation already; only the live gauge follows the member.
       void source.return?.();
-      share.joined = true;
-      return again.join(joined(requestRecordOf(args.contextValue), again.operationName, false));
+      return again.join(
+        joined(requestRecordOf(args.contextValue), again.operationName, false),
+        share.deliver,
+      );
     }
     // The plugins count the shared execution as one live subscription while it runs; members are
     // counted one by one instead (joined), so that count is taken back for the execution's life.
@@ -279,7 +277,43 @@ export function serveGraphqlWs(options: {
       () => metrics?.liveSubscriptions.inc(live),
     );
     members.count = () => group.members.size;
-    return group.join(joined(requestRecordOf(args.contextValue), operationName, false));
+    return group.join(joined(requestRecordOf(args.contextValue), operationName, false), share.deliver);
+  }
+
+  /**
+   * A result shared by every subscriber of an event is redacted once, and stays one object (so it is
+   * also serialized once, see sharedPayloadReplacer and serializedPayload).
+   */
+  function redactOnce(result: ExecutionResult): ExecutionResult {
+    let redacted = redactedResults.get(result);
+    if (redacted === undefined) {
+      redacted = redactExecutionResult(result);
+      redactedResults.set(result, redacted);
+    }
+    return redacted;
+  }
+
+  /**
+   * How a member of a shared execution receives results: written to its socket as graphql-ws would
+   * (`{"id":…,"type":"next","payload":…}`, through the guarded send and its back-pressure), with no
+   * promise, hook or serialization per subscriber. Its own request id goes on errors (the shared
+   * result carries the first member's) and their codes in its own access line.
+   */
+  function directDelivery(
+    socket: WebSocket,
+    id: string,
+    record: RequestRecord | undefined,
+  ): (result: ExecutionResult) => void {
+    const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    return (result) => {
+      if (socket.readyState !== socket.OPEN) return;
+      let own = result;
+      if (result.errors?.length && record) {
+        for (const error of result.errors) record.errorCodes.add(errorCodeOf(error, 'INTERNAL_SERVER_ERROR'));
+        own = withRequestId(result, record.id);
+      }
+      socket.send(`${head}${serializedPayload(redactOnce(own))}}`);
+    };
   }
 
   /**
@@ -337,12 +371,12 @@ async function runSafely<T>(run: () => T | Promise<T>): Promise<T | ExecutionRes
 
 /**
  * Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`, and the shared
- * execution the operation belongs to (`joined`: a member that skipped the pipeline).
+ * execution the operation may start or join (`deliver`: how its member receives results).
  */
 type EnvelopedRoot = {
   execute?: NonNullable<ServerOptions['execute']>;
   subscribe?: NonNullable<ServerOptions['subscribe']>;
-  share?: { key: string; joined: boolean };
+  share?: { key: string; deliver: (result: ExecutionResult) => void };
   /** The member iterator of a subscriber that joined in onSubscribe. */
   member?: AsyncIterableIterator<ExecutionResult>;
 };

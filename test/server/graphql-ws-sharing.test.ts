@@ -82,6 +82,29 @@ describe('shared graphql-ws subscriptions', () => {
     expect(sharing.size).toBe(0);
   });
 
+  it('hands results to a delivering member as they come; a throwing delivery fails that member alone', async () => {
+    const sharing = new SharedSubscriptions();
+    const { iterator, push } = source();
+    const group = sharing.start('d', iterator, operation);
+    const delivered: ExecutionResult[] = [];
+    const direct = group.join(undefined, (result) => delivered.push(result));
+    const broken = group.join(undefined, () => {
+      throw new Error('socket gone');
+    });
+    const queued = group.join();
+    const ending = direct.next();
+    const result = { data: { n: 1 } };
+    push({ value: result, done: false });
+    expect((await queued.next()).value).toBe(result);
+    expect(delivered).toEqual([result]);
+    expect(delivered[0]).toBe(result);
+    await expect(broken.next()).rejects.toThrow('socket gone');
+    expect(group.members.size).toBe(2);
+    push({ value: undefined, done: true });
+    // A delivering member yields nothing: its iterator only ends.
+    expect(await ending).toEqual({ value: undefined, done: true });
+  });
+
   it('shares live subscriptions only, keyed by operation, variables, vaults, scopes and document', () => {
     expect(isShareable(parse('subscription { cardEvents { id } }'), null)).toBe(true);
     expect(isShareable(parse('subscription S($a: String) { cardEvents(after: $a) { id } }'), 'S')).toBe(
