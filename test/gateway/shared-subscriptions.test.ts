@@ -32,7 +32,7 @@ async function notify(): Promise<string> {
 
 /** The event id each subscriber received. */
 const idsOf = (steps: IteratorResult<{ data?: Record<string, unknown> | null }>[]) =>
-  steps.map((step) => (step.value?.data?.cardEvents as { id: string }).id);
+  steps.map((step) => (step.value?.data?.cardEvents as { id: string } | undefined)?.id);
 
 const LIVE = 'subscription { cardEvents { id type } }';
 const OTHER = 'subscription { cardEvents { id cardId } }';
