@@ -91,7 +91,9 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     // end), then the open connections drain.
     resources.use(http);
     resources.use(streams.move());
-    resources.use(serveGraphqlWs({ server: http.server, runtime, limits: config.websocket, logger }));
+    resources.use(
+      serveGraphqlWs({ server: http.server, runtime, limits: config.websocket, logger, metrics }),
+    );
     resources.defer(() => http.stopAccepting());
     const url = await listen(http.server, config.port, config.host);
     const metricsUrl = metricsListener.url;

@@ -1,4 +1,13 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { CardEvent } from './card-event.ts';
+
+/**
+ * How many subscribers a bus subscription stands for, when it is shared (src/server/graphql-ws-
+ * sharing.ts: one execution for every identical graphql-ws subscription): a subscription made while
+ * a function is in this store counts as that function's answer in `subscriberCount`, read each time.
+ * Outside the store a subscription counts as one.
+ */
+export const sharedSubscriberCount = new AsyncLocalStorage<() => number>();
 
 /**
  * Which events a subscriber receives.
@@ -124,6 +133,8 @@ class Subscriber<E extends BusEvent> {
   readonly pending: Pending<E>[] = [];
   failure: Error | undefined;
   done = false;
+  /** Subscribers this one stands for (see {@link sharedSubscriberCount}). */
+  readonly weight: (() => number) | undefined = sharedSubscriberCount.getStore();
 
   constructor(filter: BusFilter) {
     this.filter = {
@@ -293,10 +304,15 @@ export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOption
     },
 
     subscriberCount(tenant) {
-      if (tenant !== undefined) return byTenant.get(tenant)?.size ?? 0;
+      const count = (subscribers: Iterable<Subscriber<E>>) => {
+        let n = 0;
+        for (const subscriber of subscribers) n += subscriber.weight ? subscriber.weight() : 1;
+        return n;
+      };
+      if (tenant !== undefined) return count(byTenant.get(tenant) ?? []);
       const all = new Set<Subscriber<E>>();
       for (const set of byTenant.values()) for (const subscriber of set) all.add(subscriber);
-      return all.size;
+      return count(all);
     },
   };
 }

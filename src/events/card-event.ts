@@ -53,7 +53,7 @@ export interface CardExpiry {
  * Bus subscribers all receive the same instance, so it is frozen; memoize per-event work in a
  * WeakMap keyed by it.
  */
-export interface CardEvent {
+export interface CardEvent extends SenderMembers {
   readonly id: string;
   readonly type: CardEventType;
   readonly tenant: string;
@@ -67,13 +67,6 @@ export interface CardEvent {
   readonly oldExpiry: Readonly<CardExpiry>;
   readonly expMonth: number;
   readonly expYear: number;
-  readonly fingerprint: string;
-  readonly grouping: CardEventGrouping;
-  readonly occurrence: number;
-  readonly orgId: string;
-  readonly integrationId: string;
-  readonly summary?: string;
-  readonly description?: string;
 }
 
 /**
@@ -290,6 +283,43 @@ function isAbsent(body: unknown, path: readonly PropertyKey[]): boolean {
   return node === undefined || node === null;
 }
 
+/** The envelope members every event kind carries from its notification; see {@link senderMembers}. */
+export interface SenderMembers {
+  readonly fingerprint: string;
+  readonly grouping: CardEventGrouping;
+  readonly occurrence: number;
+  readonly orgId: string;
+  readonly integrationId: string;
+  readonly summary?: string;
+  readonly description?: string;
+}
+
+/**
+ * The envelope members every event kind carries from its notification (contract §4): the sender's
+ * text and identifiers masked like every other output (deterministic, so grouping still works), free
+ * text (`summary`, `description`) masked before the event is stored or delivered and present only
+ * when sent; `grouping` and `occurrence` as sent.
+ */
+export function senderMembers(n: {
+  fingerprint: string;
+  grouping: CardEventGrouping;
+  occurrence: number;
+  org_id: string;
+  integration_id: string;
+  summary?: string | undefined;
+  description?: string | undefined;
+}): SenderMembers {
+  return {
+    fingerprint: redactPans(n.fingerprint),
+    grouping: n.grouping,
+    occurrence: n.occurrence,
+    orgId: redactPans(n.org_id),
+    integrationId: redactPans(n.integration_id),
+    ...(n.summary !== undefined ? { summary: redactPans(n.summary) } : {}),
+    ...(n.description !== undefined ? { description: redactPans(n.description) } : {}),
+  };
+}
+
 /** RFC 6901 JSON pointer of a path (`~` and `/` escaped); `""` for the whole body. */
 export function toPointer(path: readonly PropertyKey[]): string {
   return path.map((part) => `/${String(part).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
@@ -355,15 +385,7 @@ export function parseCardNotification(body: unknown): ParseCardNotificationResul
     oldExpiry: Object.freeze(d.old_expiration_date),
     expMonth: d.exp_month,
     expYear: d.exp_year,
-    // Sender text, stored: masked like every other output (deterministic, so grouping still works).
-    fingerprint: redactPans(n.fingerprint),
-    grouping: n.grouping,
-    occurrence: n.occurrence,
-    orgId: redactPans(n.org_id),
-    integrationId: redactPans(n.integration_id),
-    // Free text of the sender: card data in it is masked before the event is stored or delivered.
-    ...(n.summary !== undefined ? { summary: redactPans(n.summary) } : {}),
-    ...(n.description !== undefined ? { description: redactPans(n.description) } : {}),
+    ...senderMembers(n),
   };
   return { ok: true, event: Object.freeze(event) };
 }

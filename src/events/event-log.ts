@@ -128,6 +128,19 @@ export interface EventLog<E extends LogEvent> {
   close(): Promise<void>;
 }
 
+/**
+ * An append the backend did not confirm (script or transaction failed, connection lost): nothing of
+ * it is acknowledged, the sender is answered 500 and retries. With group commit every append of the
+ * failed batch gets it. `code` is `event-log-append-failed`; `cause` holds the backend's error.
+ */
+export class EventLogAppendError extends Error {
+  override name = 'EventLogAppendError';
+  readonly code = 'event-log-append-failed';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`event log append failed: ${message}`, options);
+  }
+}
+
 /** Builds the stored form of a notification. */
 export function toLoggedEvent<E extends LogEvent>(
   event: E,

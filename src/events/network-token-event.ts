@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { redactPans } from '../lib/pan.ts';
 import { assertPanAlias } from '../upstream/network-tokens/schemas.ts';
 import {
-  type CardEventGrouping,
   createdAtTimestamp,
   ENVELOPE_EXPECTATIONS,
   isoTimestamp,
@@ -11,6 +9,8 @@ import {
   notificationEnvelopeSchema,
   notificationIssues,
   optionalMember,
+  type SenderMembers,
+  senderMembers,
   toPointer,
 } from './card-event.ts';
 
@@ -59,7 +59,7 @@ export const NETWORK_TOKEN_EVENT_PREFIX = 'network_token.';
  * Live subscribers all receive the same instance, so it is frozen; memoize per-event work in a
  * WeakMap keyed by it.
  */
-export interface NetworkTokenEvent {
+export interface NetworkTokenEvent extends SenderMembers {
   readonly id: string;
   readonly type: NetworkTokenEventType;
   readonly tenant: string;
@@ -70,13 +70,6 @@ export interface NetworkTokenEvent {
   readonly occurredAt?: string;
   readonly createdAt: string;
   readonly timestamp: string;
-  readonly fingerprint: string;
-  readonly grouping: CardEventGrouping;
-  readonly occurrence: number;
-  readonly orgId: string;
-  readonly integrationId: string;
-  readonly summary?: string;
-  readonly description?: string;
 }
 
 /** Result of {@link parseNetworkTokenNotification}. */
@@ -174,15 +167,7 @@ export function parseNetworkTokenNotification(body: unknown): ParseNetworkTokenN
     ...(d.occurred_at !== undefined ? { occurredAt: d.occurred_at } : {}),
     createdAt: d.created_at,
     timestamp: n.timestamp,
-    // Sender text, stored: masked like every other output (deterministic, so grouping still works).
-    fingerprint: redactPans(n.fingerprint),
-    grouping: n.grouping,
-    occurrence: n.occurrence,
-    orgId: redactPans(n.org_id),
-    integrationId: redactPans(n.integration_id),
-    // Free text of the sender: card data in it is masked before the event is stored or delivered.
-    ...(n.summary !== undefined ? { summary: redactPans(n.summary) } : {}),
-    ...(n.description !== undefined ? { description: redactPans(n.description) } : {}),
+    ...senderMembers(n),
   };
   return { ok: true, event: Object.freeze(event) };
 }

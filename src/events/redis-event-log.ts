@@ -1,18 +1,18 @@
+import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
 import type { Logger } from '../lib/logger.ts';
 import type { CardEvent } from './card-event.ts';
-import {
-  CARD_EVENT_LOG,
-  type EventLog,
-  type EventLogFilter,
-  type EventLogKind,
-  type HistoryCursor,
-  type LogEvent,
-  type Logged,
-  matchesFilter,
-  type RetentionPolicy,
-  toLoggedEvent,
+import type {
+  AppendOutcome,
+  EventLog,
+  EventLogFilter,
+  EventLogKind,
+  HistoryCursor,
+  LogEvent,
+  Logged,
+  RetentionPolicy,
 } from './event-log.ts';
+import { CARD_EVENT_LOG, EventLogAppendError, matchesFilter, toLoggedEvent } from './event-log.ts';
 
 /** Options of {@link createRedisEventLog}. */
 export interface RedisEventLogOptions<E extends LogEvent = CardEvent> {
@@ -33,30 +33,50 @@ export interface RedisEventLogOptions<E extends LogEvent = CardEvent> {
 }
 
 /**
- * Atomic append: drop a notification id already seen for its tenant, flag an event older than the
+ * Atomic append of a batch of events (group commit): for each event in order, drop a notification
+ * id already seen for its tenant (earlier in the same batch included), flag an event older than the
  * newest of its subject, XADD, remember the (tenant, id) for the retention period. One script, so a
  * crash can never leave an id marked as seen without its entry (which would lose the event on
  * redelivery). Ids remembered before dedupe was per tenant (`<prefix>:id:<id>`, written by earlier
  * versions) still count as seen until they expire, so an upgrade never appends a redelivery twice.
- * The entry is also added to its tenant's history index, a sorted set scored by event timestamp
+ * Each entry is also added to its tenant's history index, a sorted set scored by event timestamp
  * whose members are the stream ids zero-padded (`<15-digit ms>-<7-digit seq>`), so members of one
  * timestamp order by position.
- * KEYS: stream, (tenant, id) marker, subject-latest marker, legacy id marker, tenant history index.
- * ARGV: id, tenant, timestampMs, body, maxLen, ttlS.
+ * KEYS, 5 per event: stream, (tenant, id) marker, subject-latest marker, legacy id marker, tenant
+ * history index. ARGV: count, maxLen, ttlS, then 4 per event: id, tenant, timestampMs, body.
+ * Returns 3 values per event: appended (1) or duplicate (0), stream id, out of order (1/0).
  */
 const APPEND_SCRIPT = `
-local existing = redis.call('GET', KEYS[2]) or redis.call('GET', KEYS[4])
-if existing then return {0, existing, 0} end
-local ts = tonumber(ARGV[3])
-local latest = tonumber(redis.call('GET', KEYS[3]) or '-1')
-local ooo = 0
-if latest > ts then ooo = 1 else redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[6]) end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[1], 'tenant', ARGV[2], 'ooo', ooo, 'body', ARGV[4])
-redis.call('SET', KEYS[2], id, 'EX', ARGV[6])
-local dash = string.find(id, '-')
-redis.call('ZADD', KEYS[5], ts, string.format('%015.0f-%07.0f', tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))))
-return {1, id, ooo}
+local n = tonumber(ARGV[1])
+local out = {}
+for i = 0, n - 1 do
+  local k = i * 5
+  local a = 3 + i * 4
+  local existing = redis.call('GET', KEYS[k + 2]) or redis.call('GET', KEYS[k + 4])
+  if existing then
+    out[#out + 1] = 0
+    out[#out + 1] = existing
+    out[#out + 1] = 0
+  else
+    local ts = tonumber(ARGV[a + 3])
+    local latest = tonumber(redis.call('GET', KEYS[k + 3]) or '-1')
+    local ooo = 0
+    if latest > ts then ooo = 1 else redis.call('SET', KEYS[k + 3], ARGV[a + 3], 'EX', ARGV[3]) end
+    local id = redis.call('XADD', KEYS[k + 1], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[a + 1], 'tenant', ARGV[a + 2], 'ooo', ooo, 'body', ARGV[a + 4])
+    redis.call('SET', KEYS[k + 2], id, 'EX', ARGV[3])
+    local dash = string.find(id, '-')
+    redis.call('ZADD', KEYS[k + 5], ts, string.format('%015.0f-%07.0f', tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))))
+    out[#out + 1] = 1
+    out[#out + 1] = id
+    out[#out + 1] = ooo
+  end
+end
+return out
 `;
+const APPEND_SCRIPT_SHA = createHash('sha1').update(APPEND_SCRIPT).digest('hex');
+
+/** Most events one append script call carries; a longer queue is sent as several pipelined calls. */
+export const MAX_APPEND_BATCH = 256;
 
 /** Stream ids are `<ms>-<seq>`; positions pack them into one ordered 64-bit integer. */
 function positionOf(streamId: string): bigint {
@@ -70,9 +90,19 @@ function streamIdOf(position: bigint): string {
 
 type StreamMessage = { id: string; message: Record<string, string> };
 
+/** An append waiting for its batch. */
+interface PendingAppend<E extends LogEvent> {
+  event: E;
+  resolve: (outcome: AppendOutcome<E>) => void;
+  reject: (error: Error) => void;
+}
+
 /**
  * The distributed event log: one Redis Stream shared by every gateway replica. Appends are atomic
- * (Lua) and deduplicated by notification id; every replica tails the stream with XREAD and fans
+ * (Lua) and deduplicated by notification id, and group-committed: appends that arrive while a batch
+ * is in flight go together in the next script call (at most {@link MAX_APPEND_BATCH} per call), each
+ * answered only once Redis answered its batch (with `appendfsync always`, once it is fsynced); a
+ * failed call rejects every append of its batch with {@link EventLogAppendError}; every replica tails the stream with XREAD and fans
  * entries out to its own subscribers, so an event acknowledged by one replica reaches subscribers
  * on all of them. Durability is Redis's: run it with `appendonly yes` (`appendfsync always` for
  * no loss on power failure).
@@ -187,6 +217,79 @@ export async function createRedisEventLog<E extends LogEvent = CardEvent>(
     return out;
   }
 
+  /** Appends waiting for the next batch, in arrival order. */
+  let queue: PendingAppend<E>[] = [];
+  /** The batches in flight, if any: appends arriving meanwhile wait for them (group commit). */
+  let flushing: Promise<void> | undefined;
+
+  /** One call of the append script for `batch`; resolves each waiter once Redis answered. */
+  async function commit(batch: PendingAppend<E>[]): Promise<void> {
+    let reply: (number | string)[];
+    try {
+      const keys: string[] = [];
+      const args: string[] = [String(batch.length), String(options.retention.maxCount), String(ttlS)];
+      for (const { event } of batch) {
+        keys.push(
+          streamKey,
+          `${prefix}:id:${event.tenant}:${event.id}`,
+          `${prefix}:latest:${event.tenant}:${kind.subjectOf(event)}`,
+          `${prefix}:id:${event.id}`,
+          historyKey(event.tenant),
+        );
+        args.push(event.id, event.tenant, String(Date.parse(event.timestamp)), JSON.stringify(event));
+      }
+      reply = (await runAppendScript(keys, args)) as (number | string)[];
+    } catch (error) {
+      // Nothing of this batch is acknowledged: every waiter is told, the sender retries (a retry of
+      // an entry the script did write before failing is then recognised as a duplicate).
+      const failure = new EventLogAppendError((error as Error).message, { cause: error });
+      for (const { reject } of batch) reject(failure);
+      return;
+    }
+    for (const [i, { event, resolve }] of batch.entries()) {
+      const streamId = String(reply[i * 3 + 1]);
+      resolve(
+        reply[i * 3] === 0
+          ? { outcome: 'duplicate', position: positionOf(streamId) }
+          : {
+              outcome: 'appended',
+              event: toLoggedEvent(event, positionOf(streamId), reply[i * 3 + 2] === 1),
+            },
+      );
+    }
+  }
+
+  /** EVALSHA of the append script, loading it with EVAL when Redis does not know it (yet). */
+  async function runAppendScript(keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await client.evalSha(APPEND_SCRIPT_SHA, { keys, arguments: args });
+    } catch (error) {
+      if (!(error as Error).message?.startsWith('NOSCRIPT')) throw error;
+      return await client.eval(APPEND_SCRIPT, { keys, arguments: args });
+    }
+  }
+
+  /**
+   * Sends everything queued, in batches of at most {@link MAX_APPEND_BATCH} (pipelined), and again
+   * while appends arrived during the round trip: concurrent appends share one script call, and the
+   * batch of a busy moment grows with the load.
+   */
+  function flush(): Promise<void> {
+    flushing = (async () => {
+      while (queue.length > 0) {
+        const pending = queue;
+        queue = [];
+        const batches: Promise<void>[] = [];
+        for (let i = 0; i < pending.length; i += MAX_APPEND_BATCH) {
+          batches.push(commit(pending.slice(i, i + MAX_APPEND_BATCH)));
+        }
+        await Promise.all(batches);
+      }
+      flushing = undefined;
+    })();
+    return flushing;
+  }
+
   async function runTail(fromId: string): Promise<void> {
     let lastId = fromId;
     while (!closed) {
@@ -211,27 +314,12 @@ export async function createRedisEventLog<E extends LogEvent = CardEvent>(
   }
 
   return {
-    async append(event) {
-      const result = (await client.eval(APPEND_SCRIPT, {
-        keys: [
-          streamKey,
-          `${prefix}:id:${event.tenant}:${event.id}`,
-          `${prefix}:latest:${event.tenant}:${kind.subjectOf(event)}`,
-          `${prefix}:id:${event.id}`,
-          historyKey(event.tenant),
-        ],
-        arguments: [
-          event.id,
-          event.tenant,
-          String(Date.parse(event.timestamp)),
-          JSON.stringify(event),
-          String(options.retention.maxCount),
-          String(ttlS),
-        ],
-      })) as [number, string, number];
-      const [appended, streamId, outOfOrder] = result;
-      if (appended === 0) return { outcome: 'duplicate', position: positionOf(streamId) };
-      return { outcome: 'appended', event: toLoggedEvent(event, positionOf(streamId), outOfOrder === 1) };
+    append(event) {
+      if (closed) return Promise.reject(new EventLogAppendError('the event log is closed'));
+      return new Promise<AppendOutcome<E>>((resolve, reject) => {
+        queue.push({ event, resolve, reject });
+        if (!flushing) void flush();
+      });
     },
 
     readAfter: scan,
@@ -284,6 +372,8 @@ export async function createRedisEventLog<E extends LogEvent = CardEvent>(
       if (closed) return;
       closed = true;
       listeners.clear();
+      // Appends already queued are committed and answered first.
+      await flushing;
       if (tailClient.isOpen) tailClient.destroy();
       await tailLoop;
       await client.close();

@@ -7,6 +7,7 @@ import {
   type AppendOutcome,
   CARD_EVENT_LOG,
   type EventLog,
+  EventLogAppendError,
   type EventLogFilter,
   type EventLogKind,
   type HistoryCursor,
@@ -207,7 +208,7 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
         subject: kind.subjectOf(event),
         receivedMs: now(),
       });
-      if ('error' in reply) throw new Error(`event log append failed: ${reply.error}`);
+      if ('error' in reply) throw new EventLogAppendError(reply.error);
       if ('duplicate' in reply)
         return { outcome: 'duplicate', position: reply.duplicate } satisfies AppendOutcome<E>;
       if (!('position' in reply)) throw new Error('event log writer answered an append with no position');

@@ -278,32 +278,40 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
     }
 
     if (networkTokens && isNetworkTokenNotification(json)) {
-      const parsed = parseNetworkTokenNotification(json);
-      if (!parsed.ok) {
-        refuseInvalid(res, json, parsed.issues);
-        return;
-      }
-      const event = parsed.event;
-      await publishAndAnswer(
-        res,
-        'network token',
-        { id: event.id, tenant: event.tenant, type: event.type, panAlias: event.panAlias },
-        () => networkTokens.publish(event),
-      );
+      await acceptParsed(res, json, parseNetworkTokenNotification(json), 'network token', (event) => ({
+        fields: { panAlias: event.panAlias },
+        publish: () => networkTokens.publish(event),
+      }));
       return;
     }
+    await acceptParsed(res, json, parseCardNotification(json), 'card event', (event) => ({
+      fields: { cardId: event.cardId },
+      publish: () => bus.publish(event),
+    }));
+  }
 
-    const parsed = parseCardNotification(json);
+  /**
+   * A parsed notification: refused (400) when invalid, else published and answered by
+   * {@link publishAndAnswer} with its subject field (`cardId`, `panAlias`) in the log lines.
+   */
+  async function acceptParsed<E extends { id: string; tenant: string; type: string }>(
+    res: ServerResponse,
+    json: unknown,
+    parsed: { ok: true; event: E } | { ok: false; issues: readonly NotificationIssue[] },
+    subject: 'card event' | 'network token',
+    route: (event: E) => { fields: Record<string, string>; publish: () => Promise<PublishOutcome> },
+  ): Promise<void> {
     if (!parsed.ok) {
       refuseInvalid(res, json, parsed.issues);
       return;
     }
-    const event = parsed.event;
+    const { event } = parsed;
+    const { fields, publish } = route(event);
     await publishAndAnswer(
       res,
-      'card event',
-      { id: event.id, tenant: event.tenant, type: event.type, cardId: event.cardId },
-      () => bus.publish(event),
+      subject,
+      { id: event.id, tenant: event.tenant, type: event.type, ...fields },
+      publish,
     );
   }
 

@@ -29,13 +29,18 @@ let pendingPayload: string | undefined;
 export function sharedPayloadReplacer(this: unknown, key: string, value: unknown): unknown {
   if (key !== 'payload' || typeof value !== 'object' || value === null) return value;
   if ((this as { type?: unknown }).type !== 'next') return value;
-  let serialized = serializedPayloads.get(value);
-  if (serialized === undefined) {
-    serialized = JSON.stringify(value);
-    serializedPayloads.set(value, serialized);
-  }
-  pendingPayload = serialized;
+  pendingPayload = serializedPayload(value);
   return PLACEHOLDER;
+}
+
+/** `JSON.stringify(payload)`, computed once per payload object however many sockets send it. */
+export function serializedPayload(payload: object): string {
+  let serialized = serializedPayloads.get(payload);
+  if (serialized === undefined) {
+    serialized = JSON.stringify(payload);
+    serializedPayloads.set(payload, serialized);
+  }
+  return serialized;
 }
 
 /**

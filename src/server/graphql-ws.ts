@@ -3,11 +3,13 @@ import { performance } from 'node:perf_hooks';
 import { type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { onTokenExpiry } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import type { Config } from '../config.ts';
+import { sharedSubscriberCount } from '../events/card-event-bus.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
 import { redactPans } from '../lib/pan.ts';
 import { redactExecutionResult, redactGraphQLError } from '../lib/redaction.ts';
 import {
@@ -15,11 +17,18 @@ import {
   errorCodeOf,
   REQUEST_ID_HEADER,
   type RequestRecord,
+  requestRecordOf,
 } from '../lib/request-record.ts';
-import { guardSends, SLOW_CONSUMER_CLOSE_CODE, sharedPayloadReplacer } from '../lib/ws-sends.ts';
+import {
+  guardSends,
+  SLOW_CONSUMER_CLOSE_CODE,
+  serializedPayload,
+  sharedPayloadReplacer,
+} from '../lib/ws-sends.ts';
 import { withRequestId } from '../plugins/request-id.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
+import { isShareable, SharedSubscriptions, shareKeyOf } from './graphql-ws-sharing.ts';
 
 /**
  * graphql-ws on the gateway's HTTP server (`/graphql`). Disposing it is graphql-ws's own dispose:
@@ -31,14 +40,24 @@ import { writeAccessLine } from './access-line.ts';
  * A bad operation (syntax error, validation error, limit breach, refused context, failed execution)
  * fails only itself with an `error` message; the socket and its other subscriptions stay open.
  * Every error, result and close reason leaves through the redaction of src/lib/redaction.ts.
+ *
+ * Live subscriptions that are identical for their viewers share one execution
+ * (src/server/graphql-ws-sharing.ts): the first goes through the whole pipeline, later ones are
+ * checked (persisted operations, operation count) and join it without a context of their own. Each
+ * member keeps its own request id on errors, its access-log line and its count in `metrics`
+ * (`cardgraph_graphql_operations_total`, live subscriptions); errors of a shared result are counted
+ * once per event.
  */
 export function serveGraphqlWs(options: {
   server: Server;
   runtime: GraphQLRuntime;
   limits: Config['websocket'];
   logger: Logger;
+  /** Counts the members of shared executions the plugins do not see (see above). */
+  metrics?: Metrics;
 }): AsyncDisposable {
-  const { runtime, limits, logger } = options;
+  const { runtime, limits, logger, metrics } = options;
+  const sharing = new SharedSubscriptions();
   const { yoga, persistedOperations, viewerAuth } = runtime;
   const wsServer = new WebSocketServer({
     server: options.server,
@@ -78,8 +97,8 @@ export function serveGraphqlWs(options: {
         return true;
       },
       onClose: (ctx) => ctx.extra.cancelExpiry?.(),
-      execute: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).execute(args)),
-      subscribe: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).subscribe(args)),
+      execute: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).execute!(args)),
+      subscribe: (args) => runSafely(() => subscribeShared(args)),
       onSubscribe: async (ctx, id, payload) => {
         const operations = ctx.extra.operations!;
         if (operations.size >= limits.maxSubscriptionsPerSocket) {
@@ -106,6 +125,28 @@ export function serveGraphqlWs(options: {
             ...(payload.variables ? { variables: payload.variables } : {}),
             ...(payload.extensions ? { extensions: payload.extensions } : {}),
           })) as typeof payload;
+          const viewer = ctx.extra.viewer;
+          const key = viewer
+            ? shareKeyOf(params.query, params.operationName, params.variables, viewer)
+            : undefined;
+          const running = key === undefined ? undefined : sharing.get(key);
+          if (running && key !== undefined) {
+            // Joins the running execution of the same operation: parsed, validated and allowed alike.
+            operations.add(id);
+            const member = running.join(
+              joined(ctx.extra.record, running.operationName, true),
+              directDelivery(ctx.extra.socket, id, ctx.extra.record),
+            );
+            return {
+              schema: running.schema,
+              operationName: running.operationName,
+              document: running.document,
+              variableValues: params.variables ?? null,
+              contextValue: { requestRecord: ctx.extra.record },
+              // A member from now on: the execution cannot end before graphql-ws subscribes.
+              rootValue: { member } as EnvelopedRoot,
+            };
+          }
           const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
             ...ctx,
             viewer: ctx.extra.viewer ?? null,
@@ -124,7 +165,13 @@ export function serveGraphqlWs(options: {
             document,
             variableValues: params.variables ?? null,
             contextValue,
-            rootValue: { execute, subscribe } as EnvelopedRoot,
+            rootValue: {
+              execute,
+              subscribe,
+              ...(key !== undefined && isShareable(document, params.operationName)
+                ? { share: { key, deliver: directDelivery(ctx.extra.socket, id, ctx.extra.record) } }
+                : {}),
+            } as EnvelopedRoot,
           };
         } catch (error) {
           if (error instanceof GraphQLError) return refuse([error]);
@@ -132,13 +179,7 @@ export function serveGraphqlWs(options: {
         }
       },
       onNext: (_ctx, _id, _payload, _args, result) => {
-        // A result shared by every subscriber of an event is redacted once, and stays one object
-        // (so it is also serialized once, see sharedPayloadReplacer).
-        let redacted = redactedResults.get(result);
-        if (redacted === undefined) {
-          redacted = redactExecutionResult(result);
-          redactedResults.set(result, redacted);
-        }
+        const redacted = redactOnce(result);
         return redacted === result ? undefined : redacted;
       },
       onComplete: (ctx, id) => {
@@ -188,6 +229,113 @@ export function serveGraphqlWs(options: {
       if (socket.readyState === socket.OPEN) socket.close(1011, 'Internal Error');
     });
   });
+  /**
+   * graphql-ws `subscribe`: joins the shared execution of the operation's key when one runs (also
+   * when another subscriber started it meanwhile), else subscribes through the envelop and, when the
+   * operation may be shared, starts sharing its source.
+   */
+  async function subscribeShared(args: Parameters<NonNullable<ServerOptions['subscribe']>>[0]) {
+    const root = args.rootValue as EnvelopedRoot;
+    if (root.member) return root.member;
+    const share = root.share;
+    const running = share && sharing.get(share.key);
+    if (share && running) {
+      // Another subscriber started the same execution since onSubscribe: join it.
+      return running.join(
+        joined(requestRecordOf(args.contextValue), running.operationName, true),
+        share.deliver,
+      );
+    }
+    if (!share) return root.subscribe!(args);
+    // The bus subscription made for a shared execution counts its members (subscriberCount).
+    const members = { count: () => 1 };
+    const result = await sharedSubscriberCount.run(
+      () => members.count(),
+      () => root.subscribe!(args),
+    );
+    if (!isAsyncIterable(result)) return result;
+    const source = result[Symbol.asyncIterator]();
+    const again = sharing.get(share.key);
+    if (again) {
+      // Started meanwhile (while this one subscribed): join it, drop this one.
+      // The plugins counted this operation already; only the live gauge follows the member.
+      void source.return?.();
+      return again.join(
+        joined(requestRecordOf(args.contextValue), again.operationName, false),
+        share.deliver,
+      );
+    }
+    // The plugins count the shared execution as one live subscription while it runs; members are
+    // counted one by one instead (joined), so that count is taken back for the execution's life.
+    const live = { transport: 'graphql-ws' } as const;
+    metrics?.liveSubscriptions.dec(live);
+    const operationName = args.operationName ?? null;
+    const group = sharing.start(
+      share.key,
+      source,
+      { schema: args.schema, document: args.document, operationName },
+      () => metrics?.liveSubscriptions.inc(live),
+    );
+    members.count = () => group.members.size;
+    return group.join(joined(requestRecordOf(args.contextValue), operationName, false), share.deliver);
+  }
+
+  /**
+   * A result shared by every subscriber of an event is redacted once, and stays one object (so it is
+   * also serialized once, see sharedPayloadReplacer and serializedPayload).
+   */
+  function redactOnce(result: ExecutionResult): ExecutionResult {
+    let redacted = redactedResults.get(result);
+    if (redacted === undefined) {
+      redacted = redactExecutionResult(result);
+      redactedResults.set(result, redacted);
+    }
+    return redacted;
+  }
+
+  /**
+   * How a member of a shared execution receives results: written to its socket as graphql-ws would
+   * (`{"id":…,"type":"next","payload":…}`, through the guarded send and its back-pressure), with no
+   * promise, hook or serialization per subscriber. Its own request id goes on errors (the shared
+   * result carries the first member's) and their codes in its own access line.
+   */
+  function directDelivery(
+    socket: WebSocket,
+    id: string,
+    record: RequestRecord | undefined,
+  ): (result: ExecutionResult) => void {
+    const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    return (result) => {
+      if (socket.readyState !== socket.OPEN) return;
+      let own = result;
+      if (result.errors?.length && record) {
+        for (const error of result.errors) record.errorCodes.add(errorCodeOf(error, 'INTERNAL_SERVER_ERROR'));
+        own = withRequestId(result, record.id);
+      }
+      socket.send(`${head}${serializedPayload(redactOnce(own))}}`);
+    };
+  }
+
+  /**
+   * What the plugins would have recorded for a member that skipped them: its operation name in its
+   * access line, the operation (when `count`) and the live gauge, which the returned callback
+   * lowers when the member leaves.
+   */
+  function joined(
+    record: RequestRecord | undefined,
+    operationName: string | null,
+    count: boolean,
+  ): (() => void) | undefined {
+    if (operationName) record?.operationNames.add(operationName);
+    if (!metrics) return undefined;
+    if (count) {
+      const operation = metrics.operationLabel(operationName);
+      metrics.operations.inc({ operation, type: 'subscription', outcome: 'success' });
+    }
+    metrics.liveSubscriptions.inc({ transport: 'graphql-ws' });
+    return () => metrics.liveSubscriptions.dec({ transport: 'graphql-ws' });
+  }
+
   return { [Symbol.asyncDispose]: async () => await server.dispose() };
 }
 
@@ -221,8 +369,20 @@ async function runSafely<T>(run: () => T | Promise<T>): Promise<T | ExecutionRes
   }
 }
 
-/** Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`. */
+/**
+ * Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`, and the shared
+ * execution the operation may start or join (`deliver`: how its member receives results).
+ */
 type EnvelopedRoot = {
-  execute: NonNullable<ServerOptions['execute']>;
-  subscribe: NonNullable<ServerOptions['subscribe']>;
+  execute?: NonNullable<ServerOptions['execute']>;
+  subscribe?: NonNullable<ServerOptions['subscribe']>;
+  share?: { key: string; deliver: (result: ExecutionResult) => void };
+  /** The member iterator of a subscriber that joined in onSubscribe. */
+  member?: AsyncIterableIterator<ExecutionResult>;
 };
+
+function isAsyncIterable<T>(
+  value: T | AsyncIterable<ExecutionResult>,
+): value is AsyncIterable<ExecutionResult> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
