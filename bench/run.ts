@@ -17,7 +17,9 @@
  * Prints a table of ratios and writes the JSON to `--out` (bench/results/latest.json).
  *
  * Flags: `--quick` (seconds; the test suite runs it so the bench cannot rot), `--no-hive`,
- * `--out <file>`.
+ * `--out <file>`, `--queries-only` (the query measures alone, written to bench/results/queries.json),
+ * `--compare-yoga` (adds cardgraph with the lean GraphQL path off, `cardgraph-yoga`, to the query
+ * rounds), `--rounds <n>`, `--seconds <n>` (of each query run). `BENCH_CPU_PROFILE=<dir>` writes a V8 CPU profile of each cardgraph process there.
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -35,18 +37,32 @@ import { createSqliteEventLog } from '../src/events/sqlite-event-log.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 import { benchCardId, floorEvent, SUBSCRIPTION, signedCardNotification } from './lib/notifications.ts';
 import { type ServerProcess, startServer } from './lib/processes.ts';
+import { cpuProfileEnv, reportQueries } from './lib/query-report.ts';
 
 const { values: flags } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     'no-hive': { type: 'boolean', default: false },
     out: { type: 'string' },
+    'queries-only': { type: 'boolean', default: false },
+    'compare-yoga': { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
   },
 });
 const QUICK = flags.quick;
 const OUT =
   flags.out ??
-  fileURLToPath(new URL(QUICK ? './results/quick.json' : './results/latest.json', import.meta.url));
+  fileURLToPath(
+    new URL(
+      flags['queries-only']
+        ? './results/queries.json'
+        : QUICK
+          ? './results/quick.json'
+          : './results/latest.json',
+      import.meta.url,
+    ),
+  );
 const PLAN = QUICK
   ? {
       durationS: 1,
@@ -72,6 +88,9 @@ const PLAN = QUICK
       ingestConcurrency: [10, 50],
       retained: 100_000,
     };
+// `--rounds <n>` and `--seconds <n>` change the query rounds (for A/B runs of the query side).
+if (flags.rounds) PLAN.rounds = Number(flags.rounds);
+if (flags.seconds) PLAN.durationS = Number(flags.seconds);
 const VAULT = 'tntsandbox1';
 const CLIENT = { id: 'sandbox-client-1', secret: 'sandbox-secret-1' };
 const WEBHOOK_SECRET = 'whsec_bench_0123456789abcdef0123';
@@ -133,6 +152,7 @@ function cardgraphEnv(extra: Record<string, string> = {}): Record<string, string
     METRICS_PORT: '0',
     // Every load generator and subscriber connects from 127.0.0.1.
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+    ...cpuProfileEnv(),
     ...extra,
   };
 }
@@ -154,6 +174,9 @@ const [cardgraph, floor, hiveOrReason] = QUICK
   ? await Promise.all([startCardgraph(), startFloor(), startHive()])
   : [await startCardgraph(), await startFloor(), await startHive()];
 const hive = typeof hiveOrReason === 'string' ? undefined : hiveOrReason;
+const cardgraphYoga = flags['compare-yoga']
+  ? await startServer('cardgraph-yoga', 'cardgraph.ts', cardgraphEnv({ BENCH_LEAN_GRAPHQL_HTTP: 'off' }))
+  : undefined;
 const hiveUnavailable = typeof hiveOrReason === 'string' ? hiveOrReason : undefined;
 await provisionNetworkToken();
 
@@ -242,7 +265,7 @@ async function measureQuery(server: ServerProcess, name: QueryName): Promise<Loa
   };
 }
 
-const queryTargets = [cardgraph, floor, ...(hive ? [hive] : [])];
+const queryTargets = [cardgraph, ...(cardgraphYoga ? [cardgraphYoga] : []), floor, ...(hive ? [hive] : [])];
 const queryRuns: Record<QueryName, Record<string, LoadResult[]>> = { oneCard: {}, joined: {} };
 for (const name of ['oneCard', 'joined'] as const) {
   for (let round = 0; round < PLAN.rounds; round++) {
@@ -275,6 +298,13 @@ const queries = Object.fromEntries(
     Object.fromEntries(Object.entries(byServer).map(([server, runs]) => [server, summarize(runs)])),
   ]),
 ) as Record<QueryName, Record<string, ReturnType<typeof summarize>>>;
+
+if (flags['queries-only']) {
+  await reportQueries({ out: OUT, plan: PLAN, queries, started, hive: Boolean(hive) });
+  await Promise.all([cardgraph, cardgraphYoga, floor, hive, sandbox].map((server) => server?.stop()));
+  process.exit(0);
+}
+await cardgraphYoga?.stop('SIGKILL');
 
 // ---------------------------------------------------------------------------------------------
 // Fan-out: graphql-ws at each subscriber count, then SSE.

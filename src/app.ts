@@ -20,6 +20,8 @@ export interface AppOptions {
   logDestination?: DestinationStream;
   /** A tracer provider the caller owns and shuts down (src/dev.ts shares one with the sandbox). */
   tracing?: Tracing;
+  /** Plain GraphQL requests skip Yoga's Fetch adapter (src/server/graphql-http.ts); default true. */
+  leanGraphqlHttp?: boolean;
 }
 
 /** Addresses of a started app. */
@@ -80,6 +82,8 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     const http = createHttpServer({
       http: config.http,
       runtime,
+      leanGraphqlHttp: options.leanGraphqlHttp ?? true,
+      metrics,
       webhooks,
       readiness,
       tracer,

@@ -36,6 +36,9 @@ import { schema } from '../schema/index.ts';
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
 export type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
 
+/** Largest GraphQL request body (bytes): Yoga's `maxRequestBodySize`, and the lean path's (src/server/graphql-http.ts). */
+export const MAX_REQUEST_BODY_BYTES = 25_000_000;
+
 /** The transport-free GraphQL runtime the servers (src/server/) answer with. */
 export interface GraphQLRuntime {
   /** Yoga with every plugin: HTTP and SSE handle requests with it, graphql-ws uses its envelop. */
@@ -89,6 +92,7 @@ export async function createRuntime(options: {
     // Liveness and readiness are answered before Yoga (src/server/http.ts).
     healthCheckEndpoint: '/yoga-health',
     cors: corsFor(config.http.corsOrigins),
+    maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
     plugins: [
       useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
