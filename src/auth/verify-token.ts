@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
@@ -115,7 +115,8 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
     if (authorization.length > MAX_AUTHORIZATION_LENGTH) {
       throw new AuthenticationError('invalid-token', 'Invalid token: the Authorization header is too long');
     }
-    const key = createHash('sha256').update(authorization).digest('base64');
+    // One-shot hash: no Hash object per request.
+    const key = hash('sha256', authorization, 'base64');
     const cached = verified.get(key);
     if (cached !== undefined) {
       verified.delete(key);
