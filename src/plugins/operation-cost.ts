@@ -83,8 +83,8 @@ export function useOperationCost(limits: OperationCostLimits): Plugin<GraphQLCon
     );
     if (!cost) return undefined;
     if (!cost.readsVariables) {
-      let byName = fixedCosts.get(args.document);
-      if (!byName) fixedCosts.set(args.document, (byName = new Map()));
+      const byName = fixedCosts.get(args.document) ?? new Map<string | null, OperationCost>();
+      fixedCosts.set(args.document, byName);
       byName.set(args.operationName ?? null, { cost: cost.cost, upstreamCalls: cost.upstreamCalls });
     }
     let message: string | undefined;
