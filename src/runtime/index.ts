@@ -32,6 +32,7 @@ import { useSharedSubscriptionResults } from '../plugins/shared-subscription-res
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
 import { schema } from '../schema/index.ts';
+import { parserAndValidationCaches } from './document-cache.ts';
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
 export type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
@@ -93,6 +94,7 @@ export async function createRuntime(options: {
     healthCheckEndpoint: '/yoga-health',
     cors: corsFor(config.http.corsOrigins),
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+    parserAndValidationCache: parserAndValidationCaches(),
     plugins: [
       useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
