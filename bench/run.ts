@@ -19,7 +19,7 @@
  * Flags: `--quick` (seconds; the test suite runs it so the bench cannot rot), `--no-hive`,
  * `--out <file>`, `--queries-only` (the query measures alone, written to bench/results/queries.json),
  * `--compare-yoga` (adds cardgraph with the lean GraphQL path off, `cardgraph-yoga`, to the query
- * rounds), `--rounds <n>`, `--seconds <n>` (of each query run). `BENCH_CPU_PROFILE=<dir>` writes a V8 CPU profile of each cardgraph process there.
+ * rounds), `--compare-jit` (adds cardgraph with queries on graphql-js, `cardgraph-graphql-js`), `--rounds <n>`, `--seconds <n>` (of each query run). `BENCH_CPU_PROFILE=<dir>` writes a V8 CPU profile of each cardgraph process there.
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -46,6 +46,7 @@ const { values: flags } = parseArgs({
     out: { type: 'string' },
     'queries-only': { type: 'boolean', default: false },
     'compare-yoga': { type: 'boolean', default: false },
+    'compare-jit': { type: 'boolean', default: false },
     rounds: { type: 'string' },
     seconds: { type: 'string' },
   },
@@ -174,9 +175,14 @@ const [cardgraph, floor, hiveOrReason] = QUICK
   ? await Promise.all([startCardgraph(), startFloor(), startHive()])
   : [await startCardgraph(), await startFloor(), await startHive()];
 const hive = typeof hiveOrReason === 'string' ? undefined : hiveOrReason;
-const cardgraphYoga = flags['compare-yoga']
-  ? await startServer('cardgraph-yoga', 'cardgraph.ts', cardgraphEnv({ BENCH_LEAN_GRAPHQL_HTTP: 'off' }))
-  : undefined;
+const variants = [
+  ...(flags['compare-yoga'] ? [['cardgraph-yoga', { BENCH_LEAN_GRAPHQL_HTTP: 'off' }] as const] : []),
+  ...(flags['compare-jit'] ? [['cardgraph-graphql-js', { BENCH_COMPILED_EXECUTION: 'off' }] as const] : []),
+];
+const cardgraphVariants: ServerProcess[] = [];
+for (const [name, env] of variants) {
+  cardgraphVariants.push(await startServer(name, 'cardgraph.ts', cardgraphEnv(env)));
+}
 const hiveUnavailable = typeof hiveOrReason === 'string' ? hiveOrReason : undefined;
 await provisionNetworkToken();
 
@@ -265,7 +271,7 @@ async function measureQuery(server: ServerProcess, name: QueryName): Promise<Loa
   };
 }
 
-const queryTargets = [cardgraph, ...(cardgraphYoga ? [cardgraphYoga] : []), floor, ...(hive ? [hive] : [])];
+const queryTargets = [cardgraph, ...cardgraphVariants, floor, ...(hive ? [hive] : [])];
 const queryRuns: Record<QueryName, Record<string, LoadResult[]>> = { oneCard: {}, joined: {} };
 for (const name of ['oneCard', 'joined'] as const) {
   for (let round = 0; round < PLAN.rounds; round++) {
@@ -301,10 +307,10 @@ const queries = Object.fromEntries(
 
 if (flags['queries-only']) {
   await reportQueries({ out: OUT, plan: PLAN, queries, started, hive: Boolean(hive) });
-  await Promise.all([cardgraph, cardgraphYoga, floor, hive, sandbox].map((server) => server?.stop()));
+  await Promise.all([cardgraph, ...cardgraphVariants, floor, hive, sandbox].map((server) => server?.stop()));
   process.exit(0);
 }
-await cardgraphYoga?.stop('SIGKILL');
+await Promise.all(cardgraphVariants.map((server) => server.stop('SIGKILL')));
 
 // ---------------------------------------------------------------------------------------------
 // Fan-out: graphql-ws at each subscriber count, then SSE.

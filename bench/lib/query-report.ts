@@ -35,9 +35,9 @@ export function cpuProfileEnv(): Record<string, string> {
 
 /**
  * Writes `{ machine, plan, queries, targets }` to `out` and prints one row per query and figure:
- * each server's value, and cardgraph ÷ floor, cardgraph ÷ Hive Gateway, cardgraph ÷ cardgraph-yoga
- * (the lean GraphQL path against Yoga's own handling, when `--compare-yoga` ran it), with the
- * issue 13 query targets.
+ * each server's value, and cardgraph ÷ each other server (floor, Hive Gateway, and the cardgraph
+ * variants `--compare-yoga` and `--compare-jit` ran: `cardgraph-yoga` without the lean GraphQL path,
+ * `cardgraph-graphql-js` without compiled execution), with the issue 13 query targets.
  */
 export async function reportQueries(options: {
   out: string;
@@ -74,12 +74,15 @@ export async function reportQueries(options: {
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
 
   const ratio = (a: number, b: number | undefined) => (b ? (a / b).toFixed(2) : '–');
+  // cardgraph first, its variants (`--compare-*`), then the floor and Hive Gateway.
+  const servers = Object.keys(one).sort((a, b) => order(a) - order(b));
+  const others = servers.filter((server) => server !== 'cardgraph');
   const lines = [
     `Machine: ${machine.cpus}, ${machine.memoryGiB} GiB, Node.js ${machine.node}, ${machine.date}`,
     `${options.plan.rounds} interleaved rounds of ${options.plan.durationS} s at ${options.plan.connections} connections`,
     '',
-    '| Measure | cardgraph | cardgraph-yoga | floor | Hive Gateway | ÷ floor | ÷ Hive | ÷ yoga |',
-    '|---|---|---|---|---|---|---|---|',
+    `| Measure | ${servers.join(' | ')} | ${others.map((server) => `cardgraph ÷ ${server}`).join(' | ')} |`,
+    `|---|${servers.map(() => '---|').join('')}${others.map(() => '---|').join('')}`,
   ];
   const figures = [
     ['req/s', 'requestsPerSecond'],
@@ -91,10 +94,9 @@ export async function reportQueries(options: {
     for (const [label, key] of figures) {
       const value = (server: string) => byServer[server]?.[key];
       const main = value('cardgraph')!;
-      const cells = ['cardgraph-yoga', 'floor', 'hive-gateway'].map((server) => value(server) ?? '–');
-      lines.push(
-        `| ${name}, ${label} | ${main} | ${cells.join(' | ')} | ${ratio(main, value('floor'))} | ${ratio(main, value('hive-gateway'))} | ${ratio(main, value('cardgraph-yoga'))} |`,
-      );
+      const cells = servers.map((server) => value(server) ?? '–');
+      const ratios = others.map((server) => ratio(main, value(server)));
+      lines.push(`| ${name}, ${label} | ${cells.join(' | ')} | ${ratios.join(' | ')} |`);
     }
   }
   lines.push('', '| Target (issue 13) | Required | Measured |', '|---|---|---|');
@@ -102,4 +104,11 @@ export async function reportQueries(options: {
     lines.push(`| ${name} | ${t.target} | ${Number.isInteger(t.value) ? t.value : t.value.toFixed(2)} |`);
   }
   process.stdout.write(`${lines.join('\n')}\n\nJSON: ${options.out} (${results.elapsedS} s)\n`);
+}
+
+/** Column order: cardgraph, its variants, the floor, Hive Gateway. */
+function order(server: string): number {
+  if (server === 'cardgraph') return 0;
+  if (server.startsWith('cardgraph-')) return 1;
+  return server === 'floor' ? 2 : 3;
 }

@@ -13,6 +13,7 @@ import type { RequestRecord } from '../lib/request-record.ts';
 import type { Tracing } from '../lib/tracing.ts';
 import { useAccessLogDetails } from '../plugins/access-log.ts';
 import { useCardDataRedaction } from '../plugins/card-data-redaction.ts';
+import { useCompiledExecution } from '../plugins/compiled-execution.ts';
 import { useCsrfPrevention } from '../plugins/csrf-prevention.ts';
 import { useErrorMasking } from '../plugins/error-masking.ts';
 import { developmentTokenIssuer, useLocalGraphiQL } from '../plugins/graphiql.ts';
@@ -64,6 +65,8 @@ export async function createRuntime(options: {
   metrics: Metrics;
   tracing: Tracing;
   logger: Logger;
+  /** Queries run compiled (src/plugins/compiled-execution.ts); the bench turns it off to compare. */
+  compiledExecution?: boolean;
 }): Promise<GraphQLRuntime> {
   const { config, services, metrics, tracing, logger } = options;
   const viewerAuth = createViewerAuth(createTokenVerifier(config.auth), logger);
@@ -99,6 +102,8 @@ export async function createRuntime(options: {
       useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
       useSharedSubscriptionResults(),
+      // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
+      ...(options.compiledExecution !== false ? [useCompiledExecution()] : []),
       useRequestId(),
       useAccessLogDetails(),
       useOperationMetrics(metrics),
