@@ -37,7 +37,7 @@ import { createSqliteEventLog } from '../src/events/sqlite-event-log.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 import { benchCardId, floorEvent, SUBSCRIPTION, signedCardNotification } from './lib/notifications.ts';
 import { type ServerProcess, startServer } from './lib/processes.ts';
-import { cpuProfileEnv, reportQueries } from './lib/query-report.ts';
+import { cpuProfileEnv, type LoadResult, reportQueries } from './lib/query-report.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -228,17 +228,6 @@ async function postGraphql(server: ServerProcess, body: string): Promise<{ statu
     body,
   });
   return { status: response.statusCode, text: await response.body.text() };
-}
-
-interface LoadResult {
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-  cpuUsPerRequest: number;
-  upstreamCallsPerRequest: number;
-  non2xx: number;
-  errors: number;
 }
 
 async function measureQuery(server: ServerProcess, name: QueryName): Promise<LoadResult> {

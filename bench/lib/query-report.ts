@@ -7,8 +7,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 
-/** Per server, the medians of one query over the rounds (see `summarize` in bench/run.ts). */
-export interface QuerySummary {
+/** One autocannon run of a query against one server (bench/run.ts `measureQuery`). */
+export interface LoadResult {
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -17,9 +17,13 @@ export interface QuerySummary {
   upstreamCallsPerRequest: number;
   non2xx: number;
   errors: number;
+}
+
+/** Per server, the medians of one query over the rounds (see `summarize` in bench/run.ts). */
+export type QuerySummary = LoadResult & {
   /** req/s of each round, in order. */
   rounds: number[];
-}
+};
 
 /**
  * `NODE_OPTIONS` writing a CPU profile (`--cpu-prof`) into `$BENCH_CPU_PROFILE` when the process

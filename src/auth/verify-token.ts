@@ -168,16 +168,14 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
   }
 }
 
+/** How a claim failed jose's check (`JWTClaimValidationFailed.reason`); any other reason: a mismatch. */
+const CLAIM_PROBLEMS: Record<string, string> = { missing: 'is missing', invalid: 'is malformed' };
+
 function toAuthenticationError(error: unknown): unknown {
   if (error instanceof errors.JWTExpired)
     return new AuthenticationError('token-expired', 'The token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) {
-    const problem =
-      error.reason === 'missing'
-        ? 'is missing'
-        : error.reason === 'invalid'
-          ? 'is malformed'
-          : 'does not match';
+    const problem = CLAIM_PROBLEMS[error.reason] ?? 'does not match';
     return new AuthenticationError('invalid-token', `Invalid token: the "${error.claim}" claim ${problem}`);
   }
   if (error instanceof errors.JOSEError) {

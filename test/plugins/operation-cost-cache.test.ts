@@ -36,17 +36,15 @@ describe('operationCost readsVariables', () => {
 
 describe('operation cost cache', () => {
   let stack: Stack;
-  let token: string;
   beforeAll(async () => {
     stack = await startStack();
-    token = await stack.token();
   });
   afterAll(() => stack.stop());
 
   async function post(query: string, variables?: Record<string, unknown>) {
     const response = await request(`${stack.url}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await stack.token()}` },
       body: JSON.stringify({ query, variables }),
     });
     const body = (await response.body.json()) as { errors?: { extensions?: { code?: string } }[] };
