@@ -273,6 +273,8 @@ export function createGraphqlHttpHandler(options: {
     }
     viaLean.inc();
     answer(req, res, record).catch((error: unknown) => {
+      // A client that went away mid-body is the access line's 499, not a gateway failure.
+      if (req.destroyed && !req.complete) return;
       logger.error({ err: error }, 'lean GraphQL path failed');
       if (!res.headersSent) res.writeHead(500).end();
       else res.destroy();

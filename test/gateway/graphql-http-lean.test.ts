@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -267,6 +268,21 @@ describe('lean GraphQL HTTP path', () => {
     expect((after.yoga.yoga ?? 0) - (before.yoga.yoga ?? 0)).toBe(table.length);
     expect(after.yoga.lean ?? 0).toBe(0);
   }, 60_000);
+
+  it('logs no failure when a client goes away in the middle of its body', async () => {
+    const { port } = new URL(stack.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nAuthorization: Bearer ${token}\r\n\r\n{"query":`,
+    );
+    await expect
+      .poll(() => stack.app.metrics.registry.getSingleMetricAsString('cardgraph_graphql_http_requests_total'))
+      .toContain('path="lean"');
+    socket.destroy();
+    await expect.poll(() => readFileSync(stack.logFile, 'utf8')).toMatch(/"status":499/);
+    expect(readFileSync(stack.logFile, 'utf8')).not.toContain('lean GraphQL path failed');
+  });
 
   it('masks card data in a malformed body on the lean path (the JSON parser quotes the body)', async () => {
     const lean = await send(
