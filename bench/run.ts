@@ -19,7 +19,11 @@
  * Flags: `--quick` (seconds; the test suite runs it so the bench cannot rot), `--no-hive`,
  * `--out <file>`, `--only query,fanout,ingest,history` (a subset of the measures; the others are
  * left out of the table), `--subscribers 10000` (graphql-ws subscriber counts, comma-separated),
- * `--backends sqlite,redis` (ingest and history backends).
+ * `--backends sqlite,redis` (ingest and history backends), `--queries-only` (the query measures alone, written to bench/results/queries.json),
+ * `--compare-yoga` (adds cardgraph with the lean GraphQL path off, `cardgraph-yoga`, to the query
+ * rounds), `--compare-jit` (adds cardgraph with queries on graphql-js,
+ * `cardgraph-graphql-js`), `--rounds <n>`, `--seconds <n>` (of each query run).
+ * `BENCH_CPU_PROFILE=<dir>` writes a V8 CPU profile of each cardgraph process there.
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -37,6 +41,7 @@ import { createSqliteEventLog } from '../src/events/sqlite-event-log.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 import { benchCardId, floorEvent, SUBSCRIPTION, signedCardNotification } from './lib/notifications.ts';
 import { type ServerProcess, startServer } from './lib/processes.ts';
+import { cpuProfileEnv, type LoadResult, reportQueries } from './lib/query-report.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -46,6 +51,11 @@ const { values: flags } = parseArgs({
     only: { type: 'string', default: 'query,fanout,ingest,history' },
     subscribers: { type: 'string' },
     backends: { type: 'string', default: 'sqlite,redis' },
+    'queries-only': { type: 'boolean', default: false },
+    'compare-yoga': { type: 'boolean', default: false },
+    'compare-jit': { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
   },
 });
 const ONLY = new Set(flags.only.split(','));
@@ -53,7 +63,16 @@ const BACKENDS = flags.backends.split(',') as ('sqlite' | 'redis')[];
 const QUICK = flags.quick;
 const OUT =
   flags.out ??
-  fileURLToPath(new URL(QUICK ? './results/quick.json' : './results/latest.json', import.meta.url));
+  fileURLToPath(
+    new URL(
+      flags['queries-only']
+        ? './results/queries.json'
+        : QUICK
+          ? './results/quick.json'
+          : './results/latest.json',
+      import.meta.url,
+    ),
+  );
 const PLAN = QUICK
   ? {
       durationS: 1,
@@ -80,6 +99,9 @@ const PLAN = QUICK
       retained: 100_000,
     };
 if (flags.subscribers) PLAN.subscriberCounts = flags.subscribers.split(',').map(Number);
+// `--rounds <n>` and `--seconds <n>` change the query rounds (for A/B runs of the query side).
+if (flags.rounds) PLAN.rounds = Number(flags.rounds);
+if (flags.seconds) PLAN.durationS = Number(flags.seconds);
 const VAULT = 'tntsandbox1';
 const CLIENT = { id: 'sandbox-client-1', secret: 'sandbox-secret-1' };
 const WEBHOOK_SECRET = 'whsec_bench_0123456789abcdef0123';
@@ -141,6 +163,7 @@ function cardgraphEnv(extra: Record<string, string> = {}): Record<string, string
     METRICS_PORT: '0',
     // Every load generator and subscriber connects from 127.0.0.1.
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+    ...cpuProfileEnv(),
     ...extra,
   };
 }
@@ -162,6 +185,14 @@ const [cardgraph, floor, hiveOrReason] = QUICK
   ? await Promise.all([startCardgraph(), startFloor(), startHive()])
   : [await startCardgraph(), await startFloor(), await startHive()];
 const hive = typeof hiveOrReason === 'string' ? undefined : hiveOrReason;
+const variants = [
+  ...(flags['compare-yoga'] ? [['cardgraph-yoga', { BENCH_LEAN_GRAPHQL_HTTP: 'off' }] as const] : []),
+  ...(flags['compare-jit'] ? [['cardgraph-graphql-js', { BENCH_COMPILED_EXECUTION: 'off' }] as const] : []),
+];
+const cardgraphVariants: ServerProcess[] = [];
+for (const [name, env] of variants) {
+  cardgraphVariants.push(await startServer(name, 'cardgraph.ts', cardgraphEnv(env)));
+}
 const hiveUnavailable = typeof hiveOrReason === 'string' ? hiveOrReason : undefined;
 await provisionNetworkToken();
 
@@ -209,17 +240,6 @@ async function postGraphql(server: ServerProcess, body: string): Promise<{ statu
   return { status: response.statusCode, text: await response.body.text() };
 }
 
-interface LoadResult {
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  maxMs: number;
-  cpuUsPerRequest: number;
-  upstreamCallsPerRequest: number;
-  non2xx: number;
-  errors: number;
-}
-
 async function measureQuery(server: ServerProcess, name: QueryName): Promise<LoadResult> {
   const body = queryBody(server.name, name);
   const check = await postGraphql(server, body);
@@ -250,7 +270,7 @@ async function measureQuery(server: ServerProcess, name: QueryName): Promise<Loa
   };
 }
 
-const queryTargets = [cardgraph, floor, ...(hive ? [hive] : [])];
+const queryTargets = [cardgraph, ...cardgraphVariants, floor, ...(hive ? [hive] : [])];
 const queryRuns: Record<QueryName, Record<string, LoadResult[]>> = { oneCard: {}, joined: {} };
 for (const name of ONLY.has('query') ? (['oneCard', 'joined'] as const) : []) {
   for (let round = 0; round < PLAN.rounds; round++) {
@@ -283,6 +303,13 @@ const queries = Object.fromEntries(
     Object.fromEntries(Object.entries(byServer).map(([server, runs]) => [server, summarize(runs)])),
   ]),
 ) as Record<QueryName, Record<string, ReturnType<typeof summarize>>>;
+
+if (flags['queries-only']) {
+  await reportQueries({ out: OUT, plan: PLAN, queries, started, hive: Boolean(hive) });
+  await Promise.all([cardgraph, ...cardgraphVariants, floor, hive, sandbox].map((server) => server?.stop()));
+  process.exit(0);
+}
+await Promise.all(cardgraphVariants.map((server) => server.stop('SIGKILL')));
 
 // ---------------------------------------------------------------------------------------------
 // Fan-out: graphql-ws at each subscriber count, then SSE.

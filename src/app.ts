@@ -20,6 +20,10 @@ export interface AppOptions {
   logDestination?: DestinationStream;
   /** A tracer provider the caller owns and shuts down (src/dev.ts shares one with the sandbox). */
   tracing?: Tracing;
+  /** Plain GraphQL requests skip Yoga's Fetch adapter (src/server/graphql-http.ts); default true. */
+  leanGraphqlHttp?: boolean;
+  /** Queries run compiled by graphql-jit (src/plugins/compiled-execution.ts); default true. */
+  compiledExecution?: boolean;
 }
 
 /** Addresses of a started app. */
@@ -75,11 +79,22 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     const streams = resources.use(new AsyncDisposableStack());
     running = await openServices(config, { resources, streams }, { ...telemetry, shutdown });
     const { services, apqStore, readiness, webhooks } = running;
-    const runtime = await createRuntime({ config, services, apqStore, metrics, tracing, logger });
+    const compiledExecution = options.compiledExecution ?? true;
+    const runtime = await createRuntime({
+      config,
+      services,
+      apqStore,
+      metrics,
+      tracing,
+      logger,
+      compiledExecution,
+    });
     const tracer = tracing.tracer;
     const http = createHttpServer({
       http: config.http,
       runtime,
+      leanGraphqlHttp: options.leanGraphqlHttp ?? true,
+      metrics,
       webhooks,
       readiness,
       tracer,

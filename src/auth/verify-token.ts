@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
@@ -115,7 +115,8 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
     if (authorization.length > MAX_AUTHORIZATION_LENGTH) {
       throw new AuthenticationError('invalid-token', 'Invalid token: the Authorization header is too long');
     }
-    const key = createHash('sha256').update(authorization).digest('base64');
+    // One-shot hash: no Hash object per request.
+    const key = hash('sha256', authorization, 'base64');
     const cached = verified.get(key);
     if (cached !== undefined) {
       verified.delete(key);
@@ -167,16 +168,14 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
   }
 }
 
+/** How a claim failed jose's check (`JWTClaimValidationFailed.reason`); any other reason: a mismatch. */
+const CLAIM_PROBLEMS: Record<string, string> = { missing: 'is missing', invalid: 'is malformed' };
+
 function toAuthenticationError(error: unknown): unknown {
   if (error instanceof errors.JWTExpired)
     return new AuthenticationError('token-expired', 'The token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) {
-    const problem =
-      error.reason === 'missing'
-        ? 'is missing'
-        : error.reason === 'invalid'
-          ? 'is malformed'
-          : 'does not match';
+    const problem = CLAIM_PROBLEMS[error.reason] ?? 'does not match';
     return new AuthenticationError('invalid-token', `Invalid token: the "${error.claim}" claim ${problem}`);
   }
   if (error instanceof errors.JOSEError) {

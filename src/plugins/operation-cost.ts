@@ -17,6 +17,7 @@ import {
   isObjectType,
   Kind,
   type SelectionSetNode,
+  type ValueNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.ts';
@@ -57,12 +58,22 @@ export interface OperationCost {
  *    A subscription gets a fresh budget for each event.
  */
 export function useOperationCost(limits: OperationCostLimits): Plugin<GraphQLContext> {
+  // Costs that read no variable, per parsed document (Yoga's parser cache hands out one
+  // DocumentNode per document text) and operation name.
+  const fixedCosts = new WeakMap<DocumentNode, Map<string | null, OperationCost>>();
+
   function refusal(args: {
     schema: GraphQLSchema;
     document: DocumentNode;
     operationName?: string | null | undefined;
     variableValues?: Record<string, unknown> | null | undefined;
   }): GraphQLError | undefined {
+    const fixed = fixedCosts.get(args.document)?.get(args.operationName ?? null);
+    // A cost within the limits refuses nothing whatever the variables; over them, the full path
+    // below decides (invalid variables are execution's to report).
+    if (fixed && fixed.cost <= limits.maxCost && fixed.upstreamCalls <= limits.upstreamCallBudget) {
+      return undefined;
+    }
     const cost = operationCost(
       args.schema,
       args.document,
@@ -71,6 +82,11 @@ export function useOperationCost(limits: OperationCostLimits): Plugin<GraphQLCon
       limits.nodesMaxIds,
     );
     if (!cost) return undefined;
+    if (!cost.readsVariables) {
+      const byName = fixedCosts.get(args.document) ?? new Map<string | null, OperationCost>();
+      fixedCosts.set(args.document, byName);
+      byName.set(args.operationName ?? null, { cost: cost.cost, upstreamCalls: cost.upstreamCalls });
+    }
     let message: string | undefined;
     if (cost.cost > limits.maxCost) {
       message = `The operation costs ${cost.cost}, more than the limit of ${limits.maxCost}: ask for smaller pages (first), fewer ids or fewer nested objects`;
@@ -115,7 +131,10 @@ export function useOperationCost(limits: OperationCostLimits): Plugin<GraphQLCon
  * reports that itself). A field returning objects counts 1 per object (its list size, see
  * {@link FieldCost}), multiplied by the list sizes above it; scalars count 0; `extensions.cost` adds
  * upstream calls. Every alternative of a union or interface
- * selection is counted (an upper bound). Introspection fields count nothing.
+ * selection is counted (an upper bound). Introspection fields count nothing. `readsVariables` says
+ * whether any variable took part (`@skip`/`@include` conditions, arguments of list-sized fields):
+ * when none did, the cost holds for every request of the document, and {@link useOperationCost}
+ * remembers it per parsed document.
  */
 export function operationCost(
   schema: GraphQLSchema,
@@ -123,7 +142,7 @@ export function operationCost(
   operationName: string | null | undefined,
   rawVariables: Record<string, unknown> | null | undefined,
   nodesMaxIds = Number.POSITIVE_INFINITY,
-): OperationCost | undefined {
+): (OperationCost & { readsVariables: boolean }) | undefined {
   const operation = getOperationAST(document, operationName);
   if (!operation) return undefined;
   const rootType = schema.getRootType(operation.operation);
@@ -135,9 +154,12 @@ export function operationCost(
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
-  const total: OperationCost = { cost: 0, upstreamCalls: 0 };
+  const total = { cost: 0, upstreamCalls: 0, readsVariables: false };
 
   function included(node: Parameters<typeof getDirectiveValues>[1]): boolean {
+    if (node.directives?.some((directive) => directive.arguments?.some((a) => hasVariable(a.value)))) {
+      total.readsVariables = true;
+    }
     if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false;
     if (getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if === false) return false;
     return true;
@@ -175,6 +197,9 @@ export function operationCost(
       if (!isCompositeType(fieldType)) continue;
       const fieldCost = field.extensions?.cost as FieldCost | undefined;
       const size = listSize(field, selection, fieldCost, variables, nodesMaxIds);
+      if (fieldCost?.listSize && selection.arguments?.some((a) => hasVariable(a.value))) {
+        total.readsVariables = true;
+      }
       total.cost += multiplier * size;
       total.upstreamCalls +=
         multiplier * ((fieldCost?.upstreamCalls ?? 0) + (fieldCost?.upstreamCallsPerItem ?? 0) * size);
@@ -184,6 +209,14 @@ export function operationCost(
 
   visit(operation.selectionSet, rootType, 1, new Set());
   return total;
+}
+
+/** Whether a value literal is, or holds, a variable. */
+function hasVariable(value: ValueNode): boolean {
+  if (value.kind === Kind.VARIABLE) return true;
+  if (value.kind === Kind.LIST) return value.values.some(hasVariable);
+  if (value.kind === Kind.OBJECT) return value.fields.some((field) => hasVariable(field.value));
+  return false;
 }
 
 /** How many items a field with a `listSize` cost returns at most (1 without one). */

@@ -64,8 +64,7 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
     onExecute({ args, executeFn, setExecuteFn }) {
       const span = spans.get(args.contextValue);
       if (!span) return undefined;
-      const active = trace.setSpan(context.active(), span);
-      setExecuteFn((executeArgs) => context.with(active, () => executeFn(executeArgs)));
+      setExecuteFn((executeArgs) => within(span, () => executeFn(executeArgs)));
       return {
         onExecuteDone({ result }) {
           end(span, isAsyncIterable(result) ? undefined : result.errors, 'INTERNAL_SERVER_ERROR');
@@ -75,8 +74,7 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
     onSubscribe({ args, subscribeFn, setSubscribeFn }) {
       const span = spans.get(args.contextValue);
       if (!span) return undefined;
-      const active = trace.setSpan(context.active(), span);
-      setSubscribeFn((subscribeArgs) => context.with(active, () => subscribeFn(subscribeArgs)));
+      setSubscribeFn((subscribeArgs) => within(span, () => subscribeFn(subscribeArgs)));
       return {
         onSubscribeError({ error }) {
           end(span, [error as Error], 'INTERNAL_SERVER_ERROR');
@@ -88,4 +86,9 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
       };
     },
   };
+}
+
+/** Runs `run` with `span` active, so the upstream calls it makes become the span's children. */
+function within<T>(span: Span, run: () => T): T {
+  return context.with(trace.setSpan(context.active(), span), run);
 }

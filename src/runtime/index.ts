@@ -13,6 +13,7 @@ import type { RequestRecord } from '../lib/request-record.ts';
 import type { Tracing } from '../lib/tracing.ts';
 import { useAccessLogDetails } from '../plugins/access-log.ts';
 import { useCardDataRedaction } from '../plugins/card-data-redaction.ts';
+import { useCompiledExecution } from '../plugins/compiled-execution.ts';
 import { useCsrfPrevention } from '../plugins/csrf-prevention.ts';
 import { useErrorMasking } from '../plugins/error-masking.ts';
 import { developmentTokenIssuer, useLocalGraphiQL } from '../plugins/graphiql.ts';
@@ -32,9 +33,13 @@ import { useSharedSubscriptionResults } from '../plugins/shared-subscription-res
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
 import { schema } from '../schema/index.ts';
+import { parserAndValidationCaches } from './document-cache.ts';
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
 export type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
+
+/** Largest GraphQL request body (bytes): Yoga's `maxRequestBodySize`, and the lean path's (src/server/graphql-http.ts). */
+export const MAX_REQUEST_BODY_BYTES = 25_000_000;
 
 /** The transport-free GraphQL runtime the servers (src/server/) answer with. */
 export interface GraphQLRuntime {
@@ -60,6 +65,8 @@ export async function createRuntime(options: {
   metrics: Metrics;
   tracing: Tracing;
   logger: Logger;
+  /** Queries run compiled (src/plugins/compiled-execution.ts); the bench turns it off to compare. */
+  compiledExecution?: boolean;
 }): Promise<GraphQLRuntime> {
   const { config, services, metrics, tracing, logger } = options;
   const viewerAuth = createViewerAuth(createTokenVerifier(config.auth), logger);
@@ -89,10 +96,14 @@ export async function createRuntime(options: {
     // Liveness and readiness are answered before Yoga (src/server/http.ts).
     healthCheckEndpoint: '/yoga-health',
     cors: corsFor(config.http.corsOrigins),
+    maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+    parserAndValidationCache: parserAndValidationCaches(),
     plugins: [
       useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
       useSharedSubscriptionResults(),
+      // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
+      ...(options.compiledExecution !== false ? [useCompiledExecution()] : []),
       useRequestId(),
       useAccessLogDetails(),
       useOperationMetrics(metrics),

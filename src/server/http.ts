@@ -5,13 +5,15 @@ import type { Config } from '../config.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from '../events/webhook-receiver.ts';
 import { httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
 import type { ReadinessReport } from '../lib/readiness.ts';
-import { createRequestRecord, REQUEST_ID_HEADER, type RequestRecord } from '../lib/request-record.ts';
+import { createRequestRecord, REQUEST_ID_HEADER } from '../lib/request-record.ts';
 import { extractTraceContext, recordSpanFailure } from '../lib/tracing.ts';
 import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
 import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
+import { createGraphqlHttpHandler } from './graphql-http.ts';
 import { sendJson } from './listen.ts';
 import type { Shutdown } from './shutdown.ts';
 
@@ -36,13 +38,17 @@ export interface HttpServer extends AsyncDisposable {
 /**
  * The gateway's HTTP server: webhooks at `/webhooks/card-events` (`webhooks`), liveness at
  * `/health`, readiness at `/readiness` (`readiness`, 503 when not ready), everything else through
- * {@link handleGraphQL} (`/graphql`, GraphiQL and its assets, SSE). Each request gets a request id
+ * the GraphQL handler (`/graphql`, GraphiQL and its assets, SSE: src/server/graphql-http.ts, its lean
+ * path when `leanGraphqlHttp`, else the runtime's Yoga). Each request gets a request id
  * (`X-Request-Id`), a server span joining the caller's `traceparent` and one access line; the
  * timeouts and the per-address connection cap of `config.http` apply.
  */
 export function createHttpServer(options: {
   http: Config['http'];
   runtime: GraphQLRuntime;
+  /** Plain GraphQL requests take the lean path (src/server/graphql-http.ts); Yoga answers all when false. */
+  leanGraphqlHttp: boolean;
+  metrics: Metrics;
   webhooks: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   readiness: () => Promise<ReadinessReport>;
   tracer: Tracer;
@@ -50,7 +56,13 @@ export function createHttpServer(options: {
   /** Its cut-off closes every connection; the close waits at most 5 s (or until the cut-off) for them. */
   shutdown: Shutdown;
 }): HttpServer {
-  const { runtime, tracer, logger } = options;
+  const { tracer, logger } = options;
+  const handleGraphQL = createGraphqlHttpHandler({
+    yoga: options.runtime.yoga,
+    lean: options.leanGraphqlHttp,
+    metrics: options.metrics,
+    logger,
+  });
   const server = createServer(httpServerTimeouts(options.http), (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = ROUTES.has(path)
@@ -102,7 +114,7 @@ export function createHttpServer(options: {
           },
         );
       } else {
-        handleGraphQL(req, res, runtime, record);
+        handleGraphQL(req, res, record);
       }
     });
   });
@@ -130,18 +142,4 @@ export function createHttpServer(options: {
       clearTimeout(force);
     },
   };
-}
-
-/**
- * The GraphQL route: `/graphql` (POST, GET, GraphiQL), GraphiQL's assets and `/graphql/stream`
- * (SSE), answered by the runtime's Yoga with the request's record (id, operation names and error
- * codes of its access line).
- */
-export function handleGraphQL(
-  req: IncomingMessage,
-  res: ServerResponse,
-  runtime: GraphQLRuntime,
-  record: RequestRecord,
-): void {
-  void runtime.yoga.handle(req, res, { requestRecord: record });
 }

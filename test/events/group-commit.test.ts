@@ -9,8 +9,8 @@ import { type CardEvent, parseCardNotification } from '../../src/events/card-eve
 import { type CardEventLog, EventLogAppendError } from '../../src/events/event-log.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
+import { notification } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
-import { buildNotification } from './helpers/notifications.ts';
 
 /**
  * Group commit of both event logs (issue 13 "Event log at scale"): concurrent appends share one
@@ -37,7 +37,7 @@ const silent = pino({ level: 'silent' });
 /** The card event of a notification with id number `i` (timestamps increase with `i`). */
 function event(i: number, overrides: { tenant?: string; event?: string } = {}): CardEvent {
   const parsed = parseCardNotification(
-    buildNotification({
+    notification({
       ...overrides,
       envelope: {
         id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,

@@ -1,8 +1,12 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
-import { buildNotification } from '../events/helpers/notifications.ts';
-import { type Stack, startStack, TEST_WEBHOOK_SECRET } from '../support/stack.ts';
+import {
+  notification,
+  type Stack,
+  startStack,
+  TEST_WEBHOOK_SECRET,
+} from '../support/fixtures.ts';
 
 /**
  * graphql-ws subscribers of the same live operation share one execution
@@ -17,7 +21,7 @@ beforeAll(async () => {
 afterAll(() => stack.stop());
 
 async function notify(): Promise<string> {
-  const body = JSON.stringify(buildNotification({ envelope: { timestamp: new Date().toISOString() } }));
+  const body = JSON.stringify(notification({ envelope: { timestamp: new Date().toISOString() } }));
   const response = await request(`${stack.url}/webhooks/card-events`, {
     method: 'POST',
     headers: {

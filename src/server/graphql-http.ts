@@ -1,0 +1,346 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import {
+  createGraphQLError,
+  type GraphQLParams,
+  isAsyncIterable,
+  type YogaServerInstance,
+} from 'graphql-yoga';
+import { Counter } from 'prom-client';
+import type { GraphQLContext } from '../context.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../lib/metrics.ts';
+import type { RequestRecord } from '../lib/request-record.ts';
+import { MAX_REQUEST_BODY_BYTES, type ServerContext } from '../runtime/index.ts';
+
+/**
+ * Answers one request on `/graphql`: the lean path when it applies, else Yoga's own handling.
+ * @returns nothing; the response is written (or Yoga's handler was started) when it returns.
+ */
+export type GraphqlHttpHandler = (req: IncomingMessage, res: ServerResponse, record: RequestRecord) => void;
+
+type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
+
+/** A result-processing hook of Yoga (its `onResultProcess` plugin hooks, in plugin order). */
+type ResultProcessHook = (payload: {
+  request: LeanRequest;
+  acceptableMediaTypes: string[];
+  result: unknown;
+  setResult(result: unknown): void;
+  resultProcessor: unknown;
+  setResultProcessor(processor: ResultProcessor, mediaType: string): void;
+  serverContext: object;
+}) => unknown;
+type ResultProcessor = (
+  result: unknown,
+  fetchAPI: unknown,
+  mediaType: string,
+) => Response | Promise<Response>;
+
+/**
+ * The members of Yoga's server object (reachable through its adapter) the lean path runs: the request
+ * parsing hooks (`parseRequest`), the parameters-to-result pipeline with its `onParams` and
+ * `onExecutionResult` hooks (`getResultForParams`), the result-processing hooks and the error
+ * masking options. `parseRequest`, `onResultProcessHooks` and `maskedErrorsOpts` are not part of
+ * Yoga's typed API: {@link createGraphqlHttpHandler} checks them at startup, so an upgrade that
+ * changes them fails loudly instead of answering differently.
+ */
+interface YogaInternals {
+  parseRequest(
+    request: LeanRequest,
+    serverContext: object,
+  ): PromiseLike<{ response?: Response; requestParserResult?: GraphQLParams | GraphQLParams[] }>;
+  getResultForParams(
+    payload: { params: GraphQLParams; request: LeanRequest },
+    context: object,
+  ): PromiseLike<unknown> | unknown;
+  onResultProcessHooks: ResultProcessHook[];
+  maskedErrorsOpts: {
+    maskError(error: unknown, message: string, isDev?: boolean): Error;
+    errorMessage: string;
+    isDev?: boolean;
+  } | null;
+  instrumentation: unknown;
+  fetchAPI: unknown;
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/**
+ * A Fetch-API `Request` stand-in over a Node request whose body has already been read: what Yoga's
+ * hooks and our plugins read of a request (`method`, `url`, `headers.get`, `json()`), without the
+ * stream, AbortSignal and Headers objects of whatwg-node's adapter.
+ */
+class LeanRequest {
+  readonly method: string;
+  readonly headers: LeanHeaders;
+  readonly body = null;
+  readonly #req: IncomingMessage;
+  readonly #text: string | undefined;
+  readonly #tooLarge: boolean;
+  constructor(req: IncomingMessage, text: string | undefined, tooLarge: boolean) {
+    this.#req = req;
+    this.method = req.method ?? 'GET';
+    this.headers = new LeanHeaders(req.headers);
+    this.#text = text;
+    this.#tooLarge = tooLarge;
+  }
+  get url(): string {
+    return `http://${this.#req.headers.host ?? 'localhost'}${this.#req.url ?? '/'}`;
+  }
+  /** As whatwg-node's `Body.json()` (its SyntaxError message included), or the body-limit error. */
+  json(): Promise<unknown> {
+    if (this.#tooLarge) return Promise.reject(requestBodyTooLarge());
+    const text = this.#text ?? '';
+    try {
+      return Promise.resolve(JSON.parse(text));
+    } catch (error) {
+      if (error instanceof SyntaxError) error.message += `, "${text}" is not valid JSON`;
+      return Promise.reject(error);
+    }
+  }
+  text(): Promise<string> {
+    return this.#tooLarge ? Promise.reject(requestBodyTooLarge()) : Promise.resolve(this.#text ?? '');
+  }
+}
+
+/** `Headers` reading a Node request's header object (names are lowercase there; repeats joined). */
+class LeanHeaders {
+  readonly #headers: IncomingMessage['headers'];
+  constructor(headers: IncomingMessage['headers']) {
+    this.#headers = headers;
+  }
+  get(name: string): string | null {
+    const value = this.#headers[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+  has(name: string): boolean {
+    return this.#headers[name.toLowerCase()] !== undefined;
+  }
+  forEach(callback: (value: string, name: string) => void): void {
+    for (const name of Object.keys(this.#headers)) callback(this.get(name)!, name);
+  }
+  *entries(): IterableIterator<[string, string]> {
+    for (const name of Object.keys(this.#headers)) yield [name, this.get(name)!];
+  }
+  [Symbol.iterator]() {
+    return this.entries();
+  }
+}
+
+/** Yoga's body-limit error (`useLimitRequestBodySize`), word for word. */
+function requestBodyTooLarge() {
+  return createGraphQLError('Request body too large', {
+    extensions: { http: { status: 413 }, code: 'REQUEST_ENTITY_TOO_LARGE' },
+  });
+}
+
+/** Accept values the lean path answers (Yoga's regular JSON result processor); others go to Yoga. */
+const JSON_MEDIA_TYPES = new Set(['*/*', 'application/json', 'application/graphql-response+json']);
+
+/**
+ * Whether the lean path answers this request: `POST /graphql` with an `application/json` body, or
+ * `GET /graphql?…` without a body; no `Origin` (CORS stays with Yoga); an `Accept` naming only JSON
+ * media types (or none). Everything else (SSE and multipart accepts, GraphiQL, other content types,
+ * form bodies CSRF prevention refuses, CORS preflights) is Yoga's.
+ */
+function isLean(req: IncomingMessage): boolean {
+  const url = req.url ?? '';
+  const headers = req.headers;
+  if (headers.origin !== undefined) return false;
+  if (req.method === 'POST') {
+    if (url !== '/graphql') return false;
+    const type = headers['content-type'];
+    if (type !== 'application/json' && type !== 'application/json; charset=utf-8') return false;
+  } else if (req.method === 'GET') {
+    if (!url.startsWith('/graphql?')) return false;
+    if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
+  } else {
+    return false;
+  }
+  const accept = headers.accept;
+  if (accept === undefined) return true;
+  for (const part of accept.split(',')) {
+    const [type, ...parameters] = part.split(';');
+    if (!JSON_MEDIA_TYPES.has(type!.trim().toLowerCase())) return false;
+    if (parameters.some((parameter) => !/^\s*(charset=utf-8|q=[\d.]+)\s*$/i.test(parameter))) return false;
+  }
+  return true;
+}
+
+/**
+ * The HTTP handler of `/graphql` (src/server/http.ts). With `lean` on, plain GraphQL requests
+ * ({@link isLean}: JSON POST, GET) skip whatwg-node's Fetch adapter (no `Request` with a body stream,
+ * no AbortSignal, no body-limit stream and its DOMException, no `Response` piping): the body is read
+ * here, bounded by {@link MAX_REQUEST_BODY_BYTES} like Yoga's, and the request then runs through the
+ * same Yoga hooks in the same order: request parsing hooks (content type, CSRF prevention, GET input
+ * checks, body size, batching), `onParams` (persisted operations, parameter checks),
+ * envelop (viewer auth and token expiry, limits, cost, execution, error masking, request ids,
+ * redaction, metrics), `onExecutionResult`, and the result-processing hooks (card-data redaction,
+ * request id, media type), so its answers are those of Yoga. Any other request goes to Yoga's handler.
+ * `cardgraph_graphql_http_requests_total{path}` counts requests by path (`lean`, `yoga`).
+ * @throws Error at startup when the Yoga members it runs are missing (a Yoga upgrade changed them) or
+ *   a plugin uses Yoga's instrumentation (which only Yoga's handler applies).
+ */
+export function createGraphqlHttpHandler(options: {
+  yoga: Yoga;
+  lean: boolean;
+  metrics: Metrics;
+  logger: Logger;
+}): GraphqlHttpHandler {
+  const { yoga, metrics, logger } = options;
+  const requests = new Counter({
+    name: 'cardgraph_graphql_http_requests_total',
+    help: 'GraphQL HTTP requests by the path that answered them: lean (src/server/graphql-http.ts) or yoga.',
+    labelNames: ['path'] as const,
+    registers: [metrics.registry],
+  });
+  const viaLean = requests.labels('lean');
+  const viaYoga = requests.labels('yoga');
+  const yogaHandle: GraphqlHttpHandler = (req, res, record) => {
+    viaYoga.inc();
+    void yoga.handle(req, res, { requestRecord: record });
+  };
+  if (!options.lean) return yogaHandle;
+  const internals = yogaInternals(yoga);
+
+  async function answer(req: IncomingMessage, res: ServerResponse, record: RequestRecord): Promise<void> {
+    const body = req.method === 'POST' ? await readBody(req) : { text: undefined, tooLarge: false };
+    const request = new LeanRequest(req, body.text, body.tooLarge);
+    const serverContext = { req, res, waitUntil: internals.waitUntil, requestRecord: record };
+    let response: Response;
+    try {
+      const parsed = await internals.parseRequest(request, serverContext);
+      if (parsed.response) {
+        response = parsed.response;
+      } else {
+        const result = await internals.getResultForParams(
+          { params: parsed.requestParserResult as GraphQLParams, request },
+          serverContext,
+        );
+        response = await processResult(request, result, serverContext);
+      }
+    } catch (error) {
+      response = await processResult(request, { errors: handleError(error) }, serverContext);
+    }
+    await send(res, response);
+  }
+
+  /** Yoga's `processResult`: the result-processing hooks choose the processor by `Accept`. */
+  async function processResult(request: LeanRequest, initial: unknown, serverContext: object) {
+    let result = initial;
+    let processor: ResultProcessor | undefined;
+    let mediaType = '*/*';
+    const acceptableMediaTypes: string[] = [];
+    for (const hook of internals.onResultProcessHooks) {
+      await hook({
+        request,
+        acceptableMediaTypes,
+        result,
+        setResult(next) {
+          result = next;
+        },
+        resultProcessor: processor,
+        setResultProcessor(next, type) {
+          processor = next;
+          mediaType = type;
+        },
+        serverContext,
+      });
+    }
+    if (!processor || isAsyncIterable(result)) {
+      throw new Error('lean GraphQL path: no JSON result processor for a request it accepted');
+    }
+    return processor(result, internals.fetchAPI, mediaType);
+  }
+
+  /** Yoga's `handleError` for one error: masked through Yoga's masking options. */
+  function handleError(error: unknown): ExecutionResult['errors'] {
+    const masking = internals.maskedErrorsOpts!;
+    const masked = masking.maskError(error, masking.errorMessage, masking.isDev);
+    if (masked !== error) yoga.logger.error(error);
+    return [
+      masked instanceof Error && 'extensions' in masked
+        ? (masked as never)
+        : createGraphQLError(masked.message, { originalError: masked }),
+    ];
+  }
+
+  return (req, res, record) => {
+    if (!isLean(req)) {
+      yogaHandle(req, res, record);
+      return;
+    }
+    viaLean.inc();
+    answer(req, res, record).catch((error: unknown) => {
+      // A client that went away mid-body is the access line's 499, not a gateway failure.
+      if (req.destroyed && !req.complete) return;
+      logger.error({ err: error }, 'lean GraphQL path failed');
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
+  };
+}
+
+/** Yoga's server members the lean path runs, checked (see {@link YogaInternals}). */
+function yogaInternals(yoga: Yoga): YogaInternals {
+  const internals = yoga as unknown as YogaInternals;
+  const missing = [
+    typeof internals.parseRequest !== 'function' && 'parseRequest',
+    typeof internals.getResultForParams !== 'function' && 'getResultForParams',
+    !Array.isArray(internals.onResultProcessHooks) && 'onResultProcessHooks',
+    (typeof internals.maskedErrorsOpts?.maskError !== 'function' && 'maskedErrorsOpts') || false,
+    typeof internals.waitUntil !== 'function' && 'waitUntil',
+    internals.fetchAPI === undefined && 'fetchAPI',
+  ].filter(Boolean);
+  if (missing.length > 0) {
+    throw new Error(
+      `lean GraphQL path: Yoga ${(yoga as unknown as { version?: string }).version ?? '?'} lacks ${missing.join(', ')}; set leanGraphqlHttp off or update src/server/graphql-http.ts`,
+    );
+  }
+  if (internals.instrumentation) {
+    throw new Error(
+      'lean GraphQL path: a plugin uses Yoga instrumentation, which only Yoga’s handler applies',
+    );
+  }
+  return internals;
+}
+
+/** The request body as UTF-8, or `tooLarge` once more than {@link MAX_REQUEST_BODY_BYTES} arrived. */
+async function readBody(req: IncomingMessage): Promise<{ text: string | undefined; tooLarge: boolean }> {
+  const declared = req.headers['content-length'];
+  // A declared length over the limit (or malformed) is refused by Yoga's own hook before any read.
+  if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > MAX_REQUEST_BODY_BYTES)) {
+    return { text: undefined, tooLarge: false };
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      chunks.push(chunk);
+      if (size <= MAX_REQUEST_BODY_BYTES) return;
+      // Answered now; the rest of the body is read and dropped.
+      tooLarge = true;
+      chunks.length = 0;
+      resolve({ text: undefined, tooLarge });
+    });
+    req.once('end', () => {
+      if (!tooLarge) resolve({ text: Buffer.concat(chunks).toString('utf8'), tooLarge });
+    });
+    req.once('error', reject);
+  });
+}
+
+/** Writes a Fetch `Response` of Yoga's JSON processor (string body) to the Node response. */
+async function send(res: ServerResponse, response: Response): Promise<void> {
+  if (res.destroyed || res.writableEnded) return;
+  const body = await response.text();
+  response.headers.forEach((value, name) => {
+    res.setHeader(name, value);
+  });
+  res.writeHead(response.status, response.statusText);
+  res.end(body);
+}
