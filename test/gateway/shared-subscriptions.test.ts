@@ -1,12 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
-import {
-  notification,
-  type Stack,
-  startStack,
-  TEST_WEBHOOK_SECRET,
-} from '../support/fixtures.ts';
+import { notification, type Stack, startStack, TEST_WEBHOOK_SECRET } from '../support/fixtures.ts';
 
 /**
  * graphql-ws subscribers of the same live operation share one execution

@@ -80,10 +80,11 @@ export function leftover<T>(resource: T, dispose: (resource: T) => unknown): T {
 
 // ─── Secrets, credentials and test cards ────────────────────────────────────────────────────────
 
-/** JWT secret of test stacks and gateway processes (HS256). */
-export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
-/** Webhook signing secret the embedded sandbox and the receiver use in tests. */
-export const TEST_WEBHOOK_SECRET = 'whsec_test_0123456789abcdef0123';
+// The secrets live in processes.ts, which the bench imports too (through redis-server.ts) and which
+// must therefore load under plain Node without this module's generated GraphQL documents.
+import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './processes.ts';
+
+export { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET };
 
 /** The sandbox vaults. */
 export type Vault = 'tntsandbox1' | 'tntsandbox2';

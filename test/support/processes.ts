@@ -4,7 +4,11 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './fixtures.ts';
+
+/** JWT secret of test stacks and gateway processes (HS256); re-exported by fixtures.ts. */
+export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
+/** Webhook signing secret the embedded sandbox and the receiver use in tests; re-exported by fixtures.ts. */
+export const TEST_WEBHOOK_SECRET = 'whsec_test_0123456789abcdef0123';
 
 /**
  * The gateway as a process: `node src/main.ts` as operators run it with `UPSTREAM=remote`, else
