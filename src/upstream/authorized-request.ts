@@ -80,3 +80,16 @@ export abstract class AreaClient {
     return data;
   }
 }
+
+/**
+ * The base class of one area's client: an {@link AreaClient} of `area` and `mediaType`, constructed
+ * from the {@link UpstreamClientOptions} alone.
+ */
+export function areaClient(area: UpstreamArea, mediaType: string) {
+  abstract class OneAreaClient extends AreaClient {
+    constructor(opts: UpstreamClientOptions) {
+      super(area, mediaType, opts);
+    }
+  }
+  return OneAreaClient;
+}

@@ -1,4 +1,4 @@
-import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
+import { areaClient } from '../authorized-request.ts';
 import { assertCardId } from '../wire.ts';
 import {
   type AccountUpdaterCard,
@@ -32,11 +32,7 @@ export type {
  * with `pointer`, 404 `merchant-not-found` or `card-not-found`, 422 `card-brand-not-supported` or
  * `account-updater-not-supported`, 500 `server-error`.
  */
-export class AccountUpdaterClient extends AreaClient {
-  constructor(opts: UpstreamClientOptions) {
-    super('account-updater', 'application/json', opts);
-  }
-
+export class AccountUpdaterClient extends areaClient('account-updater', 'application/json') {
   /**
    * v1 `POST /cards` (spec "Enroll request rules"; 201 per docs/gap-decisions.md): enrols the card
    * asynchronously. The answer's `state` is `enrolling` (a notification follows) or `enrolled` (final

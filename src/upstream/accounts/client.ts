@@ -1,5 +1,5 @@
 import { ACCOUNTS_MEDIA_TYPE } from '../../contracts/accounts.ts';
-import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
+import { areaClient } from '../authorized-request.ts';
 import type { UpstreamCall } from '../http.ts';
 import {
   assertOrganizationId,
@@ -26,11 +26,7 @@ export type * from './types.ts';
  * `organization-users:read`), 404 `not-found` (unknown organization), 5xx, `timeout`,
  * `invalid-response`.
  */
-export class AccountsClient extends AreaClient {
-  constructor(opts: UpstreamClientOptions) {
-    super('accounts', ACCOUNTS_MEDIA_TYPE, opts);
-  }
-
+export class AccountsClient extends areaClient('accounts', ACCOUNTS_MEDIA_TYPE) {
   /**
    * `GET /organizations/{organizationId}/members` (spec): one page of the organization's users,
    * pending invitations excluded. Follow {@link Page.nextPage} for the rest. Idempotent: retried on

@@ -1,4 +1,4 @@
-import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
+import { areaClient } from '../authorized-request.ts';
 import { assertLookupNumber, type CardAttributes, cardAttributesSchema, lookupBody } from './schemas.ts';
 
 export type { CardAttributes } from './schemas.ts';
@@ -17,11 +17,7 @@ export type { CardAttributes } from './schemas.ts';
  * `bad-request` with pointer `/number` (a PAN failing Luhn, an unknown alias), 404 `not-found` (no
  * attributes for the BIN), 500 `server-error`.
  */
-export class CardAttributesClient extends AreaClient {
-  constructor(opts: UpstreamClientOptions) {
-    super('card-attributes', 'application/json', opts);
-  }
-
+export class CardAttributesClient extends areaClient('card-attributes', 'application/json') {
   /**
    * `POST /attributes/attributes` (spec): attributes of the card product of `number`: exactly six
    * digits are a BIN; a longer value is a PAN (Luhn-checked above 11 characters, single spaces or

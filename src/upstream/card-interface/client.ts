@@ -1,5 +1,5 @@
 import { CARD_INTERFACE_MEDIA_TYPE as JSON_API } from '../../contracts/card-interface.ts';
-import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
+import { areaClient } from '../authorized-request.ts';
 import { assertCardId } from '../wire.ts';
 import {
   type CardInterfaceCard,
@@ -35,11 +35,7 @@ export type {
  * every upstream failure, e.g. 404 `card-not-found`, 400 `bad-request` with `pointer`, 422
  * `account-updater-not-supported`, 5xx with `retryable`, `timeout`, `invalid-response`.
  */
-export class CardInterfaceClient extends AreaClient {
-  constructor(opts: UpstreamClientOptions) {
-    super('card-interface', JSON_API, opts);
-  }
-
+export class CardInterfaceClient extends areaClient('card-interface', JSON_API) {
   /**
    * `POST /cards` (spec "Endpoints, Card interface"; answer 201 with the card record,
    * docs/gap-decisions.md "Card interface"). The PAN and CVC travel only in the request body. Never

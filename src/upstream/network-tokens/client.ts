@@ -1,4 +1,4 @@
-import { AreaClient, type UpstreamClientOptions } from '../authorized-request.ts';
+import { areaClient } from '../authorized-request.ts';
 import {
   assertPanAlias,
   type NetworkToken,
@@ -28,11 +28,7 @@ export type {
  * vault does not know), 422 `card-not-allowed`, `card-brand-not-supported`, `required-fields-missing`,
  * `invalid-format`, `rejected`; retrieval and deletion 404 `not-found`; 500 `server-error`.
  */
-export class NetworkTokensClient extends AreaClient {
-  constructor(opts: UpstreamClientOptions) {
-    super('network-tokens', 'application/json', opts);
-  }
-
+export class NetworkTokensClient extends areaClient('network-tokens', 'application/json') {
   /**
    * `POST /network-tokens` (spec): requests a network token for the card behind `panAlias`. The answer
    * (202) comes back at once without the final `state` (nor the token's last four and expiry). A card
