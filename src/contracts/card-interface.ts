@@ -75,6 +75,19 @@ export const cardholder = z.object({
 });
 
 /**
+ * The optional attributes of `POST /cards` that the card record echoes as sent (spec "Card (card
+ * interface)"): written here once, spread into both {@link createCardAttributes} and
+ * {@link cardRecordAttributes}; the sandbox stores and answers them without naming them. A new
+ * optional card attribute goes here (and into the GraphQL type).
+ */
+export const echoedCardAttributes = z.object({
+  cvc_status: z.enum(CVC_STATUSES).optional(),
+  cardholder: cardholder.optional(),
+  token_type: z.enum(TOKEN_TYPES).optional(),
+  wallet_type: z.enum(WALLET_TYPES).optional(),
+});
+
+/**
  * `data.attributes` of `POST /cards` (spec "Card (card interface)"; required members per
  * docs/gap-decisions.md: `exp_month`, `exp_year` and at least one of `pan`/`pan_alias`, checked by the
  * service since it needs the vault). Never echoed: it holds the PAN and CVC.
@@ -84,12 +97,9 @@ export const createCardAttributes = z.object({
   pan_alias: z.string().min(1).optional(),
   cvc: cvc.optional(),
   cvc_alias: z.string().min(1).optional(),
-  cvc_status: z.enum(CVC_STATUSES).optional(),
   exp_month: expMonth,
   exp_year: twoDigitYear,
-  cardholder: cardholder.optional(),
-  token_type: z.enum(TOKEN_TYPES).optional(),
-  wallet_type: z.enum(WALLET_TYPES).optional(),
+  ...echoedCardAttributes.shape,
 });
 
 /**
@@ -123,10 +133,9 @@ export const cardRecordAttributes = z.object({
   brand: openEnum(CARD_BRANDS),
   exp_month: expMonth,
   exp_year: twoDigitYear,
+  ...echoedCardAttributes.shape,
+  // A value the provider adds later must not fail the read (open enumeration).
   cvc_status: openEnum(CVC_STATUSES).optional(),
-  cardholder: cardholder.optional(),
-  token_type: z.enum(TOKEN_TYPES).optional(),
-  wallet_type: z.enum(WALLET_TYPES).optional(),
   created_at: isoTimestamp,
   updated_at: isoTimestamp,
 });

@@ -3,8 +3,8 @@ import {
   ACCOUNT_UPDATER_META,
   type cardRecord,
   type checkDocument,
-  type createCardAttributes,
   createCardRequest,
+  echoedCardAttributes,
   type subscriptionDocument,
 } from '../contracts/card-interface.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
@@ -42,7 +42,6 @@ interface Subscription {
   updatedAtMs: number;
 }
 
-type CreateAttributes = z.output<typeof createCardAttributes>;
 type CheckDocument = z.input<typeof checkDocument>;
 
 /** A card of the card interface as stored (never serialised as is: it holds the PAN). */
@@ -55,10 +54,8 @@ interface StoredCard {
   cvcAlias?: string;
   expMonth: number;
   expYear: number;
-  cvcStatus?: CreateAttributes['cvc_status'];
-  cardholder?: CreateAttributes['cardholder'];
-  tokenType?: CreateAttributes['token_type'];
-  walletType?: CreateAttributes['wallet_type'];
+  /** The optional attributes the record echoes as sent (contract `echoedCardAttributes`). */
+  echoed: z.output<typeof echoedCardAttributes>;
   meta: Record<string, unknown>;
   createdAtMs: number;
   updatedAtMs: number;
@@ -93,10 +90,7 @@ function cardDocument(card: StoredCard): z.input<typeof cardRecord> {
         brand: card.brand,
         exp_month: card.expMonth,
         exp_year: card.expYear,
-        ...(card.cvcStatus ? { cvc_status: card.cvcStatus } : {}),
-        ...(card.cardholder ? { cardholder: card.cardholder } : {}),
-        ...(card.tokenType ? { token_type: card.tokenType } : {}),
-        ...(card.walletType ? { wallet_type: card.walletType } : {}),
+        ...card.echoed,
         created_at: cardInterfaceTimestamp(card.createdAtMs),
         updated_at: cardInterfaceTimestamp(card.updatedAtMs),
       },
@@ -225,10 +219,7 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
       ...(cvcAlias !== undefined ? { cvcAlias } : {}),
       expMonth: attributes.exp_month,
       expYear: attributes.exp_year,
-      ...(attributes.cvc_status !== undefined ? { cvcStatus: attributes.cvc_status } : {}),
-      ...(attributes.cardholder !== undefined ? { cardholder: attributes.cardholder } : {}),
-      ...(attributes.token_type !== undefined ? { tokenType: attributes.token_type } : {}),
-      ...(attributes.wallet_type !== undefined ? { walletType: attributes.wallet_type } : {}),
+      echoed: echoedCardAttributes.parse(attributes),
       meta,
       createdAtMs,
       updatedAtMs: createdAtMs,
