@@ -262,7 +262,7 @@ export function serveGraphqlWs(options: {
     if (again) {
       // Started meanwhile (while this one subscribed): join it, drop this one.
       // The plugins counted this operation already; only the live gauge follows the member.
-      void source.return?.();
+      void Promise.resolve(source.return?.()).catch(() => undefined);
       return again.join(
         joined(requestRecordOf(args.contextValue), again.operationName, false),
         share.deliver,
