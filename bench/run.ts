@@ -19,7 +19,8 @@
  * Flags: `--quick` (seconds; the test suite runs it so the bench cannot rot), `--no-hive`,
  * `--out <file>`, `--only query,fanout,ingest,history` (a subset of the measures; the others are
  * left out of the table), `--subscribers 10000` (graphql-ws subscriber counts, comma-separated),
- * `--backends sqlite,redis` (ingest and history backends).
+ * `--backends sqlite,redis` (ingest and history backends), `--cpu-prof` (V8 CPU profiles of the
+ * cardgraph processes in bench/results/cpu-profiles).
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -46,8 +47,12 @@ const { values: flags } = parseArgs({
     only: { type: 'string', default: 'query,fanout,ingest,history' },
     subscribers: { type: 'string' },
     backends: { type: 'string', default: 'sqlite,redis' },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
+if (flags['cpu-prof']) {
+  process.env.BENCH_CPU_PROF_DIR = fileURLToPath(new URL('./results/cpu-profiles', import.meta.url));
+}
 const ONLY = new Set(flags.only.split(','));
 const BACKENDS = flags.backends.split(',') as ('sqlite' | 'redis')[];
 const QUICK = flags.quick;
