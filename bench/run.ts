@@ -19,11 +19,11 @@
  * Flags: `--quick` (seconds; the test suite runs it so the bench cannot rot), `--no-hive`,
  * `--out <file>`, `--only query,fanout,ingest,history` (a subset of the measures; the others are
  * left out of the table), `--subscribers 10000` (graphql-ws subscriber counts, comma-separated),
- * `--backends sqlite,redis` (ingest and history backends), `--queries-only` (the query measures alone, written to bench/results/queries.json),
- * `--compare-yoga` (adds cardgraph with the lean GraphQL path off, `cardgraph-yoga`, to the query
+ * `--backends sqlite,redis` (ingest and history backends), `--queries-only` (the query measures
+ * alone, written to bench/results/queries.json), `--compare-yoga` (adds cardgraph with the lean GraphQL path off, `cardgraph-yoga`, to the query
  * rounds), `--compare-jit` (adds cardgraph with queries on graphql-js,
- * `cardgraph-graphql-js`), `--rounds <n>`, `--seconds <n>` (of each query run).
- * `BENCH_CPU_PROFILE=<dir>` writes a V8 CPU profile of each cardgraph process there.
+ * `cardgraph-graphql-js`), `--rounds <n>`, `--seconds <n>` (of each query run), `--cpu-prof` (V8 CPU profiles of the
+ * cardgraph processes in bench/results/cpu-profiles).
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -41,7 +41,7 @@ import { createSqliteEventLog } from '../src/events/sqlite-event-log.ts';
 import { startRedisServer } from '../test/support/redis-server.ts';
 import { benchCardId, floorEvent, SUBSCRIPTION, signedCardNotification } from './lib/notifications.ts';
 import { type ServerProcess, startServer } from './lib/processes.ts';
-import { cpuProfileEnv, type LoadResult, reportQueries } from './lib/query-report.ts';
+import { type LoadResult, reportQueries } from './lib/query-report.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -56,8 +56,12 @@ const { values: flags } = parseArgs({
     'compare-jit': { type: 'boolean', default: false },
     rounds: { type: 'string' },
     seconds: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
+if (flags['cpu-prof']) {
+  process.env.BENCH_CPU_PROF_DIR = fileURLToPath(new URL('./results/cpu-profiles', import.meta.url));
+}
 const ONLY = new Set(flags.only.split(','));
 const BACKENDS = flags.backends.split(',') as ('sqlite' | 'redis')[];
 const QUICK = flags.quick;
@@ -163,7 +167,6 @@ function cardgraphEnv(extra: Record<string, string> = {}): Record<string, string
     METRICS_PORT: '0',
     // Every load generator and subscriber connects from 127.0.0.1.
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
-    ...cpuProfileEnv(),
     ...extra,
   };
 }

@@ -23,7 +23,9 @@ let nextId = 1;
 
 /**
  * Forks `bench/servers/<script>` on this Node.js with `--expose-gc` and `env` added to the
- * environment, and waits (at most `timeoutMs`) for its ready message.
+ * environment, and waits (at most `timeoutMs`) for its ready message. With `BENCH_CPU_PROF_DIR` set
+ * (`npm run bench -- --cpu-prof`), cardgraph processes write a V8 CPU profile there when they exit
+ * (`stop` then uses SIGTERM, which they answer with a graceful exit, whatever signal is asked).
  * @throws Error when the process exits or the timeout passes first.
  */
 export async function startServer(
@@ -35,7 +37,11 @@ export async function startServer(
   const started = performance.now();
   const child = fork(fileURLToPath(new URL(`../servers/${script}`, import.meta.url)), {
     env: { ...process.env, ...env },
-    execArgv: ['--expose-gc', '--disable-warning=ExperimentalWarning'],
+    execArgv: [
+      '--expose-gc',
+      '--disable-warning=ExperimentalWarning',
+      ...(profiled(script) ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = await new Promise<ServerProcess['ready']>((resolve, reject) => {
@@ -73,10 +79,15 @@ export async function startServer(
       });
     },
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null) child.kill(signal);
+      if (child.exitCode === null) child.kill(profiled(script) ? 'SIGTERM' : signal);
       const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(force);
     },
   };
+}
+
+/** True when `script`'s process writes a CPU profile (see {@link startServer}). */
+function profiled(script: string): boolean {
+  return Boolean(process.env.BENCH_CPU_PROF_DIR) && script === 'cardgraph.ts';
 }

@@ -1,11 +1,10 @@
 /**
  * The query side of the bench on its own (`npm run bench -- --queries-only [--compare-yoga]`): the
- * report of the query rounds (a table of ratios on stdout, JSON to `out`), and the environment that
- * makes a cardgraph process write a V8 CPU profile (`BENCH_CPU_PROFILE=<dir>`).
+ * report of the query rounds (a table of ratios on stdout, JSON to `out`).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 
 /** One autocannon run of a query against one server (bench/run.ts `measureQuery`). */
 export interface LoadResult {
@@ -24,18 +23,6 @@ export type QuerySummary = LoadResult & {
   /** req/s of each round, in order. */
   rounds: number[];
 };
-
-/**
- * `NODE_OPTIONS` writing a CPU profile (`--cpu-prof`) into `$BENCH_CPU_PROFILE` when the process
- * exits normally (the bench stops query servers with SIGTERM); empty when the variable is unset.
- */
-export function cpuProfileEnv(): Record<string, string> {
-  const dir = process.env.BENCH_CPU_PROFILE;
-  if (!dir) return {};
-  return {
-    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${resolve(dir)}`.trim(),
-  };
-}
 
 /**
  * Writes `{ machine, plan, queries, targets }` to `out` and prints one row per query and figure:

@@ -6,8 +6,8 @@ import { notification, type Stack, startStack, TEST_WEBHOOK_SECRET } from '../su
 /**
  * graphql-ws subscribers of the same live operation share one execution
  * (src/server/graphql-ws-sharing.ts) and still behave as separate subscriptions: each receives every
- * event, one leaving (or a different operation) changes nothing for the others, and the live count
- * follows the members.
+ * event, one leaving (or a different operation) changes nothing for the others, and the live counts
+ * (bus subscribers, the live subscriptions gauge) follow the members.
  */
 let stack: Stack;
 beforeAll(async () => {
@@ -29,6 +29,12 @@ async function notify(): Promise<string> {
   return ((await response.body.json()) as { data: { id: string } }).data.id;
 }
 
+/** `cardgraph_graphql_live_subscriptions{transport="graphql-ws"}` now. */
+async function liveWs(): Promise<number | undefined> {
+  const { values } = await stack.app.metrics.liveSubscriptions.get();
+  return values.find((sample) => sample.labels.transport === 'graphql-ws')?.value;
+}
+
 /** The event id each subscriber received. */
 const idsOf = (steps: IteratorResult<{ data?: Record<string, unknown> | null }>[]) =>
   steps.map((step) => (step.value?.data?.cardEvents as { id: string } | undefined)?.id);
@@ -44,6 +50,7 @@ describe('shared graphql-ws subscriptions', () => {
     // iterate() subscribes on the first next().
     const firsts = iterators.map((iterator) => iterator.next());
     await expect.poll(() => stack.app.events!.subscriberCount('tntsandbox1')).toBe(4);
+    await expect.poll(liveWs).toBe(4);
 
     const first = await notify();
     const received = await Promise.all(firsts);
@@ -53,6 +60,7 @@ describe('shared graphql-ws subscriptions', () => {
 
     await iterators[0]!.return?.();
     await expect.poll(() => stack.app.events!.subscriberCount('tntsandbox1')).toBe(3);
+    await expect.poll(liveWs).toBe(3);
     const seconds = iterators.slice(1).map((iterator) => iterator.next());
     const second = await notify();
     const rest = await Promise.all(seconds);
@@ -60,6 +68,7 @@ describe('shared graphql-ws subscriptions', () => {
 
     await Promise.all(iterators.slice(1).map((iterator) => iterator.return?.()));
     await expect.poll(() => stack.app.events!.subscriberCount('tntsandbox1')).toBe(0);
+    await expect.poll(liveWs).toBe(0);
     await Promise.all(clients.map((client) => client.dispose()));
   });
 });
