@@ -24,17 +24,21 @@ const clientPreset = {
 } as const;
 
 /**
- * The example operations, one document source per operation. The client preset keys `graphql()` by the
+ * The example operations and their fragments, one document source per definition. The client preset keys `graphql()` by the
  * source text, so loading the file whole keyed it by the whole file and `graphql()` of any single
  * operation returned `{}`. Each source is the operation's exact text in the file (from its `query` /
  * `mutation` / `subscription` keyword to its closing brace), so pasting an operation from
- * operations.graphql into `graphql(…)` yields its typed document.
+ * operations.graphql into `graphql(…)` yields its typed document. A fragment is its own source; codegen
+ * appends it to each operation document that spreads it (and so to that operation's manifest entry).
  */
 function exampleOperations(): string[] {
   const text = readFileSync(new URL('./src/client/operations.graphql', import.meta.url), 'utf8');
   return parse(text).definitions.map((definition) => {
-    if (definition.kind !== Kind.OPERATION_DEFINITION || !definition.loc) {
-      throw new Error('src/client/operations.graphql holds operations only');
+    if (
+      (definition.kind !== Kind.OPERATION_DEFINITION && definition.kind !== Kind.FRAGMENT_DEFINITION) ||
+      !definition.loc
+    ) {
+      throw new Error('src/client/operations.graphql holds operations and fragments only');
     }
     return text.slice(definition.loc.start, definition.loc.end);
   });

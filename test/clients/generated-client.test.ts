@@ -11,8 +11,8 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
 const operationsText = readFileSync(new URL('../../src/client/operations.graphql', import.meta.url), 'utf8');
-const operationNames = parse(operationsText).definitions.map((d) =>
-  d.kind === Kind.OPERATION_DEFINITION ? d.name!.value : '',
+const operationNames = parse(operationsText).definitions.flatMap((d) =>
+  d.kind === Kind.OPERATION_DEFINITION ? [d.name!.value] : [],
 );
 
 describe('generated client (src/client/generated)', () => {
