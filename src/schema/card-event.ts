@@ -30,22 +30,12 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
       log: 'event log',
       outOfOrder:
         'True when a newer event of the same card (by `timestamp`) had already been accepted: delivery order is not guaranteed, so do not let this one overwrite newer card data.',
+      timestamp: 'When the network updated the card information (ISO 8601).',
+      occurredAt: 'When the event occurred (ISO 8601).',
+      createdAt: 'When the account update was created or processed.',
     }),
     type: t.field({ type: CardEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
     cardId: t.exposeString('cardId', { description: 'Card id (`details.card_id`).' }),
-    occurredAt: t.expose('occurredAt', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'When the event occurred (ISO 8601).',
-    }),
-    timestamp: t.expose('timestamp', {
-      type: 'DateTime',
-      description: 'When the network updated the card information (ISO 8601).',
-    }),
-    createdAt: t.expose('createdAt', {
-      type: 'DateTime',
-      description: 'When the account update was created or processed.',
-    }),
     oldAccountNumber: t.expose('oldAccountNumber', {
       type: 'MaskedPan',
       description: 'Masked old account number (BIN and last four).',

@@ -75,24 +75,48 @@ export function eventRootFields<Event extends { position: bigint; timestampMs: n
   );
 }
 
-/** The members every logged event has (src/events/event-log.ts `Logged` of a notification). */
+/**
+ * The members every logged event has (src/events/event-log.ts `Logged` of a notification), with the
+ * three times both notification kinds carry (ISO 8601 strings as received).
+ */
 interface LoggedEvent {
   id: string;
   tenant: string;
   position: bigint;
   timestampMs: number;
   outOfOrder: boolean;
+  timestamp: string;
+  occurredAt?: string;
+  createdAt: string;
 }
 
 /**
  * The fields every accepted notification exposes: `cursor` (its position in `log`), `outOfOrder`
- * (described by `outOfOrder`), the notification `id` and the `tenant`.
+ * (described by `outOfOrder`), the notification `id` and the `tenant`, and its times as `DateTime`:
+ * `timestamp` (non-null), `occurredAt` (null when the notification has none) and `createdAt`
+ * (non-null), each described as the notification kind defines it.
  */
 export function loggedEventFields<Event extends LoggedEvent>(
   t: PothosSchemaTypes.ObjectFieldBuilder<BuilderTypes, Event>,
-  descriptions: { log: string; outOfOrder: string },
+  descriptions: { log: string; outOfOrder: string; timestamp: string; occurredAt: string; createdAt: string },
 ) {
   return {
+    timestamp: t.field({
+      type: 'DateTime',
+      description: descriptions.timestamp,
+      resolve: (e) => e.timestamp,
+    }),
+    occurredAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: descriptions.occurredAt,
+      resolve: (e) => e.occurredAt,
+    }),
+    createdAt: t.field({
+      type: 'DateTime',
+      description: descriptions.createdAt,
+      resolve: (e) => e.createdAt,
+    }),
     cursor: t.string({
       description: `Position in the durable ${descriptions.log}: pass it as \`after\` to resume a subscription or page history.`,
       resolve: (event) => encodeCursor(event),

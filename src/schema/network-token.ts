@@ -287,6 +287,9 @@ const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('Network
       log: 'network token event log',
       outOfOrder:
         'True when a newer event of the same PAN alias (by `timestamp`) had already been accepted: do not let this one overwrite newer token data.',
+      timestamp: 'When the provider produced the notification (ISO 8601).',
+      occurredAt: 'When the token reached its state (ISO 8601; the token `updatedAt`).',
+      createdAt: 'When provisioning was requested (ISO 8601, whole seconds).',
     }),
     type: t.field({ type: NetworkTokenEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
     panAlias: t.exposeString('panAlias', {
@@ -301,19 +304,6 @@ const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('Network
       description: 'Last four digits of the network token (not of the card).',
     }),
     expiresAt: t.expose('expiresAt', { type: 'YearMonth', description: 'Token expiry, `YYYY-MM`.' }),
-    timestamp: t.expose('timestamp', {
-      type: 'DateTime',
-      description: 'When the provider produced the notification (ISO 8601).',
-    }),
-    occurredAt: t.expose('occurredAt', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'When the token reached its state (ISO 8601; the token `updatedAt`).',
-    }),
-    createdAt: t.expose('createdAt', {
-      type: 'DateTime',
-      description: 'When provisioning was requested (ISO 8601, whole seconds).',
-    }),
     token: t.field({
       type: NetworkTokenRef,
       description:
