@@ -18,6 +18,7 @@ import { builder } from './builder.ts';
 import { digitsOnly, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
 import { cardQueryField } from './card-read.ts';
+import { nullableStrings } from './nullable-strings.ts';
 import { inVault, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -27,29 +28,26 @@ import { inVault, vaultIdArg, vaultOf } from './vault.ts';
 
 export const BillingAddressType = builder.objectRef<BillingAddress>('BillingAddress').implement({
   description: 'Billing address of an enrolled card (spec: billing_address).',
-  fields: (t) => ({
-    name: t.exposeString('name', { nullable: true, description: 'Name.' }),
-    company: t.exposeString('company', { nullable: true, description: 'Company.' }),
-    address1: t.exposeString('address1', { nullable: true, description: 'Address line 1.' }),
-    address2: t.exposeString('address2', { nullable: true, description: 'Address line 2.' }),
-    city: t.exposeString('city', { nullable: true, description: 'City.' }),
-    region: t.exposeString('region', { nullable: true, description: 'Region or state.' }),
-    country: t.exposeString('country', { nullable: true, description: 'Country.' }),
-    postalCode: t.exposeString('postalCode', { nullable: true, description: 'Postal code.' }),
-    phone: t.exposeString('phone', { nullable: true, description: 'Phone number.' }),
-  }),
+  fields: (t) =>
+    nullableStrings(t, {
+      name: 'Name.',
+      company: 'Company.',
+      address1: 'Address line 1.',
+      address2: 'Address line 2.',
+      city: 'City.',
+      region: 'Region or state.',
+      country: 'Country.',
+      postalCode: 'Postal code.',
+      phone: 'Phone number.',
+    }),
 });
 
 const MerchantType = builder.objectRef<Merchant>('Merchant').implement({
   description: 'Merchant on whose behalf a card is enrolled (spec "Merchant object").',
   fields: (t) => ({
-    serviceMerchantId: t.exposeString('serviceMerchantId', {
-      nullable: true,
-      description: 'Merchant id registered for account updater in the vault.',
-    }),
-    subMerchantName: t.exposeString('subMerchantName', {
-      nullable: true,
-      description: 'Merchant name registered on the card.',
+    ...nullableStrings(t, {
+      serviceMerchantId: 'Merchant id registered for account updater in the vault.',
+      subMerchantName: 'Merchant name registered on the card.',
     }),
     subMerchantMid: t.string({
       nullable: true,

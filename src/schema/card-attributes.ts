@@ -17,6 +17,7 @@ import type { CardAttributes } from '../upstream/index.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { builder } from './builder.ts';
 import { CardRef, digitsOnly } from './card.ts';
+import { nullableStrings } from './nullable-strings.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
@@ -111,10 +112,12 @@ export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttribut
       description: 'The BIN (6 or 8 digits) whose entry answered.',
       resolve: (a) => String(a.bin),
     }),
-    brand: t.exposeString('brand', { nullable: true, description: 'Card brand name.' }),
-    issuingOrganization: t.exposeString('issuingOrganization', {
-      nullable: true,
-      description: 'Issuer name.',
+    ...nullableStrings(t, {
+      brand: 'Card brand name.',
+      issuingOrganization: 'Issuer name.',
+      issuingCountryName: 'Issuing country name.',
+      issuingCountryCode: 'Issuing country code.',
+      cobadgedBrands: 'Co-badged brand name.',
     }),
     cardType: t.field({
       type: CardTypeEnum,
@@ -127,14 +130,6 @@ export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttribut
       nullable: true,
       description: 'Category, e.g. `PREPAID`.',
       resolve: (a) => cardCategory(a.cardCategory),
-    }),
-    issuingCountryName: t.exposeString('issuingCountryName', {
-      nullable: true,
-      description: 'Issuing country name.',
-    }),
-    issuingCountryCode: t.exposeString('issuingCountryCode', {
-      nullable: true,
-      description: 'Issuing country code.',
     }),
     maximumPanLength: t.exposeInt('maximumPanLength', { nullable: true, description: 'Maximum PAN length.' }),
     cardCommercialType: t.field({
@@ -154,10 +149,6 @@ export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttribut
       nullable: true,
       description: 'Prepaid kind, e.g. `RELOADABLE`.',
       resolve: (a) => prepaidType(a.prepaidType),
-    }),
-    cobadgedBrands: t.exposeString('cobadgedBrands', {
-      nullable: true,
-      description: 'Co-badged brand name.',
     }),
     version: t.exposeInt('version', { description: 'Data set version, an eight-digit date-like number.' }),
   }),

@@ -11,6 +11,7 @@ import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
 import { cardQueryField } from './card-read.ts';
 import { enumValuesOf } from './enum-values.ts';
+import { nullableStrings } from './nullable-strings.ts';
 import { recordTimes } from './record-times.ts';
 import { inVault, vaultIdArg } from './vault.ts';
 
@@ -64,8 +65,7 @@ const CardholderAddressType = builder.objectRef<CardholderAddress>('CardholderAd
 const CardholderType = builder.objectRef<Cardholder>('Cardholder').implement({
   description: 'Cardholder of a card interface card (spec "Card": cardholder).',
   fields: (t) => ({
-    name: t.exposeString('name', { nullable: true, description: 'Cardholder name.' }),
-    company: t.exposeString('company', { nullable: true, description: 'Company name.' }),
+    ...nullableStrings(t, { name: 'Cardholder name.', company: 'Company name.' }),
     address: t.field({
       type: CardholderAddressType,
       nullable: true,

@@ -22,6 +22,7 @@ import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-car
 import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
 import { eventRootFields, loggedEventFields } from './event-fields.ts';
+import { nullableStrings } from './nullable-strings.ts';
 import { costExtension } from './paging.ts';
 import { inVault, vaultIdArg, vaultOf } from './vault.ts';
 
@@ -51,11 +52,10 @@ const KNOWN_STATES = new Set(['ACTIVE', 'SUSPENDED', 'DELETED']);
 const HolderInfoType = builder.objectRef<NetworkTokenHolderInfo>('NetworkTokenHolderInfo').implement({
   description: 'Card holder information of a network token (spec: card.holder_info).',
   fields: (t) => ({
-    name: t.exposeString('name', { nullable: true, description: 'Holder name.' }),
-    email: t.exposeString('email', { nullable: true, description: 'Holder email address.' }),
-    phoneNumber: t.exposeString('phoneNumber', {
-      nullable: true,
-      description: 'Holder phone number (`number` on the wire).',
+    ...nullableStrings(t, {
+      name: 'Holder name.',
+      email: 'Holder email address.',
+      phoneNumber: 'Holder phone number (`number` on the wire).',
     }),
     billingAddress: t.field({
       type: BillingAddressType,
