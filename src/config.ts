@@ -264,10 +264,22 @@ const optionalString = z
 /** A switch variable: `on` or `off`; unset or empty takes the environment's default. */
 const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
+/** The entries of a comma-separated variable, trimmed, empty ones dropped (`' a, ,b'` → `['a', 'b']`). */
+function commaItems(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
 /**
- * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
- * `tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2`.
+ * A comma-separated variable ({@link commaItems}) of at least `minItems` entries, each checked by
+ * `item`; unset or empty is undefined.
  */
+function commaList<Item extends z.ZodType<string, string>>(item: Item, minItems = 0) {
+  return optionalString.pipe(z.string().transform(commaItems).pipe(z.array(item).min(minItems)).optional());
+}
+
 /**
  * W3C Baggage-style `key=value` pairs separated by commas (values percent-decoded), the format of
  * `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_RESOURCE_ATTRIBUTES`.
@@ -277,10 +289,7 @@ const keyValueList = z
   .optional()
   .transform((raw, ctx) => {
     const out: Record<string, string> = {};
-    for (const entry of (raw ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean)) {
+    for (const entry of commaItems(raw ?? '')) {
       const at = entry.indexOf('=');
       if (at <= 0) {
         ctx.addIssue({ code: 'custom', message: 'expected key=value[,…]' });
@@ -296,12 +305,13 @@ const keyValueList = z
     return out;
   });
 
+/**
+ * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
+ * `tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2`.
+ */
 const credentialsList = z.string().transform((raw, ctx) => {
   const out: Record<string, VaultCredentials> = {};
-  for (const entry of raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)) {
+  for (const entry of commaItems(raw)) {
     const match = /^([A-Za-z0-9]{1,64})=([^:]+):(.+)$/.exec(entry);
     if (!match) {
       ctx.addIssue({ code: 'custom', message: 'expected vault=client_id:client_secret[,…]' });
@@ -360,18 +370,7 @@ const envObject = z.object({
   NODES_MAX_IDS: z.coerce.number().int().min(1).max(1_000).default(100),
   OPERATION_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
   UPSTREAM_CALL_BUDGET: z.coerce.number().int().min(1).max(10_000).default(100),
-  WEBHOOK_SECRETS: optionalString.pipe(
-    z
-      .string()
-      .transform((s) =>
-        s
-          .split(',')
-          .map((x) => x.trim())
-          .filter(Boolean),
-      )
-      .pipe(z.array(z.string().min(16, 'each secret needs at least 16 characters')).min(1))
-      .optional(),
-  ),
+  WEBHOOK_SECRETS: commaList(z.string().min(16, 'each secret needs at least 16 characters'), 1),
   WEBHOOK_TOLERANCE_S: z.coerce.number().int().min(1).max(3600).default(300),
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
@@ -389,26 +388,10 @@ const envObject = z.object({
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000).default(256),
-  CORS_ORIGINS: optionalString.pipe(
+  CORS_ORIGINS: commaList(
     z
-      .string()
-      .transform((s) =>
-        s
-          .split(',')
-          .map((x) => x.trim())
-          .filter(Boolean),
-      )
-      .pipe(
-        z.array(
-          z
-            .url({ protocol: /^https?$/ })
-            .refine(
-              (origin) => new URL(origin).origin === origin,
-              'each origin is scheme://host[:port], no path',
-            ),
-        ),
-      )
-      .optional(),
+      .url({ protocol: /^https?$/ })
+      .refine((origin) => new URL(origin).origin === origin, 'each origin is scheme://host[:port], no path'),
   ),
   CARD_CACHE_TTL_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
   CARD_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
