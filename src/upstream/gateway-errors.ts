@@ -1,5 +1,11 @@
 import { InputValidationError } from '@pothos/plugin-validation';
-import { CardNotFoundError, type GatewayError, UpstreamServiceError } from '../errors.ts';
+import {
+  AccountUpdaterNotSupportedError,
+  CardBrandNotSupportedError,
+  CardNotFoundError,
+  type GatewayError,
+  UpstreamServiceError,
+} from '../errors.ts';
 import { InvalidArgumentError, type UpstreamArea, UpstreamError } from './errors.ts';
 
 /**
@@ -27,6 +33,17 @@ export interface UpstreamErrorRule {
   code?: string;
   error: (facts: UpstreamCallFacts) => GatewayError;
 }
+
+/**
+ * The card failures both card areas (card interface and account updater v1) answer with the same
+ * codes: 404 `card-not-found` (the subject is the card id), 422 `card-brand-not-supported` and 422
+ * `account-updater-not-supported`. Each area's table starts with them.
+ */
+export const CARD_ERROR_RULES: readonly UpstreamErrorRule[] = [
+  { code: 'card-not-found', error: ({ subject }) => new CardNotFoundError(subject ?? 'requested') },
+  { code: 'card-brand-not-supported', error: () => new CardBrandNotSupportedError() },
+  { code: 'account-updater-not-supported', error: () => new AccountUpdaterNotSupportedError() },
+];
 
 /**
  * An area's declarative mapping from upstream status/code to gateway error class. `rules` apply to
