@@ -62,21 +62,26 @@ const GATEWAY_ERROR_TYPES: readonly [GatewayErrorClass, string][] = [
   [OrganizationNotFoundError, 'The organization was not found (`not-found`).'],
 ];
 
+/**
+ * What every error object type declares: its GraphQL `name`, `description`, that it implements
+ * `Error`, and that it resolves the values that are instances of `cls` (errors as data).
+ */
+function errorTypeOptions(cls: abstract new (...args: never[]) => Error, name: string, description: string) {
+  return { name, description, interfaces: [ErrorInterface], isTypeOf: (v: unknown) => v instanceof cls };
+}
+
 for (const [cls, description] of GATEWAY_ERROR_TYPES) {
+  const options = errorTypeOptions(cls, cls.name, description);
   // biome-ignore lint/suspicious/noExplicitAny: Pothos infers the object shape from any constructor signature
-  builder.objectType(cls as new (...args: any[]) => GatewayError, {
-    name: cls.name,
-    description,
-    interfaces: [ErrorInterface],
-    isTypeOf: (v) => v instanceof cls,
-  });
+  builder.objectType(cls as new (...args: any[]) => GatewayError, options);
 }
 
 builder.objectType(UpstreamServiceError, {
-  name: 'UpstreamError',
-  description: 'The upstream service failed or did not answer in time.',
-  interfaces: [ErrorInterface],
-  isTypeOf: (v) => v instanceof UpstreamServiceError,
+  ...errorTypeOptions(
+    UpstreamServiceError,
+    'UpstreamError',
+    'The upstream service failed or did not answer in time.',
+  ),
   fields: (t) => ({
     retryable: t.exposeBoolean('retryable', {
       description: 'Whether the same request may succeed if sent again later.',
@@ -100,10 +105,11 @@ const InputValidationIssue = builder.objectRef<StandardSchemaV1.Issue>('InputVal
 });
 
 builder.objectType(InputValidationError, {
-  name: 'InputValidationError',
-  description: 'One or more input fields are invalid (`invalid-input`); nothing was sent upstream.',
-  interfaces: [ErrorInterface],
-  isTypeOf: (v) => v instanceof InputValidationError,
+  ...errorTypeOptions(
+    InputValidationError,
+    'InputValidationError',
+    'One or more input fields are invalid (`invalid-input`); nothing was sent upstream.',
+  ),
   fields: (t) => ({
     issues: t.field({
       type: [InputValidationIssue],
