@@ -37,6 +37,21 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
     span.setAttribute('graphql.operation.name', label);
   }
 
+  /**
+   * The span of the operation of `graphqlContext`, with its execute or subscribe function (`run`)
+   * replaced through `setRun` by one that runs inside the span; undefined (nothing replaced) when the
+   * operation has no span.
+   */
+  function runInSpan<Args, Result>(
+    graphqlContext: object,
+    run: (args: Args) => Result,
+    setRun: (run: (args: Args) => Result) => void,
+  ): Span | undefined {
+    const span = spans.get(graphqlContext);
+    if (span) setRun((args) => within(span, () => run(args)));
+    return span;
+  }
+
   return {
     onParse({ context: graphqlContext }) {
       const requestId = requestRecordOf(graphqlContext)?.id;
@@ -62,9 +77,8 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
       };
     },
     onExecute({ args, executeFn, setExecuteFn }) {
-      const span = spans.get(args.contextValue);
+      const span = runInSpan(args.contextValue, executeFn, setExecuteFn);
       if (!span) return undefined;
-      setExecuteFn((executeArgs) => within(span, () => executeFn(executeArgs)));
       return {
         onExecuteDone({ result }) {
           end(span, isAsyncIterable(result) ? undefined : result.errors, 'INTERNAL_SERVER_ERROR');
@@ -72,9 +86,8 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
       };
     },
     onSubscribe({ args, subscribeFn, setSubscribeFn }) {
-      const span = spans.get(args.contextValue);
+      const span = runInSpan(args.contextValue, subscribeFn, setSubscribeFn);
       if (!span) return undefined;
-      setSubscribeFn((subscribeArgs) => within(span, () => subscribeFn(subscribeArgs)));
       return {
         onSubscribeError({ error }) {
           end(span, [error as Error], 'INTERNAL_SERVER_ERROR');
