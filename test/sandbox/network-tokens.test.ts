@@ -11,6 +11,7 @@ import {
   type ReceivedRequest,
   type Receiver,
   SANDBOX_BILLING_ADDRESS,
+  sandboxError,
   startReceiver,
   startSandbox,
   type TestSandbox,
@@ -321,24 +322,9 @@ describe('POST /network-tokens: errors', () => {
     expect(response.status).toBe(422);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.body.errors).toEqual([
-      {
-        status: '422',
-        code: 'required-fields-missing',
-        detail: 'pan_alias: is required',
-        source: { pointer: '/pan_alias' },
-      },
-      {
-        status: '422',
-        code: 'required-fields-missing',
-        detail: 'exp_month: is required',
-        source: { pointer: '/exp_month' },
-      },
-      {
-        status: '422',
-        code: 'required-fields-missing',
-        detail: 'exp_year: is required',
-        source: { pointer: '/exp_year' },
-      },
+      sandboxError(422, 'required-fields-missing', 'pan_alias: is required', '/pan_alias'),
+      sandboxError(422, 'required-fields-missing', 'exp_month: is required', '/exp_month'),
+      sandboxError(422, 'required-fields-missing', 'exp_year: is required', '/exp_year'),
     ]);
     const alias = await aliasOf('4111111111111111');
     expectSandboxError(

@@ -532,6 +532,11 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
   return testSandbox;
 }
 
+/** One member of a sandbox error answer's `errors` (JSON:API style): the status as a string, `code`, `detail`, the pointer when there is one. */
+export function sandboxError(status: number, code: string, detail: string, pointer?: string) {
+  return { status: String(status), code, detail, ...(pointer === undefined ? {} : { source: { pointer } }) };
+}
+
 /**
  * Asserts a JSON:API-style error answer of the sandbox: `status`, a JSON content type and exactly one
  * error with that status (as a string), `code`, a string `detail` and `source.pointer` (absent when
