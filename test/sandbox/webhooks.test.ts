@@ -14,7 +14,6 @@ import {
   startReceiver,
   startSandbox,
   type TestSandbox,
-  type Vault,
   verifiedBody,
   WAIT,
 } from '../support/fixtures.ts';
@@ -195,15 +194,13 @@ describe('delivery retries (contract §4)', () => {
   });
   afterAll(() => t.stop());
 
-  const enrolIn = (vault: Vault, pan: string) => t.enrol(vault, pan);
-
   it('re-sends the same id until a 2xx: fails twice, then delivered', async () => {
     const receiver = await startReceiver((n) => (n <= 2 ? 503 : 204));
     const { id: endpointId } = t.sandbox.registerWebhookEndpoint('tntsandbox1', {
       url: receiver.url,
       secret: SECRET,
     });
-    await enrolIn('tntsandbox1', '4000210000692001');
+    await t.enrol('tntsandbox1', '4000210000692001');
     const records = await vi.waitFor(() => {
       const mine = t.sandbox.deliveries().filter((d) => d.endpointId === endpointId);
       expect(mine.map((d) => d.outcome)).toContain('delivered');
@@ -229,7 +226,7 @@ describe('delivery retries (contract §4)', () => {
       url: receiver.url,
       secret: SECRET,
     });
-    await enrolIn('tntsandbox2', '4000210000192002');
+    await t.enrol('tntsandbox2', '4000210000192002');
     const records = await vi.waitFor(() => {
       const mine = t.sandbox.deliveries().filter((d) => d.endpointId === endpointId);
       expect(mine.map((d) => d.outcome)).toContain('failed');
