@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './fixtures.ts';
+import { keepOutput } from './local.ts';
 
 /**
  * The gateway as a process: `node src/main.ts` as operators run it with `UPSTREAM=remote`, else
@@ -18,31 +17,6 @@ const REPOSITORY_ROOT = new URL('../..', import.meta.url).pathname;
 const LISTENING_LINE = /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/;
 /** Output kept per process for failure messages (characters); older output is dropped. */
 const OUTPUT_KEPT_CHARS = 64 * 1024;
-
-/** A free loopback TCP port. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/**
- * Keeps the last `keptChars` characters of `child`'s stdout and stderr, for failure messages. Both
- * pipes are always drained: a full pipe would block a child's synchronous log writes.
- */
-export function keepOutput(child: ChildProcess, keptChars: number): () => string {
-  let output = '';
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-keptChars);
-  };
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
-  return () => output;
-}
 
 /** How a gateway process ended: its exit code, or the signal that ended it. */
 export interface ProcessExit {
