@@ -903,12 +903,13 @@ export async function postGraphql(
  */
 export const LOG_START_CURSOR = encodeCursor({ position: 0n, timestampMs: 0 });
 
+/** The fields of a `NetworkTokenEvent` the tests read, named as {@link StreamedCardEvent} names them. */
+const NETWORK_TOKEN_EVENT_FIELDS = 'id tenant cardId: panAlias type timestamp outOfOrder cursor';
+
 /** `Subscription.networkTokenEvents`, every argument optional, with the fields {@link StreamedCardEvent} reads. */
 export const NETWORK_TOKEN_EVENTS_SUBSCRIPTION = `
   subscription DurabilityNetworkTokenEvents($after: String, $vaultId: String, $panAlias: String) {
-    networkTokenEvents(after: $after, vaultId: $vaultId, panAlias: $panAlias) {
-      id tenant cardId: panAlias type timestamp outOfOrder cursor
-    }
+    networkTokenEvents(after: $after, vaultId: $vaultId, panAlias: $panAlias) { ${NETWORK_TOKEN_EVENT_FIELDS} }
   }`;
 
 /** Answer of the webhook receiver: HTTP status and parsed JSON body. */
@@ -1013,43 +1014,57 @@ const CARD_EVENTS_HISTORY_QUERY = `
   }
   ${print(ErrorFields)}`;
 
+const NETWORK_TOKEN_EVENTS_HISTORY_QUERY = `
+  query DurabilityNetworkTokenHistory($first: Int, $after: String, $vaultId: String, $panAlias: String) {
+    networkTokenEvents(first: $first, after: $after, vaultId: $vaultId, panAlias: $panAlias) {
+      __typename
+      ... on QueryNetworkTokenEventsSuccess {
+        data { edges { cursor node { ${NETWORK_TOKEN_EVENT_FIELDS} } } pageInfo { hasNextPage endCursor } }
+      }
+      ...ErrorFields
+    }
+  }
+  ${print(ErrorFields)}`;
+
+/** One page of a history connection as {@link readConnection} reads it. */
 type HistoryPage = {
-  data?: {
-    cardEvents:
-      | {
-          __typename: 'QueryCardEventsSuccess';
-          data: {
-            edges: { cursor: string; node: StreamedCardEvent }[];
-            pageInfo: { hasNextPage: boolean; endCursor: string | null };
-          };
-        }
-      | { __typename: string; code: string; message: string };
-  };
+  data?: Record<
+    string,
+    {
+      __typename: string;
+      data?: {
+        edges: { cursor: string; node: StreamedCardEvent }[];
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+      };
+    }
+  >;
   errors?: unknown[];
 };
 
 /**
- * Reads the whole `Query.cardEvents` connection over HTTP, `pageSize` at a time (oldest first by
- * timestamp, then acceptance), following `endCursor` until `hasNextPage` is false.
+ * Reads the whole history connection `field` (`cardEvents` or `networkTokenEvents`) over HTTP with
+ * `query`, `pageSize` at a time (oldest first by timestamp, then acceptance), following `endCursor`
+ * until `hasNextPage` is false; every edge cursor must equal its node's.
  * @throws Error when a page answers errors or a typed error result.
  */
-export async function readHistory(
+async function readConnection(
   baseUrl: string,
   token: string,
-  filter: { vaultId?: string; cardId?: string } = {},
-  pageSize = 100,
+  [query, field]: readonly [query: string, field: string],
+  filter: Record<string, string>,
+  pageSize: number,
 ): Promise<StreamedCardEvent[]> {
   const events: StreamedCardEvent[] = [];
   let after: string | null = null;
   for (;;) {
     const response = await postGraphql(
       baseUrl,
-      { query: CARD_EVENTS_HISTORY_QUERY, variables: { first: pageSize, after, ...filter } },
+      { query, variables: { first: pageSize, after, ...filter } },
       token,
     );
     const page = response.body as HistoryPage;
-    const result = page.data?.cardEvents;
-    if (page.errors || result?.__typename !== 'QueryCardEventsSuccess' || !('data' in result)) {
+    const result = page.data?.[field];
+    if (page.errors || !result?.__typename.endsWith('Success') || !result.data) {
       throw new Error(`history page failed (${response.status}): ${JSON.stringify(page)}`);
     }
     for (const edge of result.data.edges) {
@@ -1059,6 +1074,35 @@ export async function readHistory(
     if (!result.data.pageInfo.hasNextPage) return events;
     after = result.data.pageInfo.endCursor;
   }
+}
+
+/** The whole `Query.cardEvents` history ({@link readConnection}), 100 a page by default. */
+export function readHistory(
+  baseUrl: string,
+  token: string,
+  filter: { vaultId?: string; cardId?: string } = {},
+  pageSize = 100,
+): Promise<StreamedCardEvent[]> {
+  return readConnection(baseUrl, token, [CARD_EVENTS_HISTORY_QUERY, 'cardEvents'], filter, pageSize);
+}
+
+/**
+ * The whole `Query.networkTokenEvents` history ({@link readConnection}), 100 a page by default; `cardId`
+ * of each event holds its `panAlias`.
+ */
+export function readNetworkTokenHistory(
+  baseUrl: string,
+  token: string,
+  filter: { vaultId?: string; panAlias?: string } = {},
+  pageSize = 100,
+): Promise<StreamedCardEvent[]> {
+  return readConnection(
+    baseUrl,
+    token,
+    [NETWORK_TOKEN_EVENTS_HISTORY_QUERY, 'networkTokenEvents'],
+    filter,
+    pageSize,
+  );
 }
 
 /** Variables of {@link CARD_EVENTS_SUBSCRIPTION}. */
