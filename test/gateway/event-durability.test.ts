@@ -13,7 +13,6 @@ import {
   postNotification,
   randomCardId,
   readHistory,
-  readNetworkTokenHistory,
   type Stack,
   type StreamedCardEvent,
   startStack,
@@ -215,12 +214,12 @@ describe('two gateway replicas sharing one Redis (EVENTS_BACKEND=redis)', () => 
     const resumed = subscribeTokens(replicaB.url, onA.events[0]!.cursor);
     await resumed.waitForIds([second.id, third.id]);
     expect(resumed.ids()).toEqual([second.id, third.id]);
-    expect((await readNetworkTokenHistory(replicaB.url, token, { panAlias }, 2)).map((e) => e.id)).toEqual(
-      expected,
-    );
+    expect(
+      (await readHistory(replicaB.url, token, { panAlias }, 2, 'networkTokenEvents')).map((e) => e.id),
+    ).toEqual(expected);
     const vault2Token = await testToken({ vaults: ['tntsandbox2'] });
     expect(
-      (await readNetworkTokenHistory(replicaA.url, vault2Token, { panAlias }, 2)).map((e) => e.id),
+      (await readHistory(replicaA.url, vault2Token, { panAlias }, 2, 'networkTokenEvents')).map((e) => e.id),
     ).toEqual([second.id]);
   });
 
@@ -407,7 +406,9 @@ describe.each([
     subscribers.push(resumed);
     await resumed.waitForIds([ids[1]!]);
     expect(resumed.ids().filter((id) => ids.includes(id))).toEqual([ids[1]]);
-    expect((await readNetworkTokenHistory(stack.url, token, { panAlias }, 1)).map((e) => e.id)).toEqual(ids);
+    expect(
+      (await readHistory(stack.url, token, { panAlias }, 1, 'networkTokenEvents')).map((e) => e.id),
+    ).toEqual(ids);
   });
 
   it('acknowledges a redelivered notification id as duplicate, delivering and recording it once', async () => {

@@ -1076,33 +1076,23 @@ async function readConnection(
   }
 }
 
-/** The whole `Query.cardEvents` history ({@link readConnection}), 100 a page by default. */
+const HISTORY_QUERIES = {
+  cardEvents: CARD_EVENTS_HISTORY_QUERY,
+  networkTokenEvents: NETWORK_TOKEN_EVENTS_HISTORY_QUERY,
+} as const;
+
+/**
+ * The whole history of `Query.cardEvents` (or, with `of`, of `Query.networkTokenEvents`, whose events
+ * carry their `panAlias` as `cardId`), 100 a page by default ({@link readConnection}).
+ */
 export function readHistory(
   baseUrl: string,
   token: string,
-  filter: { vaultId?: string; cardId?: string } = {},
+  filter: { vaultId?: string; cardId?: string; panAlias?: string } = {},
   pageSize = 100,
+  of: keyof typeof HISTORY_QUERIES = 'cardEvents',
 ): Promise<StreamedCardEvent[]> {
-  return readConnection(baseUrl, token, [CARD_EVENTS_HISTORY_QUERY, 'cardEvents'], filter, pageSize);
-}
-
-/**
- * The whole `Query.networkTokenEvents` history ({@link readConnection}), 100 a page by default; `cardId`
- * of each event holds its `panAlias`.
- */
-export function readNetworkTokenHistory(
-  baseUrl: string,
-  token: string,
-  filter: { vaultId?: string; panAlias?: string } = {},
-  pageSize = 100,
-): Promise<StreamedCardEvent[]> {
-  return readConnection(
-    baseUrl,
-    token,
-    [NETWORK_TOKEN_EVENTS_HISTORY_QUERY, 'networkTokenEvents'],
-    filter,
-    pageSize,
-  );
+  return readConnection(baseUrl, token, [HISTORY_QUERIES[of], of], filter, pageSize);
 }
 
 /** Variables of {@link CARD_EVENTS_SUBSCRIPTION}. */
