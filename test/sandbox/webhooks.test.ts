@@ -10,7 +10,10 @@ import { buildNotification, WebhookDispatcher } from '../../src/sandbox/webhooks
 import {
   NOTIFICATION_DETAILS_MEMBERS,
   NOTIFICATION_ENVELOPE_MEMBERS,
+  type NotifyingSandbox,
   type ReceivedRequest,
+  type Receiver,
+  startNotifyingSandbox,
   startReceiver,
   startSandbox,
   type TestSandbox,
@@ -123,25 +126,18 @@ describe('notification body (spec notification table, gap decisions)', () => {
 });
 
 describe('enrolment notifications over HTTP', () => {
-  let t: TestSandbox;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let otherVault: Awaited<ReturnType<typeof startReceiver>>;
+  let t: NotifyingSandbox;
+  let receiver: Receiver;
+  let otherVault: Receiver;
 
   beforeAll(async () => {
-    t = await startSandbox({ webhookDelayMs: 20, retryScheduleMs: [0, 50, 100] });
-    receiver = await startReceiver();
-    otherVault = await startReceiver();
-    t.sandbox.registerWebhookEndpoint('tntsandbox1', { url: receiver.url, secret: SECRET });
-    t.sandbox.registerWebhookEndpoint('tntsandbox2', {
-      url: otherVault.url,
-      secret: 'another_secret_0123456789',
-    });
+    t = await startNotifyingSandbox(
+      { webhookDelayMs: 20, retryScheduleMs: [0, 50, 100] },
+      { tntsandbox1: SECRET, tntsandbox2: 'another_secret_0123456789' },
+    );
+    ({ tntsandbox1: receiver, tntsandbox2: otherVault } = t.receivers);
   });
-  afterAll(async () => {
-    await t.stop();
-    await receiver.close();
-    await otherVault.close();
-  });
+  afterAll(() => t.stop());
 
   const enrol = (pan: string) => t.enrol('tntsandbox1', pan);
 

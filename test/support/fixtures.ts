@@ -572,6 +572,34 @@ export const SANDBOX_BILLING_ADDRESS = {
   phone: '+44 20 7946 0000',
 };
 
+/** A {@link TestSandbox} whose vaults each notify a {@link Receiver} of their own. */
+export interface NotifyingSandbox extends TestSandbox {
+  receivers: Record<Vault, Receiver>;
+}
+
+/**
+ * {@link startSandbox} with `options`, and a receiver per sandbox vault registered as its webhook
+ * endpoint, signed with that vault's secret of `secrets`; `stop()` also closes the receivers.
+ */
+export async function startNotifyingSandbox(
+  options: Partial<SandboxOptions>,
+  secrets: Record<Vault, string>,
+): Promise<NotifyingSandbox> {
+  const sandbox = await startSandbox(options);
+  const receivers = { tntsandbox1: await startReceiver(), tntsandbox2: await startReceiver() };
+  for (const vault of ['tntsandbox1', 'tntsandbox2'] as const) {
+    sandbox.sandbox.registerWebhookEndpoint(vault, { url: receivers[vault].url, secret: secrets[vault] });
+  }
+  return {
+    ...sandbox,
+    receivers,
+    async stop() {
+      await sandbox.stop();
+      await Promise.all(Object.values(receivers).map((receiver) => receiver.close()));
+    },
+  };
+}
+
 /** A request captured by {@link startReceiver}. */
 export interface ReceivedRequest {
   headers: IncomingMessage['headers'];
