@@ -901,14 +901,24 @@ export function successData<T>(answer: GraphqlAnswer, field: string): T {
   return value.data;
 }
 
-/** POSTs `{query, operationName, variables}` to `${baseUrl}/graphql` with a bearer token and extra headers. */
-export async function postGraphql(
+/** A GraphQL operation as POST /graphql takes it. */
+export interface GraphqlOperation {
+  query: string;
+  operationName?: string;
+  variables?: Record<string, unknown>;
+}
+
+/**
+ * POSTs `operation` as JSON to `${baseUrl}/graphql` with a bearer token (none when null) and extra
+ * `headers` (e.g. `accept`); resolves with undici's response, body unread.
+ */
+export function requestGraphql(
   baseUrl: string,
-  operation: { query: string; operationName?: string; variables?: Record<string, unknown> },
-  token: string | null,
+  operation: GraphqlOperation,
+  token: string | null | undefined,
   headers: Record<string, string> = {},
-): Promise<GraphqlAnswer> {
-  const response = await request(`${baseUrl}/graphql`, {
+) {
+  return request(`${baseUrl}/graphql`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -918,6 +928,16 @@ export async function postGraphql(
     },
     body: JSON.stringify(operation),
   });
+}
+
+/** {@link requestGraphql}, answering the status, headers and parsed JSON body. */
+export async function postGraphql(
+  baseUrl: string,
+  operation: GraphqlOperation,
+  token: string | null,
+  headers: Record<string, string> = {},
+): Promise<GraphqlAnswer> {
+  const response = await requestGraphql(baseUrl, operation, token, headers);
   return {
     status: response.statusCode,
     headers: response.headers,
