@@ -257,6 +257,16 @@ export const SANDBOX_CREDENTIALS: Record<string, VaultCredentials> = {
 const port = z.coerce.number().int().min(0).max(65535);
 
 const url = z.url({ protocol: /^https?$/ });
+/** An integer variable within [min, max], `fallback` when unset. */
+const integer = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+/** A comma-separated list: items trimmed, empty ones dropped. */
+const commaList = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
 const optionalString = z
   .string()
   .optional()
@@ -264,22 +274,10 @@ const optionalString = z
 /** A switch variable: `on` or `off`; unset or empty takes the environment's default. */
 const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
-/** The entries of a comma-separated variable, trimmed, empty ones dropped (`' a, ,b'` → `['a', 'b']`). */
-function commaItems(raw: string): string[] {
-  return raw
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean);
-}
-
 /**
- * A comma-separated variable ({@link commaItems}) of at least `minItems` entries, each checked by
- * `item`; unset or empty is undefined.
+ * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
+ * `tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2`.
  */
-function commaList<Item extends z.ZodType<string, string>>(item: Item, minItems = 0) {
-  return optionalString.pipe(z.string().transform(commaItems).pipe(z.array(item).min(minItems)).optional());
-}
-
 /**
  * W3C Baggage-style `key=value` pairs separated by commas (values percent-decoded), the format of
  * `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_RESOURCE_ATTRIBUTES`.
@@ -289,7 +287,10 @@ const keyValueList = z
   .optional()
   .transform((raw, ctx) => {
     const out: Record<string, string> = {};
-    for (const entry of commaItems(raw ?? '')) {
+    for (const entry of (raw ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const at = entry.indexOf('=');
       if (at <= 0) {
         ctx.addIssue({ code: 'custom', message: 'expected key=value[,…]' });
@@ -305,13 +306,12 @@ const keyValueList = z
     return out;
   });
 
-/**
- * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
- * `tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2`.
- */
 const credentialsList = z.string().transform((raw, ctx) => {
   const out: Record<string, VaultCredentials> = {};
-  for (const entry of commaItems(raw)) {
+  for (const entry of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const match = /^([A-Za-z0-9]{1,64})=([^:]+):(.+)$/.exec(entry);
     if (!match) {
       ctx.addIssue({ code: 'custom', message: 'expected vault=client_id:client_secret[,…]' });
@@ -332,7 +332,7 @@ const otelEnvShape = {
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json', '']).optional(),
   OTEL_EXPORTER_OTLP_HEADERS: keyValueList,
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList,
-  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  OTEL_EXPORTER_OTLP_TIMEOUT: integer(1, 600_000, 10_000),
   OTEL_SERVICE_NAME: optionalString,
   OTEL_RESOURCE_ATTRIBUTES: keyValueList,
   OTEL_TRACES_SAMPLER: z
@@ -346,7 +346,7 @@ const otelEnvShape = {
     ])
     .default('parentbased_always_on'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
-  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).max(600_000).default(5_000),
+  OTEL_BSP_SCHEDULE_DELAY: integer(1, 600_000, 5_000),
 };
 
 const envObject = z.object({
@@ -358,20 +358,22 @@ const envObject = z.object({
   // No default here: production must choose (see superRefine); development defaults to embedded.
   UPSTREAM: optionalString.pipe(z.enum(['embedded', 'remote']).optional()),
   SANDBOX_PORT: port.default(4010),
-  SANDBOX_WEBHOOK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
+  SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
   CARD_INTERFACE_URL: url.optional(),
   ACCOUNT_UPDATER_URL: url.optional(),
   CARD_ATTRIBUTES_URL: url.optional(),
   ACCOUNTS_URL: url.optional(),
   TOKEN_URL: url.optional(),
   UPSTREAM_CREDENTIALS: credentialsList.optional(),
-  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
-  NODES_MAX_IDS: z.coerce.number().int().min(1).max(1_000).default(100),
-  OPERATION_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
-  UPSTREAM_CALL_BUDGET: z.coerce.number().int().min(1).max(10_000).default(100),
-  WEBHOOK_SECRETS: commaList(z.string().min(16, 'each secret needs at least 16 characters'), 1),
-  WEBHOOK_TOLERANCE_S: z.coerce.number().int().min(1).max(3600).default(300),
+  UPSTREAM_TIMEOUT_MS: integer(100, 300_000, 10_000),
+  SHUTDOWN_TIMEOUT_MS: integer(500, 600_000, 15_000),
+  NODES_MAX_IDS: integer(1, 1_000, 100),
+  OPERATION_MAX_COST: integer(100, 10_000_000, 20_000),
+  UPSTREAM_CALL_BUDGET: integer(1, 10_000, 100),
+  WEBHOOK_SECRETS: optionalString.pipe(
+    commaList.pipe(z.array(z.string().min(16, 'each secret needs at least 16 characters')).min(1)).optional(),
+  ),
+  WEBHOOK_TOLERANCE_S: integer(1, 3600, 300),
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
@@ -380,22 +382,31 @@ const envObject = z.object({
     .positive()
     .max(24 * 365)
     .default(168),
-  EVENTS_RETENTION_COUNT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
-  WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(1_048_576).default(16_384),
-  WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(1_000).default(20),
-  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
-  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
-  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000).default(256),
-  CORS_ORIGINS: commaList(
-    z
-      .url({ protocol: /^https?$/ })
-      .refine((origin) => new URL(origin).origin === origin, 'each origin is scheme://host[:port], no path'),
+  EVENTS_RETENTION_COUNT: integer(100, 10_000_000, 100_000),
+  WS_MAX_PAYLOAD_BYTES: integer(1024, 1_048_576, 16_384),
+  WS_CONNECTION_INIT_TIMEOUT_MS: integer(100, 60_000, 5_000),
+  WS_MAX_SUBSCRIPTIONS_PER_SOCKET: integer(1, 1_000, 20),
+  HTTP_HEADERS_TIMEOUT_MS: integer(100, 120_000, 10_000),
+  HTTP_REQUEST_TIMEOUT_MS: integer(100, 600_000, 30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, 600_000, 5_000),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: integer(0, 1_000_000, 256),
+  CORS_ORIGINS: optionalString.pipe(
+    commaList
+      .pipe(
+        z.array(
+          z
+            .url({ protocol: /^https?$/ })
+            .refine(
+              (origin) => new URL(origin).origin === origin,
+              'each origin is scheme://host[:port], no path',
+            ),
+        ),
+      )
+      .optional(),
   ),
-  CARD_CACHE_TTL_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
-  CARD_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
-  WS_MAX_BUFFERED_BYTES: z.coerce.number().int().min(16_384).max(1_073_741_824).default(1_048_576),
+  CARD_CACHE_TTL_MS: integer(0, 86_400_000, 300_000),
+  CARD_CACHE_MAX_ENTRIES: integer(1, 10_000_000, 100_000),
+  WS_MAX_BUFFERED_BYTES: integer(16_384, 1_073_741_824, 1_048_576),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
   ...otelEnvShape,
@@ -411,7 +422,7 @@ const envObject = z.object({
     .min(1)
     .max(30 * 86_400)
     .default(86_400),
-  APQ_MAX_ENTRIES: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  APQ_MAX_ENTRIES: integer(1, 1_000_000, 1_000),
   GRAPHIQL: onOff,
   INTROSPECTION: onOff,
   FIELD_SUGGESTIONS: onOff,
@@ -672,7 +683,7 @@ const sandboxEnvSchema = z.object({
   SANDBOX_PORT: port.default(4010),
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  SANDBOX_WEBHOOK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
+  SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
   SANDBOX_WEBHOOK_URL: optionalString.pipe(url.optional()),
   SANDBOX_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16).optional()),
   ...otelEnvShape,

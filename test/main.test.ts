@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EMBEDDED_DEV_JWT_SECRET } from '../src/config.ts';
 import {
+  leftover,
   type Stack,
   startSandbox,
   startStack,
@@ -139,19 +140,15 @@ describe('the production gateway (src/main.ts)', () => {
   });
 
   it('starts on a remote upstream, serves /health and exits 0 on SIGTERM', async () => {
-    const sandbox = await startSandbox();
-    try {
-      const child = startMain({ PORT: '0', HOST: '127.0.0.1', ...remoteOn(sandbox) });
-      const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
-      const health = await request(`${url}/health`);
-      expect(health.statusCode).toBe(200);
-      await health.body.dump();
-      child.kill('SIGTERM');
-      const [code] = await once(child, 'exit');
-      expect(code).toBe(0);
-    } finally {
-      await sandbox.stop();
-    }
+    const sandbox = leftover(await startSandbox(), (started) => started.stop());
+    const child = startMain({ PORT: '0', HOST: '127.0.0.1', ...remoteOn(sandbox) });
+    const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+    const health = await request(`${url}/health`);
+    expect(health.statusCode).toBe(200);
+    await health.body.dump();
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
   });
 
   it('refuses bad configuration with exit 1 and a message naming the variable', async () => {
@@ -201,18 +198,14 @@ describe('the production gateway (src/main.ts)', () => {
   });
 
   it("passes the Dockerfile's HEALTHCHECK while serving, and fails it once stopped", async () => {
-    const sandbox = await startSandbox();
-    try {
-      const child = startMain({ PORT: '0', HOST: '127.0.0.1', ...remoteOn(sandbox) });
-      const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
-      const port = new URL(url!).port;
-      expect(await runHealthcheck(port)).toBe(0);
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-      expect(await runHealthcheck(port)).toBe(1);
-    } finally {
-      await sandbox.stop();
-    }
+    const sandbox = leftover(await startSandbox(), (started) => started.stop());
+    const child = startMain({ PORT: '0', HOST: '127.0.0.1', ...remoteOn(sandbox) });
+    const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+    const port = new URL(url!).port;
+    expect(await runHealthcheck(port)).toBe(0);
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    expect(await runHealthcheck(port)).toBe(1);
   });
 });
 

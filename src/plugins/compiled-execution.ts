@@ -1,6 +1,7 @@
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { isPromise, type Plugin } from 'graphql-yoga';
+import type { GraphQLContext } from '../context.ts';
 
 /**
  * Compiled execution (graphql-jit) of queries, on every transport that executes through envelop
@@ -13,7 +14,9 @@ import { isPromise, type Plugin } from 'graphql-yoga';
  * a resolver error, a null in a non-null position) is discarded and the operation runs again on
  * graphql-js, whose answer is sent, so errors keep graphql-js's messages, paths and masking. Queries
  * only read (per-request DataLoaders serve the second run what the first one loaded, so it makes no
- * new upstream calls for the same keys); mutations, subscriptions and documents graphql-jit cannot
+ * new upstream calls for the same keys); the context's upstream call budget starts afresh for the
+ * second run, so its answer is the one graphql-js alone gives (an erroring query may thus reach the
+ * upstream up to twice its budget). Mutations, subscriptions and documents graphql-jit cannot
  * compile always run on graphql-js. The compiled functions live as long as their parsed document (a
  * WeakMap over Yoga's parser cache, src/runtime/document-cache.ts).
  *
@@ -48,7 +51,11 @@ export function useCompiledExecution(): Plugin {
       const query = compiledFor(args);
       if (!query) return;
       setExecuteFn((run) => {
-        const answer = (result: ExecutionResult) => (result.errors?.length ? executeFn(run) : result);
+        const answer = (result: ExecutionResult) => {
+          if (!result.errors?.length) return result;
+          (run.contextValue as Partial<GraphQLContext>).upstreamBudget?.reset();
+          return executeFn(run);
+        };
         const result = query.query(run.rootValue, run.contextValue, run.variableValues ?? {});
         return (isPromise(result) ? result.then(answer) : answer(result)) as never;
       });

@@ -1,5 +1,5 @@
 import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import type { GraphQLError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
 import { recordSpanFailure } from '../lib/tracing.ts';
@@ -79,26 +79,22 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
     onExecute({ args, executeFn, setExecuteFn }) {
       const span = runInSpan(args.contextValue, executeFn, setExecuteFn);
       if (!span) return undefined;
-      return {
-        onExecuteDone({ result }) {
-          end(span, isAsyncIterable(result) ? undefined : result.errors, 'INTERNAL_SERVER_ERROR');
-        },
-      };
+      return { onExecuteDone: ({ result }) => endWithResult(span, result) };
     },
     onSubscribe({ args, subscribeFn, setSubscribeFn }) {
       const span = runInSpan(args.contextValue, subscribeFn, setSubscribeFn);
       if (!span) return undefined;
       return {
-        onSubscribeError({ error }) {
-          end(span, [error as Error], 'INTERNAL_SERVER_ERROR');
-        },
-        onSubscribeResult({ result }) {
-          end(span, isAsyncIterable(result) ? undefined : result.errors, 'INTERNAL_SERVER_ERROR');
-          return undefined;
-        },
+        onSubscribeError: ({ error }) => end(span, [error as Error], 'INTERNAL_SERVER_ERROR'),
+        onSubscribeResult: ({ result }) => void endWithResult(span, result),
       };
     },
   };
+
+  /** Ends the span with the errors of a single result (a stream ends it without). */
+  function endWithResult(span: Span, result: ExecutionResult | AsyncIterable<unknown>): void {
+    end(span, isAsyncIterable(result) ? undefined : result.errors, 'INTERNAL_SERVER_ERROR');
+  }
 }
 
 /** Runs `run` with `span` active, so the upstream calls it makes become the span's children. */

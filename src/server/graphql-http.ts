@@ -61,7 +61,7 @@ interface YogaInternals {
     isDev?: boolean;
   } | null;
   instrumentation: unknown;
-  fetchAPI: unknown;
+  fetchAPI: { Response: typeof Response };
   waitUntil(promise: Promise<unknown>): void;
 }
 
@@ -248,8 +248,14 @@ export function createGraphqlHttpHandler(options: {
         serverContext,
       });
     }
-    if (!processor || isAsyncIterable(result)) {
-      throw new Error('lean GraphQL path: no JSON result processor for a request it accepted');
+    if (!processor) {
+      // As Yoga (a subscription asking for JSON only), but the subscription Yoga leaves running ends.
+      if (isAsyncIterable(result)) await (result as Partial<AsyncIterator<unknown>>).return?.();
+      return new internals.fetchAPI.Response(null, {
+        status: 406,
+        statusText: 'Not Acceptable',
+        headers: { accept: acceptableMediaTypes.join('; charset=utf-8, ') },
+      });
     }
     return processor(result, internals.fetchAPI, mediaType);
   }
@@ -334,13 +340,34 @@ async function readBody(req: IncomingMessage): Promise<{ text: string | undefine
   });
 }
 
-/** Writes a Fetch `Response` of Yoga's JSON processor (string body) to the Node response. */
+/**
+ * Writes a Fetch `Response` of Yoga's result processors to the Node response: a JSON answer in one
+ * write; a stream (a subscription over SSE or multipart when the request's `Accept` allows it) chunk
+ * by chunk, cancelled when the client goes away.
+ */
 async function send(res: ServerResponse, response: Response): Promise<void> {
   if (res.destroyed || res.writableEnded) return;
-  const body = await response.text();
+  const streaming = response.headers.get('content-type')?.startsWith('application/') !== true;
+  const body = streaming ? undefined : await response.text();
   response.headers.forEach((value, name) => {
     res.setHeader(name, value);
   });
   res.writeHead(response.status, response.statusText);
-  res.end(body);
+  if (!streaming || !response.body) {
+    res.end(body);
+    return;
+  }
+  const reader = response.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => {}));
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done || res.destroyed) break;
+    if (!res.write(value)) {
+      await new Promise((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+    }
+  }
+  res.end();
 }

@@ -58,6 +58,14 @@ function postNotification(overrides: NotificationOverrides = {}, options: PostOp
   return { notification: body, response: post(JSON.stringify(body), options) };
 }
 
+/** The receiver's answer member for an invalid notification: `detail` names the rule, `pointer` the member. */
+const invalidNotification = (detail: string, pointer: string) => ({
+  status: '400',
+  code: 'invalid-notification',
+  detail,
+  source: { pointer },
+});
+
 describe('POST /webhooks/card-events', () => {
   it('accepts a signed notification and publishes it to subscribers of its tenant only', async () => {
     const sandbox1 = inner.subscribe({ tenants: ['tntsandbox1'] });
@@ -208,14 +216,7 @@ describe('POST /webhooks/card-events', () => {
     const { status, text } = await postNotification({ envelope: { tenant: undefined } }).response;
     expect(status).toBe(400);
     expect(JSON.parse(text)).toEqual({
-      errors: [
-        {
-          status: '400',
-          code: 'invalid-notification',
-          detail: 'tenant is required',
-          source: { pointer: '/tenant' },
-        },
-      ],
+      errors: [invalidNotification('tenant is required', '/tenant')],
     });
     expect(published).toEqual([]);
   });
@@ -228,24 +229,12 @@ describe('POST /webhooks/card-events', () => {
     expect(status).toBe(400);
     expect(JSON.parse(text)).toEqual({
       errors: [
-        {
-          status: '400',
-          code: 'invalid-notification',
-          detail: 'description must be a string of exactly 31 characters',
-          source: { pointer: '/description' },
-        },
-        {
-          status: '400',
-          code: 'invalid-notification',
-          detail: 'details.card_id must be a card id of 25 characters starting with CRD',
-          source: { pointer: '/details/card_id' },
-        },
-        {
-          status: '400',
-          code: 'invalid-notification',
-          detail: 'org_id must be a string of 24 characters',
-          source: { pointer: '/org_id' },
-        },
+        invalidNotification('description must be a string of exactly 31 characters', '/description'),
+        invalidNotification(
+          'details.card_id must be a card id of 25 characters starting with CRD',
+          '/details/card_id',
+        ),
+        invalidNotification('org_id must be a string of 24 characters', '/org_id'),
       ],
     });
     expect(published).toEqual([]);
@@ -256,13 +245,10 @@ describe('POST /webhooks/card-events', () => {
     const { status, text } = await response;
     expect(status).toBe(400);
     expect(JSON.parse(text).errors).toEqual([
-      {
-        status: '400',
-        code: 'invalid-notification',
-        detail:
-          'event must be one of au_card.updated, au_card.expired, au_card.closed, au_card.contact_cardholder_advice, au_card.non_participating, au_card.unknown, au_card.enrolled, au_card.opt_out',
-        source: { pointer: '/event' },
-      },
+      invalidNotification(
+        'event must be one of au_card.updated, au_card.expired, au_card.closed, au_card.contact_cardholder_advice, au_card.non_participating, au_card.unknown, au_card.enrolled, au_card.opt_out',
+        '/event',
+      ),
     ]);
     const refused = JSON.parse(logLines[0]!);
     expect(refused).toMatchObject({
@@ -281,13 +267,10 @@ describe('POST /webhooks/card-events', () => {
     const { status, text } = await postNotification({ details: { new_account_number: pan } }).response;
     expect(status).toBe(400);
     expect(JSON.parse(text).errors).toEqual([
-      {
-        status: '400',
-        code: 'invalid-notification',
-        detail:
-          'details.new_account_number must be a masked account number of 16 characters showing at most the first six and last four digits',
-        source: { pointer: '/details/new_account_number' },
-      },
+      invalidNotification(
+        'details.new_account_number must be a masked account number of 16 characters showing at most the first six and last four digits',
+        '/details/new_account_number',
+      ),
     ]);
     expect(text).not.toContain(pan);
     expect(text).not.toContain('0000391');

@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CARD_EVENT_TYPES } from '../../src/events/card-event.ts';
 import { decodeCursor } from '../../src/events/event-log.ts';
@@ -31,59 +30,6 @@ import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
  * seams. Waits are deadlines on what was received, never fixed sleeps; "nothing else arrived" is
  * proven by a later sentinel event, since each subscriber receives events in log position order.
  */
-
-const NETWORK_TOKEN_HISTORY_QUERY = `
-  query DurabilityNetworkTokenHistory($first: Int, $after: String, $vaultId: String, $panAlias: String) {
-    networkTokenEvents(first: $first, after: $after, vaultId: $vaultId, panAlias: $panAlias) {
-      __typename
-      ... on QueryNetworkTokenEventsSuccess {
-        data { edges { cursor node { id tenant panAlias cursor } } pageInfo { hasNextPage endCursor } }
-      }
-      ... on Error { code message }
-    }
-  }`;
-
-/**
- * Ids of the whole `Query.networkTokenEvents` history over HTTP, `pageSize` at a time (oldest first by
- * timestamp, then acceptance), following `endCursor`.
- */
-async function readNetworkTokenHistory(
-  baseUrl: string,
-  token: string,
-  filter: { vaultId?: string; panAlias?: string } = {},
-  pageSize = 2,
-): Promise<string[]> {
-  const ids: string[] = [];
-  let after: string | null = null;
-  for (;;) {
-    const response = await request(`${baseUrl}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({
-        query: NETWORK_TOKEN_HISTORY_QUERY,
-        variables: { first: pageSize, after, ...filter },
-      }),
-    });
-    const page = (await response.body.json()) as {
-      data?: {
-        networkTokenEvents: {
-          __typename: string;
-          data?: {
-            edges: { cursor: string; node: { id: string } }[];
-            pageInfo: { hasNextPage: boolean; endCursor: string | null };
-          };
-        };
-      };
-    };
-    const result = page.data?.networkTokenEvents;
-    if (result?.__typename !== 'QueryNetworkTokenEventsSuccess' || !result.data) {
-      throw new Error(`network token history page failed: ${JSON.stringify(page)}`);
-    }
-    ids.push(...result.data.edges.map((edge) => edge.node.id));
-    if (!result.data.pageInfo.hasNextPage) return ids;
-    after = result.data.pageInfo.endCursor;
-  }
-}
 
 const BURST_SIZE = 300;
 const BURST_CONCURRENCY = 20;
@@ -268,9 +214,13 @@ describe('two gateway replicas sharing one Redis (EVENTS_BACKEND=redis)', () => 
     const resumed = subscribeTokens(replicaB.url, onA.events[0]!.cursor);
     await resumed.waitForIds([second.id, third.id]);
     expect(resumed.ids()).toEqual([second.id, third.id]);
-    expect(await readNetworkTokenHistory(replicaB.url, token, { panAlias })).toEqual(expected);
+    expect(
+      (await readHistory(replicaB.url, token, { panAlias }, 2, 'networkTokenEvents')).map((e) => e.id),
+    ).toEqual(expected);
     const vault2Token = await testToken({ vaults: ['tntsandbox2'] });
-    expect(await readNetworkTokenHistory(replicaA.url, vault2Token, { panAlias })).toEqual([second.id]);
+    expect(
+      (await readHistory(replicaA.url, vault2Token, { panAlias }, 2, 'networkTokenEvents')).map((e) => e.id),
+    ).toEqual([second.id]);
   });
 
   it('keeps every event acknowledged before replica A was SIGKILLed mid-burst: in history and replayed on B, none twice', async () => {
@@ -456,7 +406,9 @@ describe.each([
     subscribers.push(resumed);
     await resumed.waitForIds([ids[1]!]);
     expect(resumed.ids().filter((id) => ids.includes(id))).toEqual([ids[1]]);
-    expect(await readNetworkTokenHistory(stack.url, token, { panAlias }, 1)).toEqual(ids);
+    expect(
+      (await readHistory(stack.url, token, { panAlias }, 1, 'networkTokenEvents')).map((e) => e.id),
+    ).toEqual(ids);
   });
 
   it('acknowledges a redelivered notification id as duplicate, delivering and recording it once', async () => {

@@ -200,6 +200,13 @@ function cases(expiredToken: string): Case[] {
       path: 'lean',
       status: 400,
     },
+    {
+      name: 'subscription asking for JSON only',
+      headers: { ...auth(), accept: 'application/json' },
+      body: json({ query: 'subscription { cardEvents { cursor } }' }),
+      path: 'lean',
+      status: 406,
+    },
     { name: 'GET query', method: 'GET', search: { query: ME }, path: 'lean', status: 200 },
     {
       name: 'GET mutation',
@@ -268,6 +275,35 @@ describe('lean GraphQL HTTP path', () => {
     expect((after.yoga.yoga ?? 0) - (before.yoga.yoga ?? 0)).toBe(table.length);
     expect(after.yoga.lean ?? 0).toBe(0);
   }, 60_000);
+
+  it('streams a subscription asked for without an Accept as Yoga does (SSE), until the client leaves', async () => {
+    const first = async (base: string) => {
+      const controller = new AbortController();
+      const response = await request(`${base}/graphql`, {
+        method: 'POST',
+        headers: { ...auth(), 'x-request-id': 'lean-sub' },
+        body: JSON.stringify({ query: 'subscription { cardEvents { cursor } }' }),
+        signal: controller.signal,
+      });
+      const headers = Object.fromEntries(
+        Object.entries(response.headers).filter(([name]) => !FRAMING.has(name)),
+      );
+      const reader = response.body[Symbol.asyncIterator]();
+      const chunk = await reader.next();
+      controller.abort();
+      await response.body.dump().catch(() => {});
+      return { status: response.statusCode, headers, first: String(chunk.value) };
+    };
+    // Yoga's own path leaves the subscription of the 406 case above running; the lean path ends it.
+    expect(stack.app.events?.subscriberCount()).toBe(0);
+    const yogaBefore = yogaApp.events?.subscriberCount();
+    const lean = await first(stack.url);
+    expect(lean).toEqual(await first(yogaUrl));
+    expect(lean.status).toBe(200);
+    expect(lean.headers['content-type']).toBe('text/event-stream');
+    await expect.poll(() => yogaApp.events?.subscriberCount(), { timeout: 5_000 }).toBe(yogaBefore);
+    await expect.poll(() => stack.app.events?.subscriberCount(), { timeout: 5_000 }).toBe(0);
+  });
 
   it('logs no failure when a client goes away in the middle of its body', async () => {
     const { port } = new URL(stack.url);

@@ -7,7 +7,7 @@ import {
   isLoopbackAddress,
   mayEmbedDevelopmentToken,
 } from '../../src/plugins/graphiql.ts';
-import { type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts';
+import { leftover, type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts';
 
 /**
  * The development token goes into GraphiQL only in development, on the embedded sandbox, with the
@@ -136,30 +136,22 @@ describe('GraphiQL page over real HTTP, gateway bound to 0.0.0.0 with the develo
 
 describe('GraphiQL page with an operator secret, and in production', () => {
   it('holds no token when the gateway verifies with its own secret (development)', async () => {
-    const stack = await startStack();
-    try {
-      const page = await graphiqlPage(stack.url);
-      expect(page.status).toBe(200);
-      expectNoToken(page.html);
-    } finally {
-      await stack.stop();
-    }
+    const stack = leftover(await startStack(), (started) => started.stop());
+    const page = await graphiqlPage(stack.url);
+    expect(page.status).toBe(200);
+    expectNoToken(page.html);
   });
 
   it('is off in production, and holds no token when GRAPHIQL=on turns it on', async () => {
     const production = { NODE_ENV: 'production', UPSTREAM: 'embedded' };
-    const off = await startStack(production);
-    const on = await startStack({ ...production, GRAPHIQL: 'on' });
-    try {
-      const refused = await graphiqlPage(off.url);
-      expect(refused.status).toBe(406);
-      expect(refused.html).not.toContain('graphiql');
-      const page = await graphiqlPage(on.url);
-      expect(page.status).toBe(200);
-      expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
-      expectNoToken(page.html);
-    } finally {
-      await Promise.all([off.stop(), on.stop()]);
-    }
+    const off = leftover(await startStack(production), (started) => started.stop());
+    const on = leftover(await startStack({ ...production, GRAPHIQL: 'on' }), (started) => started.stop());
+    const refused = await graphiqlPage(off.url);
+    expect(refused.status).toBe(406);
+    expect(refused.html).not.toContain('graphiql');
+    const page = await graphiqlPage(on.url);
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
+    expectNoToken(page.html);
   });
 });

@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createSandbox, type Sandbox } from '../../src/sandbox/sandbox.ts';
-import { type Stack, startStack } from '../support/fixtures.ts';
+import { leftover, type Stack, startStack } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
 interface ReadinessAnswer {
@@ -111,24 +111,23 @@ describe('GET /health and GET /readiness', () => {
 
   it('turns 503 naming a vault whose token cannot be obtained', async () => {
     // A restarted sandbox with a vault the gateway holds no token for yet: a token is fetched once.
-    const noVault = await startStack({
-      UPSTREAM: 'remote',
-      CARD_INTERFACE_URL: `http://127.0.0.1:${sandboxPort}/card-interface`,
-      ACCOUNT_UPDATER_URL: `http://127.0.0.1:${sandboxPort}/account-updater`,
-      CARD_ATTRIBUTES_URL: `http://127.0.0.1:${sandboxPort}/card-attributes`,
-      ACCOUNTS_URL: `http://127.0.0.1:${sandboxPort}/accounts`,
-      TOKEN_URL: `http://127.0.0.1:${sandboxPort}/oauth/token`,
-      UPSTREAM_CREDENTIALS:
-        'tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:wrong-secret',
-    });
-    try {
-      const answer = await readiness(noVault.url);
-      expect(answer.status).toBe(503);
-      expect(answer.body.checks['vault:tntsandbox1']).toEqual({ status: 'ok' });
-      expect(answer.body.checks['vault:tntsandbox2']).toEqual({ status: 'failed', code: 'invalid_client' });
-    } finally {
-      await noVault.stop();
-    }
+    const noVault = leftover(
+      await startStack({
+        UPSTREAM: 'remote',
+        CARD_INTERFACE_URL: `http://127.0.0.1:${sandboxPort}/card-interface`,
+        ACCOUNT_UPDATER_URL: `http://127.0.0.1:${sandboxPort}/account-updater`,
+        CARD_ATTRIBUTES_URL: `http://127.0.0.1:${sandboxPort}/card-attributes`,
+        ACCOUNTS_URL: `http://127.0.0.1:${sandboxPort}/accounts`,
+        TOKEN_URL: `http://127.0.0.1:${sandboxPort}/oauth/token`,
+        UPSTREAM_CREDENTIALS:
+          'tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:wrong-secret',
+      }),
+      (started) => started.stop(),
+    );
+    const answer = await readiness(noVault.url);
+    expect(answer.status).toBe(503);
+    expect(answer.body.checks['vault:tntsandbox1']).toEqual({ status: 'ok' });
+    expect(answer.body.checks['vault:tntsandbox2']).toEqual({ status: 'failed', code: 'invalid_client' });
   });
 
   it('turns readiness 503 first when shutdown begins', async () => {

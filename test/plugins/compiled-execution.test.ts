@@ -1,4 +1,4 @@
-import { createSchema, createYoga } from 'graphql-yoga';
+import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { useCompiledExecution } from '../../src/plugins/compiled-execution.ts';
 
@@ -8,7 +8,7 @@ import { useCompiledExecution } from '../../src/plugins/compiled-execution.ts';
  * run on graphql-js.
  */
 function server(compiled: boolean) {
-  const calls = { card: 0, broken: 0, rename: 0 };
+  const calls = { card: 0, broken: 0, rename: 0, budgetResets: 0 };
   const schema = createSchema({
     typeDefs: /* GraphQL */ `
       type Card { id: ID!, name: String! }
@@ -34,7 +34,14 @@ function server(compiled: boolean) {
       },
     },
   });
-  const yoga = createYoga({ schema, plugins: compiled ? [useCompiledExecution()] : [], logging: false });
+  // The gateway context's upstream call budget (src/upstream/budget.ts), reset before a fallback run.
+  const budget: Plugin<{ upstreamBudget?: { reset(): void } }> = {
+    onContextBuilding({ extendContext }) {
+      extendContext({ upstreamBudget: { reset: () => calls.budgetResets++ } });
+    },
+  };
+  const plugins = compiled ? [budget, useCompiledExecution()] : [budget];
+  const yoga = createYoga({ schema, plugins, logging: false });
   const run = async (query: string, variables?: Record<string, unknown>) => {
     const response = await yoga.fetch('http://localhost/graphql', {
       method: 'POST',
@@ -66,13 +73,14 @@ describe('compiled execution', () => {
     }
   });
 
-  it('runs an error-free query once (compiled), and a query with an error again on graphql-js', async () => {
+  it('runs an error-free query once (compiled), and a query with an error again on graphql-js with a fresh upstream budget', async () => {
     const { run, calls } = server(true);
     await run('query ($id: ID!) { card(id: $id) { id name } }', { id: 'c1' });
     await run('query ($id: ID!) { card(id: $id) { id name } }', { id: 'c2' });
-    expect(calls).toEqual({ card: 2, broken: 0, rename: 0 });
+    expect(calls).toEqual({ card: 2, broken: 0, rename: 0, budgetResets: 0 });
     await run('{ broken { id } }');
     expect(calls.broken).toBe(2);
+    expect(calls.budgetResets).toBe(1);
     await run('mutation { rename(name: "Grace") { id } }');
     expect(calls.rename).toBe(1);
   });

@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { SANDBOX_BILLING_ADDRESS, startSandbox, type TestSandbox, WAIT } from '../support/fixtures.ts';
+import {
+  SANDBOX_BILLING_ADDRESS,
+  sandboxError,
+  startSandbox,
+  type TestSandbox,
+  WAIT,
+} from '../support/fixtures.ts';
 
 const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -143,11 +149,11 @@ describe('POST /account-updater/cards: test cards of §5.1 and §5.2', () => {
     const response = await enrolCard('5100260000991099');
     expect(response.status).toBe(422);
     expect(response.body.errors).toEqual([
-      {
-        status: '422',
-        code: 'account-updater-not-supported',
-        detail: 'account updater is not supported for this card (sandbox test card)',
-      },
+      sandboxError(
+        422,
+        'account-updater-not-supported',
+        'account updater is not supported for this card (sandbox test card)',
+      ),
     ]);
   });
 
@@ -185,12 +191,12 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
     });
     expect(noName.status).toBe(400);
     expect(noName.body.errors).toEqual([
-      {
-        status: '400',
-        code: 'bad-request',
-        detail: 'merchant.sub_merchant_name is required when submitting on behalf of a merchant',
-        source: { pointer: '/merchant/sub_merchant_name' },
-      },
+      sandboxError(
+        400,
+        'bad-request',
+        'merchant.sub_merchant_name is required when submitting on behalf of a merchant',
+        '/merchant/sub_merchant_name',
+      ),
     ]);
     const unknown = await enrolCard('4111111111111111', {
       merchant: { service_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'x' },
@@ -203,12 +209,12 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
     const missing = await enrolCard('4111111111111111', {}, token2);
     expect(missing.status).toBe(400);
     expect(missing.body.errors).toEqual([
-      {
-        status: '400',
-        code: 'bad-request',
-        detail: 'merchant.service_merchant_id is required: several merchants are registered in this vault',
-        source: { pointer: '/merchant/service_merchant_id' },
-      },
+      sandboxError(
+        400,
+        'bad-request',
+        'merchant.service_merchant_id is required: several merchants are registered in this vault',
+        '/merchant/service_merchant_id',
+      ),
     ]);
     const nameOnly = await enrolCard('4111111111111111', { merchant: { sub_merchant_name: 'Shop' } }, token2);
     expect(nameOnly.status).toBe(400);
@@ -225,11 +231,7 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
     );
     expect(unknown.status).toBe(404);
     expect(unknown.body.errors).toEqual([
-      {
-        status: '404',
-        code: 'merchant-not-found',
-        detail: 'no merchant with this service_merchant_id in the vault',
-      },
+      sandboxError(404, 'merchant-not-found', 'no merchant with this service_merchant_id in the vault'),
     ]);
     for (const [id, mid] of [
       ['SMsandbox2merchant00001', 200001],
@@ -339,11 +341,11 @@ describe('POST /account-updater/card-check', () => {
     const refused = await cardCheck(body);
     expect(refused.status).toBe(422);
     expect(refused.body.errors).toEqual([
-      {
-        status: '422',
-        code: 'account-updater-not-supported',
-        detail: 'American Express and Discover cards can be checked only when enrolled in account updater',
-      },
+      sandboxError(
+        422,
+        'account-updater-not-supported',
+        'American Express and Discover cards can be checked only when enrolled in account updater',
+      ),
     ]);
     const enrolled = await enrolCard(pan);
     expect(enrolled.body.data.state).toBe('enrolling');

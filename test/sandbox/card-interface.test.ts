@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { startSandbox, type TestSandbox } from '../support/fixtures.ts';
+import { sandboxError, startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 const JSON_API = 'application/vnd.api+json';
 const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;
@@ -203,12 +203,7 @@ describe('POST /card-interface/cards', () => {
     const otherPan = await createCard({ pan: '4111111111111111', pan_alias, exp_month: 5, exp_year: 32 });
     expect(otherPan.status).toBe(400);
     expect(otherPan.body.errors).toEqual([
-      {
-        status: '400',
-        code: 'bad-request',
-        detail: 'pan_alias: is not the alias of pan',
-        source: { pointer: '/data/attributes/pan_alias' },
-      },
+      sandboxError(400, 'bad-request', 'pan_alias: is not the alias of pan', '/data/attributes/pan_alias'),
     ]);
     const otherCvc = await createCard({
       pan: '5555555555554444',
@@ -219,12 +214,7 @@ describe('POST /card-interface/cards', () => {
     });
     expect(otherCvc.status).toBe(400);
     expect(otherCvc.body.errors).toEqual([
-      {
-        status: '400',
-        code: 'bad-request',
-        detail: 'cvc_alias: is not the alias of cvc',
-        source: { pointer: '/data/attributes/cvc_alias' },
-      },
+      sandboxError(400, 'bad-request', 'cvc_alias: is not the alias of cvc', '/data/attributes/cvc_alias'),
     ]);
     expect(`${otherPan.text}${otherCvc.text}`).not.toMatch(/4111111111111111|5555555555554444|737|738/);
   });

@@ -8,12 +8,12 @@ import {
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
   expectSandboxError,
+  type NotifyingSandbox,
   type ReceivedRequest,
   type Receiver,
   SANDBOX_BILLING_ADDRESS,
-  startReceiver,
-  startSandbox,
-  type TestSandbox,
+  sandboxError,
+  startNotifyingSandbox,
   verifiedBody,
   WAIT,
 } from '../support/fixtures.ts';
@@ -32,26 +32,22 @@ const HOLDER_INFO = {
   billing_address: SANDBOX_BILLING_ADDRESS,
 };
 
-let t: TestSandbox;
+let t: NotifyingSandbox;
 let receiver: Receiver;
 let otherVaultReceiver: Receiver;
 let token1: string;
 let token2: string;
 
 beforeAll(async () => {
-  t = await startSandbox({ webhookDelayMs: DELAY_MS, retryScheduleMs: [0, 50, 100] });
-  receiver = await startReceiver();
-  otherVaultReceiver = await startReceiver();
-  t.sandbox.registerWebhookEndpoint('tntsandbox1', { url: receiver.url, secret: SECRET });
-  t.sandbox.registerWebhookEndpoint('tntsandbox2', { url: otherVaultReceiver.url, secret: OTHER_SECRET });
+  t = await startNotifyingSandbox(
+    { webhookDelayMs: DELAY_MS, retryScheduleMs: [0, 50, 100] },
+    { tntsandbox1: SECRET, tntsandbox2: OTHER_SECRET },
+  );
+  ({ tntsandbox1: receiver, tntsandbox2: otherVaultReceiver } = t.receivers);
   token1 = await t.token('tntsandbox1');
   token2 = await t.token('tntsandbox2');
 });
-afterAll(async () => {
-  await t.stop();
-  await receiver.close();
-  await otherVaultReceiver.close();
-});
+afterAll(() => t.stop());
 
 /** Vaults a PAN through the card interface and returns its `tok_sandbox_…` alias. */
 async function aliasOf(pan: string, token = token1): Promise<string> {
@@ -321,24 +317,9 @@ describe('POST /network-tokens: errors', () => {
     expect(response.status).toBe(422);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.body.errors).toEqual([
-      {
-        status: '422',
-        code: 'required-fields-missing',
-        detail: 'pan_alias: is required',
-        source: { pointer: '/pan_alias' },
-      },
-      {
-        status: '422',
-        code: 'required-fields-missing',
-        detail: 'exp_month: is required',
-        source: { pointer: '/exp_month' },
-      },
-      {
-        status: '422',
-        code: 'required-fields-missing',
-        detail: 'exp_year: is required',
-        source: { pointer: '/exp_year' },
-      },
+      sandboxError(422, 'required-fields-missing', 'pan_alias: is required', '/pan_alias'),
+      sandboxError(422, 'required-fields-missing', 'exp_month: is required', '/exp_month'),
+      sandboxError(422, 'required-fields-missing', 'exp_year: is required', '/exp_year'),
     ]);
     const alias = await aliasOf('4111111111111111');
     expectSandboxError(

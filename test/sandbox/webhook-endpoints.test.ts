@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  sandboxError,
   startReceiver,
   startSandbox,
   type TestSandbox,
@@ -131,11 +132,7 @@ describe('webhook endpoint registry over HTTP', () => {
       expect(response.status).toBe(404);
       expect(response.body).toEqual({
         errors: [
-          {
-            status: '404',
-            code: 'webhook-endpoint-not-found',
-            detail: 'no webhook endpoint with this id in the vault',
-          },
+          sandboxError(404, 'webhook-endpoint-not-found', 'no webhook endpoint with this id in the vault'),
         ],
       });
     }
@@ -182,12 +179,7 @@ describe('webhook endpoint registry over HTTP', () => {
     expect(again.status).toBe(409);
     expect(again.body).toEqual({
       errors: [
-        {
-          status: '409',
-          code: 'conflict',
-          detail: 'an endpoint with this url is already registered in the vault',
-          source: { pointer: '/url' },
-        },
+        sandboxError(409, 'conflict', 'an endpoint with this url is already registered in the vault', '/url'),
       ],
     });
     // Another vault may register the same URL.

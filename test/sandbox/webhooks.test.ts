@@ -10,11 +10,13 @@ import { buildNotification, WebhookDispatcher } from '../../src/sandbox/webhooks
 import {
   NOTIFICATION_DETAILS_MEMBERS,
   NOTIFICATION_ENVELOPE_MEMBERS,
+  type NotifyingSandbox,
   type ReceivedRequest,
+  type Receiver,
+  startNotifyingSandbox,
   startReceiver,
   startSandbox,
   type TestSandbox,
-  type Vault,
   verifiedBody,
   WAIT,
 } from '../support/fixtures.ts';
@@ -124,25 +126,18 @@ describe('notification body (spec notification table, gap decisions)', () => {
 });
 
 describe('enrolment notifications over HTTP', () => {
-  let t: TestSandbox;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let otherVault: Awaited<ReturnType<typeof startReceiver>>;
+  let t: NotifyingSandbox;
+  let receiver: Receiver;
+  let otherVault: Receiver;
 
   beforeAll(async () => {
-    t = await startSandbox({ webhookDelayMs: 20, retryScheduleMs: [0, 50, 100] });
-    receiver = await startReceiver();
-    otherVault = await startReceiver();
-    t.sandbox.registerWebhookEndpoint('tntsandbox1', { url: receiver.url, secret: SECRET });
-    t.sandbox.registerWebhookEndpoint('tntsandbox2', {
-      url: otherVault.url,
-      secret: 'another_secret_0123456789',
-    });
+    t = await startNotifyingSandbox(
+      { webhookDelayMs: 20, retryScheduleMs: [0, 50, 100] },
+      { tntsandbox1: SECRET, tntsandbox2: 'another_secret_0123456789' },
+    );
+    ({ tntsandbox1: receiver, tntsandbox2: otherVault } = t.receivers);
   });
-  afterAll(async () => {
-    await t.stop();
-    await receiver.close();
-    await otherVault.close();
-  });
+  afterAll(() => t.stop());
 
   const enrol = (pan: string) => t.enrol('tntsandbox1', pan);
 
@@ -195,15 +190,13 @@ describe('delivery retries (contract §4)', () => {
   });
   afterAll(() => t.stop());
 
-  const enrolIn = (vault: Vault, pan: string) => t.enrol(vault, pan);
-
   it('re-sends the same id until a 2xx: fails twice, then delivered', async () => {
     const receiver = await startReceiver((n) => (n <= 2 ? 503 : 204));
     const { id: endpointId } = t.sandbox.registerWebhookEndpoint('tntsandbox1', {
       url: receiver.url,
       secret: SECRET,
     });
-    await enrolIn('tntsandbox1', '4000210000692001');
+    await t.enrol('tntsandbox1', '4000210000692001');
     const records = await vi.waitFor(() => {
       const mine = t.sandbox.deliveries().filter((d) => d.endpointId === endpointId);
       expect(mine.map((d) => d.outcome)).toContain('delivered');
@@ -229,7 +222,7 @@ describe('delivery retries (contract §4)', () => {
       url: receiver.url,
       secret: SECRET,
     });
-    await enrolIn('tntsandbox2', '4000210000192002');
+    await t.enrol('tntsandbox2', '4000210000192002');
     const records = await vi.waitFor(() => {
       const mine = t.sandbox.deliveries().filter((d) => d.endpointId === endpointId);
       expect(mine.map((d) => d.outcome)).toContain('failed');

@@ -80,11 +80,10 @@ export function leftover<T>(resource: T, dispose: (resource: T) => unknown): T {
 
 // ─── Secrets, credentials and test cards ────────────────────────────────────────────────────────
 
-// The secrets live in processes.ts, which the bench imports too (through redis-server.ts) and which
-// must therefore load under plain Node without this module's generated GraphQL documents.
-import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './processes.ts';
-
-export { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET };
+/** JWT secret of test stacks and gateway processes (HS256). */
+export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
+/** Webhook signing secret the embedded sandbox and the receiver use in tests. */
+export const TEST_WEBHOOK_SECRET = 'whsec_test_0123456789abcdef0123';
 
 /** The sandbox vaults. */
 export type Vault = 'tntsandbox1' | 'tntsandbox2';
@@ -533,6 +532,11 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
   return testSandbox;
 }
 
+/** One member of a sandbox error answer's `errors` (JSON:API style): the status as a string, `code`, `detail`, the pointer when there is one. */
+export function sandboxError(status: number, code: string, detail: string, pointer?: string) {
+  return { status: String(status), code, detail, ...(pointer === undefined ? {} : { source: { pointer } }) };
+}
+
 /**
  * Asserts a JSON:API-style error answer of the sandbox: `status`, a JSON content type and exactly one
  * error with that status (as a string), `code`, a string `detail` and `source.pointer` (absent when
@@ -567,6 +571,34 @@ export const SANDBOX_BILLING_ADDRESS = {
   postal_code: 'N1 1AA',
   phone: '+44 20 7946 0000',
 };
+
+/** A {@link TestSandbox} whose vaults each notify a {@link Receiver} of their own. */
+export interface NotifyingSandbox extends TestSandbox {
+  receivers: Record<Vault, Receiver>;
+}
+
+/**
+ * {@link startSandbox} with `options`, and a receiver per sandbox vault registered as its webhook
+ * endpoint, signed with that vault's secret of `secrets`; `stop()` also closes the receivers.
+ */
+export async function startNotifyingSandbox(
+  options: Partial<SandboxOptions>,
+  secrets: Record<Vault, string>,
+): Promise<NotifyingSandbox> {
+  const sandbox = await startSandbox(options);
+  const receivers = { tntsandbox1: await startReceiver(), tntsandbox2: await startReceiver() };
+  for (const vault of ['tntsandbox1', 'tntsandbox2'] as const) {
+    sandbox.sandbox.registerWebhookEndpoint(vault, { url: receivers[vault].url, secret: secrets[vault] });
+  }
+  return {
+    ...sandbox,
+    receivers,
+    async stop() {
+      await sandbox.stop();
+      await Promise.all(Object.values(receivers).map((receiver) => receiver.close()));
+    },
+  };
+}
 
 /** A request captured by {@link startReceiver}. */
 export interface ReceivedRequest {
@@ -869,14 +901,24 @@ export function successData<T>(answer: GraphqlAnswer, field: string): T {
   return value.data;
 }
 
-/** POSTs `{query, operationName, variables}` to `${baseUrl}/graphql` with a bearer token and extra headers. */
-export async function postGraphql(
+/** A GraphQL operation as POST /graphql takes it. */
+export interface GraphqlOperation {
+  query: string;
+  operationName?: string;
+  variables?: Record<string, unknown>;
+}
+
+/**
+ * POSTs `operation` as JSON to `${baseUrl}/graphql` with a bearer token (none when null) and extra
+ * `headers` (e.g. `accept`); resolves with undici's response, body unread.
+ */
+export function requestGraphql(
   baseUrl: string,
-  operation: { query: string; operationName?: string; variables?: Record<string, unknown> },
-  token: string | null,
+  operation: GraphqlOperation,
+  token: string | null | undefined,
   headers: Record<string, string> = {},
-): Promise<GraphqlAnswer> {
-  const response = await request(`${baseUrl}/graphql`, {
+) {
+  return request(`${baseUrl}/graphql`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -886,6 +928,16 @@ export async function postGraphql(
     },
     body: JSON.stringify(operation),
   });
+}
+
+/** {@link requestGraphql}, answering the status, headers and parsed JSON body. */
+export async function postGraphql(
+  baseUrl: string,
+  operation: GraphqlOperation,
+  token: string | null,
+  headers: Record<string, string> = {},
+): Promise<GraphqlAnswer> {
+  const response = await requestGraphql(baseUrl, operation, token, headers);
   return {
     status: response.statusCode,
     headers: response.headers,
@@ -899,12 +951,13 @@ export async function postGraphql(
  */
 export const LOG_START_CURSOR = encodeCursor({ position: 0n, timestampMs: 0 });
 
+/** The fields of a `NetworkTokenEvent` the tests read, named as {@link StreamedCardEvent} names them. */
+const NETWORK_TOKEN_EVENT_FIELDS = 'id tenant cardId: panAlias type timestamp outOfOrder cursor';
+
 /** `Subscription.networkTokenEvents`, every argument optional, with the fields {@link StreamedCardEvent} reads. */
 export const NETWORK_TOKEN_EVENTS_SUBSCRIPTION = `
   subscription DurabilityNetworkTokenEvents($after: String, $vaultId: String, $panAlias: String) {
-    networkTokenEvents(after: $after, vaultId: $vaultId, panAlias: $panAlias) {
-      id tenant cardId: panAlias type timestamp outOfOrder cursor
-    }
+    networkTokenEvents(after: $after, vaultId: $vaultId, panAlias: $panAlias) { ${NETWORK_TOKEN_EVENT_FIELDS} }
   }`;
 
 /** Answer of the webhook receiver: HTTP status and parsed JSON body. */
@@ -1009,43 +1062,57 @@ const CARD_EVENTS_HISTORY_QUERY = `
   }
   ${print(ErrorFields)}`;
 
+const NETWORK_TOKEN_EVENTS_HISTORY_QUERY = `
+  query DurabilityNetworkTokenHistory($first: Int, $after: String, $vaultId: String, $panAlias: String) {
+    networkTokenEvents(first: $first, after: $after, vaultId: $vaultId, panAlias: $panAlias) {
+      __typename
+      ... on QueryNetworkTokenEventsSuccess {
+        data { edges { cursor node { ${NETWORK_TOKEN_EVENT_FIELDS} } } pageInfo { hasNextPage endCursor } }
+      }
+      ...ErrorFields
+    }
+  }
+  ${print(ErrorFields)}`;
+
+/** One page of a history connection as {@link readConnection} reads it. */
 type HistoryPage = {
-  data?: {
-    cardEvents:
-      | {
-          __typename: 'QueryCardEventsSuccess';
-          data: {
-            edges: { cursor: string; node: StreamedCardEvent }[];
-            pageInfo: { hasNextPage: boolean; endCursor: string | null };
-          };
-        }
-      | { __typename: string; code: string; message: string };
-  };
+  data?: Record<
+    string,
+    {
+      __typename: string;
+      data?: {
+        edges: { cursor: string; node: StreamedCardEvent }[];
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+      };
+    }
+  >;
   errors?: unknown[];
 };
 
 /**
- * Reads the whole `Query.cardEvents` connection over HTTP, `pageSize` at a time (oldest first by
- * timestamp, then acceptance), following `endCursor` until `hasNextPage` is false.
+ * Reads the whole history connection `field` (`cardEvents` or `networkTokenEvents`) over HTTP with
+ * `query`, `pageSize` at a time (oldest first by timestamp, then acceptance), following `endCursor`
+ * until `hasNextPage` is false; every edge cursor must equal its node's.
  * @throws Error when a page answers errors or a typed error result.
  */
-export async function readHistory(
+async function readConnection(
   baseUrl: string,
   token: string,
-  filter: { vaultId?: string; cardId?: string } = {},
-  pageSize = 100,
+  [query, field]: readonly [query: string, field: string],
+  filter: Record<string, string>,
+  pageSize: number,
 ): Promise<StreamedCardEvent[]> {
   const events: StreamedCardEvent[] = [];
   let after: string | null = null;
   for (;;) {
     const response = await postGraphql(
       baseUrl,
-      { query: CARD_EVENTS_HISTORY_QUERY, variables: { first: pageSize, after, ...filter } },
+      { query, variables: { first: pageSize, after, ...filter } },
       token,
     );
     const page = response.body as HistoryPage;
-    const result = page.data?.cardEvents;
-    if (page.errors || result?.__typename !== 'QueryCardEventsSuccess' || !('data' in result)) {
+    const result = page.data?.[field];
+    if (page.errors || !result?.__typename.endsWith('Success') || !result.data) {
       throw new Error(`history page failed (${response.status}): ${JSON.stringify(page)}`);
     }
     for (const edge of result.data.edges) {
@@ -1055,6 +1122,25 @@ export async function readHistory(
     if (!result.data.pageInfo.hasNextPage) return events;
     after = result.data.pageInfo.endCursor;
   }
+}
+
+const HISTORY_QUERIES = {
+  cardEvents: CARD_EVENTS_HISTORY_QUERY,
+  networkTokenEvents: NETWORK_TOKEN_EVENTS_HISTORY_QUERY,
+} as const;
+
+/**
+ * The whole history of `Query.cardEvents` (or, with `of`, of `Query.networkTokenEvents`, whose events
+ * carry their `panAlias` as `cardId`), 100 a page by default ({@link readConnection}).
+ */
+export function readHistory(
+  baseUrl: string,
+  token: string,
+  filter: { vaultId?: string; cardId?: string; panAlias?: string } = {},
+  pageSize = 100,
+  of: keyof typeof HISTORY_QUERIES = 'cardEvents',
+): Promise<StreamedCardEvent[]> {
+  return readConnection(baseUrl, token, [HISTORY_QUERIES[of], of], filter, pageSize);
 }
 
 /** Variables of {@link CARD_EVENTS_SUBSCRIPTION}. */

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { vi } from 'vitest';
-import { freePort, keepOutput } from './processes.ts';
+import { freePort, keepOutput } from './local.ts';
 
 /** deploy/haproxy.cfg: the configuration docker-compose.yml mounts, used here unchanged. */
 const HAPROXY_CONFIG = new URL('../../deploy/haproxy.cfg', import.meta.url).pathname;

@@ -1,14 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-/** JWT secret of test stacks and gateway processes (HS256); re-exported by fixtures.ts. */
-export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
-/** Webhook signing secret the embedded sandbox and the receiver use in tests; re-exported by fixtures.ts. */
-export const TEST_WEBHOOK_SECRET = 'whsec_test_0123456789abcdef0123';
+import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './fixtures.ts';
+import { keepOutput } from './local.ts';
 
 /**
  * The gateway as a process: `node src/main.ts` as operators run it with `UPSTREAM=remote`, else
@@ -22,31 +17,6 @@ const REPOSITORY_ROOT = new URL('../..', import.meta.url).pathname;
 const LISTENING_LINE = /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/;
 /** Output kept per process for failure messages (characters); older output is dropped. */
 const OUTPUT_KEPT_CHARS = 64 * 1024;
-
-/** A free loopback TCP port. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-/**
- * Keeps the last `keptChars` characters of `child`'s stdout and stderr, for failure messages. Both
- * pipes are always drained: a full pipe would block a child's synchronous log writes.
- */
-export function keepOutput(child: ChildProcess, keptChars: number): () => string {
-  let output = '';
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-keptChars);
-  };
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
-  return () => output;
-}
 
 /** How a gateway process ended: its exit code, or the signal that ended it. */
 export interface ProcessExit {

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './processes.ts';
+import { freePort } from './local.ts';
 
 /** A real redis-server on a free loopback port, persisting with AOF (`appendfsync always`). */
 export interface RedisServer {

@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { requestGraphql } from './fixtures.ts';
 
 /** One Server-Sent Event: its `event` name (`message` when absent) and its joined `data` lines. */
 export interface ServerSentEvent {
@@ -26,15 +26,7 @@ export async function openSse(
   operation: { query: string; variables?: Record<string, unknown> },
   token?: string,
 ): Promise<SseStream> {
-  const response = await request(`${baseUrl}/graphql`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'text/event-stream',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: JSON.stringify(operation),
-  });
+  const response = await requestGraphql(baseUrl, operation, token, { accept: 'text/event-stream' });
   async function* parse(): AsyncGenerator<ServerSentEvent> {
     let buffer = '';
     for await (const chunk of response.body) {
