@@ -275,10 +275,6 @@ const optionalString = z
 const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
 /**
- * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
- * `tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2`.
- */
-/**
  * W3C Baggage-style `key=value` pairs separated by commas (values percent-decoded), the format of
  * `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_RESOURCE_ATTRIBUTES`.
  */
@@ -306,6 +302,10 @@ const keyValueList = z
     return out;
   });
 
+/**
+ * `UPSTREAM_CREDENTIALS`: `vault=client_id:client_secret` pairs separated by commas, e.g.
+ * `tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2`.
+ */
 const credentialsList = z.string().transform((raw, ctx) => {
   const out: Record<string, VaultCredentials> = {};
   for (const entry of raw
