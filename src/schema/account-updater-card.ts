@@ -139,6 +139,27 @@ export const v1NumberSchema = z
 /** A plain PAN loses its separators; an alias is sent as given. */
 const v1Number = (value: string) => (/^[\d -]+$/.test(value) ? digitsOnly(value) : value);
 
+/**
+ * What enrol and card check send alike (v1 POST /cards and POST /card-check): the cardholder name,
+ * the number (digits only when it was typed with spaces or hyphens; an alias as given), the expiry
+ * (month 1-12, two-digit year) and, when given, the merchant without its null members.
+ */
+function v1CardRequest<Merchant extends object>(input: {
+  name: string;
+  number: string;
+  expMonth: number;
+  expYear: number;
+  merchant?: Merchant | null;
+}) {
+  return {
+    name: input.name,
+    number: v1Number(input.number),
+    expMonth: input.expMonth,
+    expYear: input.expYear,
+    ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
+  };
+}
+
 const yearSchema = z.number().int().min(0, 'must be 0 to 9999').max(9999, 'must be 0 to 9999');
 const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 
@@ -294,12 +315,8 @@ builder.mutationField('enrollAccountUpdaterCard', (t) =>
     resolve: (_root, { input, vaultId }, context) =>
       inVault(context, vaultId, (vault) =>
         context.upstream.accountUpdater.enrollCard(vault, {
-          name: input.name,
-          number: v1Number(input.number),
-          expMonth: input.expMonth,
-          expYear: input.expYear,
+          ...v1CardRequest(input),
           ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
-          ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
         }),
       ),
   }),
@@ -318,12 +335,8 @@ builder.mutationField('checkAccountUpdaterCard', (t) =>
     },
     resolve: (_root, { input, vaultId }, context) =>
       context.upstream.accountUpdater.checkCard(vaultOf(context, vaultId), {
-        name: input.name,
-        number: v1Number(input.number),
-        expMonth: input.expMonth,
-        expYear: input.expYear,
+        ...v1CardRequest(input),
         ...(input.cvv ? { cvv: input.cvv } : {}),
-        ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
       }),
   }),
 );
