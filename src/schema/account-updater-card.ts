@@ -18,7 +18,7 @@ import { builder } from './builder.ts';
 import { digitsOnly, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
 import { cardQueryField } from './card-read.ts';
-import { nullableStrings } from './nullable-strings.ts';
+import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { inVault, vaultIdArg, vaultOf } from './vault.ts';
 
 /**
@@ -26,20 +26,22 @@ import { inVault, vaultIdArg, vaultOf } from './vault.ts';
  * result", "Merchant object"). Relay global ID: `AccountUpdaterCard:<vaultId>:<cardId>`.
  */
 
+/** The members of a billing address (spec: billing_address), output and input alike: name → description. */
+const BILLING_ADDRESS_MEMBERS = {
+  name: 'Name.',
+  company: 'Company.',
+  address1: 'Address line 1.',
+  address2: 'Address line 2.',
+  city: 'City.',
+  region: 'Region or state.',
+  country: 'Country.',
+  postalCode: 'Postal code.',
+  phone: 'Phone number.',
+} as const;
+
 export const BillingAddressType = builder.objectRef<BillingAddress>('BillingAddress').implement({
   description: 'Billing address of an enrolled card (spec: billing_address).',
-  fields: (t) =>
-    nullableStrings(t, {
-      name: 'Name.',
-      company: 'Company.',
-      address1: 'Address line 1.',
-      address2: 'Address line 2.',
-      city: 'City.',
-      region: 'Region or state.',
-      country: 'Country.',
-      postalCode: 'Postal code.',
-      phone: 'Phone number.',
-    }),
+  fields: (t) => nullableStrings(t, BILLING_ADDRESS_MEMBERS),
 });
 
 const MerchantType = builder.objectRef<Merchant>('Merchant').implement({
@@ -166,17 +168,7 @@ const text = (max: number) => z.string().max(max, `must be at most ${max} charac
 const BillingAddressInput = builder.inputType('BillingAddressInput', {
   description:
     'Billing address of a card to enrol (each member at most 200 characters; postal code 20, phone 40).',
-  fields: (t) => ({
-    name: t.string({ required: false, description: 'Name.' }),
-    company: t.string({ required: false, description: 'Company.' }),
-    address1: t.string({ required: false, description: 'Address line 1.' }),
-    address2: t.string({ required: false, description: 'Address line 2.' }),
-    city: t.string({ required: false, description: 'City.' }),
-    region: t.string({ required: false, description: 'Region or state.' }),
-    country: t.string({ required: false, description: 'Country.' }),
-    postalCode: t.string({ required: false, description: 'Postal code.' }),
-    phone: t.string({ required: false, description: 'Phone number.' }),
-  }),
+  fields: (t) => optionalStrings(t, BILLING_ADDRESS_MEMBERS),
 });
 
 const MerchantInput = builder.inputType('MerchantInput', {

@@ -11,7 +11,7 @@ import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
 import { cardQueryField } from './card-read.ts';
 import { enumValuesOf } from './enum-values.ts';
-import { nullableStrings } from './nullable-strings.ts';
+import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { recordTimes } from './record-times.ts';
 import { inVault, vaultIdArg } from './vault.ts';
 
@@ -180,20 +180,23 @@ const text = (max: number) => z.string().max(max, `must be at most ${max} charac
 
 const CardholderAddressInput = builder.inputType('CardholderAddressInput', {
   description: 'Cardholder address lines.',
-  fields: (t) => ({
-    address1: t.string({ required: false, description: 'Address line 1 (at most 200 characters).' }),
-    address2: t.string({ required: false, description: 'Address line 2 (at most 200 characters).' }),
-    address3: t.string({ required: false, description: 'Address line 3 (at most 200 characters).' }),
-    address4: t.string({ required: false, description: 'Address line 4 (at most 200 characters).' }),
-    city: t.string({ required: false, description: 'City (at most 100 characters).' }),
-  }),
+  fields: (t) =>
+    optionalStrings(t, {
+      address1: 'Address line 1 (at most 200 characters).',
+      address2: 'Address line 2 (at most 200 characters).',
+      address3: 'Address line 3 (at most 200 characters).',
+      address4: 'Address line 4 (at most 200 characters).',
+      city: 'City (at most 100 characters).',
+    }),
 });
 
 const CardholderInput = builder.inputType('CardholderInput', {
   description: 'Cardholder of a new card.',
   fields: (t) => ({
-    name: t.string({ required: false, description: 'Cardholder name (at most 200 characters).' }),
-    company: t.string({ required: false, description: 'Company (at most 200 characters).' }),
+    ...optionalStrings(t, {
+      name: 'Cardholder name (at most 200 characters).',
+      company: 'Company (at most 200 characters).',
+    }),
     address: t.field({ type: CardholderAddressInput, required: false, description: 'Address.' }),
   }),
 });

@@ -22,7 +22,7 @@ import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-car
 import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
 import { eventRootFields, loggedEventFields } from './event-fields.ts';
-import { nullableStrings } from './nullable-strings.ts';
+import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { costExtension } from './paging.ts';
 import { inVault, vaultIdArg, vaultOf } from './vault.ts';
 
@@ -139,9 +139,11 @@ const panAliasSchema = z
 const HolderInfoInput = builder.inputType('NetworkTokenHolderInfoInput', {
   description: 'Holder information sent with a provisioning request.',
   fields: (t) => ({
-    name: t.string({ required: false, description: 'Holder name.' }),
-    email: t.string({ required: false, description: 'Holder email address.' }),
-    phoneNumber: t.string({ required: false, description: 'Holder phone number (E.164 digits, up to 15).' }),
+    ...optionalStrings(t, {
+      name: 'Holder name.',
+      email: 'Holder email address.',
+      phoneNumber: 'Holder phone number (E.164 digits, up to 15).',
+    }),
   }),
 });
 

@@ -21,3 +21,23 @@ export function nullableStrings<Parent extends { [K in Name]?: string | null }, 
     ]),
   ) as Record<Name, ReturnType<typeof field>>;
 }
+
+/**
+ * Optional `String` input fields, one entry a field, name → description; the mirror of
+ * {@link nullableStrings} for input objects (a client may omit each or send null). Lengths and
+ * patterns are checked by the input object's own validation, not here.
+ *
+ * @param descriptions field name → its GraphQL description.
+ */
+export function optionalStrings<const Name extends string>(
+  t: PothosSchemaTypes.InputFieldBuilder<BuilderTypes, 'InputObject'>,
+  descriptions: Record<Name, string>,
+) {
+  const field = (description: string) => t.string({ required: false, description });
+  return Object.fromEntries(
+    (Object.entries(descriptions) as [Name, string][]).map(([name, description]) => [
+      name,
+      field(description),
+    ]),
+  ) as Record<Name, ReturnType<typeof field>>;
+}
