@@ -538,6 +538,22 @@ export function sandboxError(status: number, code: string, detail: string, point
 }
 
 /**
+ * Asserts a sandbox answer of HTTP `status` whose `errors` are exactly one {@link sandboxError}:
+ * that status (as a string), `code`, `detail` word for word and `source.pointer` (absent when
+ * `pointer` is).
+ */
+export function expectSandboxErrorAnswer(
+  response: Awaited<ReturnType<TestSandbox['call']>>,
+  status: number,
+  code: string,
+  detail: string,
+  pointer?: string,
+): void {
+  expect(response.status).toBe(status);
+  expect(response.body.errors).toEqual([sandboxError(status, code, detail, pointer)]);
+}
+
+/**
  * Asserts a JSON:API-style error answer of the sandbox: `status`, a JSON content type and exactly one
  * error with that status (as a string), `code`, a string `detail` and `source.pointer` (absent when
  * `pointer` is).
