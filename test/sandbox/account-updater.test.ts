@@ -105,13 +105,7 @@ describe('POST /account-updater/cards: normal cards', () => {
     expect(viaTok.body.data.number).toBe(first.body.data.number);
 
     const foreign = await enrolCard(first.body.data.number, { merchant: MERCHANT_2 }, token2);
-    expect(foreign.status).toBe(400);
-    expect(foreign.body.errors[0]).toEqual({
-      status: '400',
-      code: 'bad-request',
-      detail: 'number: unknown alias',
-      source: { pointer: '/number' },
-    });
+    expectSandboxErrorAnswer(foreign, 400, 'bad-request', 'number: unknown alias', '/number');
   });
 });
 
