@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import type { It_Au_CheckMutation } from '../generated/graphql.ts';
+import type { It_Au_CheckMutation, MerchantInput } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
 import { member, useStack } from '../support/fixtures.ts';
 
@@ -176,11 +176,25 @@ const BILLING_ADDRESS = {
 describe('account updater v1 through GraphQL', () => {
   const t = useStack();
 
-  const enrol = (number: string, token: string, extra: { expYear?: number; vaultId?: string } = {}) =>
+  const enrol = (
+    number: string,
+    token: string,
+    extra: {
+      expYear?: number;
+      vaultId?: string;
+      merchant?: MerchantInput;
+    } = {},
+  ) =>
     t.stack.execute(
       Enrol,
       {
-        input: { name: 'Ada Lovelace', number, expMonth: 12, expYear: extra.expYear ?? 30 },
+        input: {
+          name: 'Ada Lovelace',
+          number,
+          expMonth: 12,
+          expYear: extra.expYear ?? 30,
+          ...(extra.merchant ? { merchant: extra.merchant } : {}),
+        },
         ...(extra.vaultId ? { vaultId: extra.vaultId } : {}),
       },
       token,
@@ -424,19 +438,9 @@ describe('account updater v1 through GraphQL', () => {
       expect(missing.code).toBe('invalid-input');
       expect(missing.issues.map((issue) => issue.path)).toEqual([['input', 'merchant', 'serviceMerchantId']]);
 
-      const withoutId = await t.stack.execute(
-        Enrol,
-        {
-          input: {
-            name: 'Ada Lovelace',
-            number: NORMAL_VISA,
-            expMonth: 12,
-            expYear: 30,
-            merchant: { subMerchantName: 'Corner Shop' },
-          },
-        },
-        t.vault2Token,
-      );
+      const withoutId = await enrol(NORMAL_VISA, t.vault2Token, {
+        merchant: { subMerchantName: 'Corner Shop' },
+      });
       const missingId = member(withoutId.data?.enrollAccountUpdaterCard, 'InputValidationError');
       expect(missingId.issues.map((issue) => issue.path)).toEqual([
         ['input', 'merchant', 'serviceMerchantId'],
@@ -446,38 +450,18 @@ describe('account updater v1 through GraphQL', () => {
     });
 
     it('answers MerchantNotFoundError for an unknown serviceMerchantId', async () => {
-      const result = await t.stack.execute(
-        Enrol,
-        {
-          input: {
-            name: 'Ada Lovelace',
-            number: NORMAL_VISA,
-            expMonth: 12,
-            expYear: 30,
-            merchant: { serviceMerchantId: 'SMunknownmerchant000001', subMerchantName: 'Corner Shop' },
-          },
-        },
-        t.vault2Token,
-      );
+      const result = await enrol(NORMAL_VISA, t.vault2Token, {
+        merchant: { serviceMerchantId: 'SMunknownmerchant000001', subMerchantName: 'Corner Shop' },
+      });
       expect(member(result.data?.enrollAccountUpdaterCard, 'MerchantNotFoundError').code).toBe(
         'merchant-not-found',
       );
     });
 
     it('enrols on behalf of a named merchant and echoes it', async () => {
-      const result = await t.stack.execute(
-        Enrol,
-        {
-          input: {
-            name: 'Ada Lovelace',
-            number: NORMAL_VISA,
-            expMonth: 12,
-            expYear: 30,
-            merchant: { serviceMerchantId: 'SMsandbox2merchant00002', subMerchantName: 'Corner Shop' },
-          },
-        },
-        t.vault2Token,
-      );
+      const result = await enrol(NORMAL_VISA, t.vault2Token, {
+        merchant: { serviceMerchantId: 'SMsandbox2merchant00002', subMerchantName: 'Corner Shop' },
+      });
       const card = enrolledCard(result);
       expect(card).toMatchObject({
         vaultId: VAULT2,
@@ -491,19 +475,9 @@ describe('account updater v1 through GraphQL', () => {
     });
 
     it('resolves the only merchant of tntsandbox1 without serviceMerchantId', async () => {
-      const result = await t.stack.execute(
-        Enrol,
-        {
-          input: {
-            name: 'Ada Lovelace',
-            number: '5100260000291003',
-            expMonth: 12,
-            expYear: 30,
-            merchant: { subMerchantName: 'Corner Shop' },
-          },
-        },
-        t.vault1Token,
-      );
+      const result = await enrol('5100260000291003', t.vault1Token, {
+        merchant: { subMerchantName: 'Corner Shop' },
+      });
       const card = enrolledCard(result);
       expect(card.merchant).toEqual({
         serviceMerchantId: 'SMsandbox1merchant00001',
