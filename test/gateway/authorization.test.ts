@@ -1,6 +1,7 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
+import { CreateCard } from '../support/documents.ts';
 import { type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts';
 
 /**
@@ -8,16 +9,6 @@ import { type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts'
  * scopes per endpoint of "Scopes per endpoint"): no token, a token without the scope, the vault
  * choice, and an expired token. None of these failures may reach the upstream.
  */
-
-const CreateCard = graphql(`
-  mutation IT_AZ_CreateCard($input: CreateCardInput!, $vaultId: String) {
-    createCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationCreateCardSuccess { data { id cardId vaultId } }
-      ...ErrorFields
-    }
-  }
-`);
 
 const ReadCard = graphql(`
   query IT_AZ_ReadCard($cardId: String!, $vaultId: String) {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { graphql } from '../generated/index.ts';
+import { CreateCard } from '../support/documents.ts';
 import { collect, useStack } from '../support/fixtures.ts';
 
 /**
@@ -29,16 +30,6 @@ const NetworkTokenEvents = graphql(`
         ... on NetworkTokenEventTokenSuccess { data { panAlias vaultId state usable networkTokenLast4 cardLast4 } }
         ... on Error { code }
       }
-    }
-  }
-`);
-
-const CreateCard = graphql(`
-  mutation NTE_CreateCard($input: CreateCardInput!, $vaultId: String) {
-    createCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationCreateCardSuccess { data { panAlias } }
-      ...ErrorFields
     }
   }
 `);
