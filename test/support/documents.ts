@@ -20,3 +20,32 @@ export const CreateCard = graphql(`
     }
   }
 `);
+
+/**
+ * `enrollAccountUpdaterCard` in the caller's vault or in `$vaultId`: on success the card's global
+ * `id`, `cardId`, `vaultId`, `number` (an alias, never a PAN) and `state`; otherwise the error's
+ * `ErrorFields`.
+ */
+export const EnrolCard = graphql(`
+  mutation TS_EnrolCard($input: EnrollAccountUpdaterCardInput!, $vaultId: String) {
+    enrollAccountUpdaterCard(input: $input, vaultId: $vaultId) {
+      __typename
+      ... on MutationEnrollAccountUpdaterCardSuccess { data { id cardId vaultId number state } }
+      ...ErrorFields
+    }
+  }
+`);
+
+/**
+ * `provisionNetworkToken` in the caller's vault or in `$vaultId`: on success the token's `panAlias`
+ * and `state` (PENDING until the sandbox decides); otherwise the error's `ErrorFields`.
+ */
+export const ProvisionToken = graphql(`
+  mutation TS_ProvisionToken($input: ProvisionNetworkTokenInput!, $vaultId: String) {
+    provisionNetworkToken(input: $input, vaultId: $vaultId) {
+      __typename
+      ... on MutationProvisionNetworkTokenSuccess { data { panAlias state } }
+      ...ErrorFields
+    }
+  }
+`);
