@@ -782,6 +782,13 @@ export function logEntries(lines: readonly string[], msg: string): Record<string
     .filter((entry) => entry.msg === msg);
 }
 
+/** The parsed log lines of the upstream clients of `area` (e.g. `accounts`, `network-tokens`). */
+export function areaLogEntries(lines: readonly string[], area: string): Record<string, unknown>[] {
+  return lines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.area === area);
+}
+
 /** Everything a test needs: a started sandbox and upstream clients pointed at it. */
 export interface UpstreamFixture {
   sandbox: Sandbox;

@@ -3,6 +3,7 @@ import { maskPan } from '../../src/lib/pan.ts';
 import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import {
+  areaLogEntries,
   containsDigitRun,
   leftover,
   panWith,
@@ -280,9 +281,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('logged every call at debug with area, method, path and status, and never a PAN', () => {
-    const calls = fixture.logLines
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((entry) => entry.area === 'card-interface');
+    const calls = areaLogEntries(fixture.logLines, 'card-interface');
     expect(calls.length).toBeGreaterThan(20);
     expect(calls).toContainEqual(
       expect.objectContaining({ level: 20, method: 'POST', path: CARDS, status: 201, msg: 'upstream call' }),
