@@ -17,7 +17,6 @@ import {
   startReceiver,
   startSandbox,
   type TestSandbox,
-  type Vault,
   verifiedBody,
   WAIT,
 } from '../support/fixtures.ts';
@@ -196,7 +195,12 @@ describe('delivery retries (contract §4)', () => {
    * webhook test card `pan` there and waits until one delivery to it has `outcome`.
    * @returns the receiver (the caller closes it) and the delivery records of its endpoint.
    */
-  async function deliverUntil(vault: Vault, pan: string, status: (n: number) => number, outcome: string) {
+  async function deliverUntil(
+    vault: Parameters<TestSandbox['enrol']>[0],
+    pan: string,
+    status: (n: number) => number,
+    outcome: string,
+  ) {
     const receiver = await startReceiver(status);
     const { id: endpointId } = t.sandbox.registerWebhookEndpoint(vault, {
       url: receiver.url,
