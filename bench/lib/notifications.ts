@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
+import { notification } from '../../test/support/notifications.ts';
 
 /**
- * A signed `au_card.updated` notification (contract §4) for the webhook receiver: a fresh
- * notification id, `timestamp` = now (ms precision: the subscriber side computes delivery latency
- * from it), masked numbers only.
+ * A signed `au_card.updated` notification (contract §4) for the webhook receiver, built by the test
+ * suite's notification builder: a fresh notification id, `timestamp`, `occurred_at` and `created_at`
+ * = now (ms precision: the subscriber side computes delivery latency from it), masked numbers only.
  * @returns the id, the JSON body, its `vgs-signature` header value and the event timestamp (ms).
  */
 export function signedCardNotification(
@@ -14,35 +15,15 @@ export function signedCardNotification(
 ): { id: string; body: string; signature: string; timestampMs: number } {
   const now = new Date();
   const iso = now.toISOString();
-  const id = randomUUID();
-  const details = JSON.stringify({
-    card_id: cardId,
-    occurred_at: iso,
-    new_account_number: '400021******2002',
-    old_account_number: '400021******2002',
-    new_expiration_date: '1230',
-    old_expiration_date: '1230',
-    exp_month: 12,
-    exp_year: 2030,
-    created_at: `${iso.slice(0, 19)}Z`,
-  });
-  const body = JSON.stringify({
-    id,
-    event: 'au_card.updated',
-    timestamp: iso,
-    description: 'Card account updater event sent',
-    details,
-    fingerprint: 'a'.repeat(64),
-    grouping: 'every_single',
-    integration_id: 'INTsandbox00000000000001',
-    occurrence: 1,
-    org_id: 'ACsandbox000000000000001',
-    producer: { application_name: 'account-updater', application_protocol: 'https' },
-    scope: 'cards',
+  const built = notification({
     tenant,
+    cardId,
+    timestamp: iso,
+    details: { occurred_at: iso, created_at: `${iso.slice(0, 19)}Z` },
   });
+  const body = JSON.stringify(built);
   return {
-    id,
+    id: built.id,
     body,
     signature: signWebhookBody(body, secret, Math.floor(now.getTime() / 1000)),
     timestampMs: now.getTime(),

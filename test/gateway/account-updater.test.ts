@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
+import type { It_Au_CheckMutation, MerchantInput } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
 import { member, useStack } from '../support/fixtures.ts';
 
@@ -159,18 +160,53 @@ const JCB = '3530111333300000';
 const VAULT1 = 'tntsandbox1';
 const VAULT2 = 'tntsandbox2';
 
+/** A billing address with every member filled, as the GraphQL input takes it and the card answers it. */
+const BILLING_ADDRESS = {
+  name: 'Grace Hopper',
+  company: 'Navy',
+  address1: '1 Main St',
+  address2: 'Floor 2',
+  city: 'Arlington',
+  region: 'VA',
+  country: 'US',
+  postalCode: '22201',
+  phone: '+1 555 0100',
+};
+
 describe('account updater v1 through GraphQL', () => {
   const t = useStack();
 
-  const enrol = (number: string, token: string, extra: { expYear?: number; vaultId?: string } = {}) =>
+  const enrol = (
+    number: string,
+    token: string,
+    extra: {
+      expYear?: number;
+      vaultId?: string;
+      merchant?: MerchantInput;
+    } = {},
+  ) =>
     t.stack.execute(
       Enrol,
       {
-        input: { name: 'Ada Lovelace', number, expMonth: 12, expYear: extra.expYear ?? 30 },
+        input: {
+          name: 'Ada Lovelace',
+          number,
+          expMonth: 12,
+          expYear: extra.expYear ?? 30,
+          ...(extra.merchant ? { merchant: extra.merchant } : {}),
+        },
         ...(extra.vaultId ? { vaultId: extra.vaultId } : {}),
       },
       token,
     );
+
+  /** The card of a successful enrolment answer; fails the test on an error member. */
+  const enrolledCard = (result: Awaited<ReturnType<typeof enrol>>) =>
+    member(result.data?.enrollAccountUpdaterCard, 'MutationEnrollAccountUpdaterCardSuccess').data;
+
+  /** The outcome of a successful check answer; fails the test on an error member. */
+  const checkedCard = (result: { data?: It_Au_CheckMutation | null }) =>
+    member(result.data?.checkAccountUpdaterCard, 'MutationCheckAccountUpdaterCardSuccess').data;
 
   const readCard = (cardId: string, token: string) => t.stack.execute(ReadCard, { cardId }, token);
 
@@ -194,7 +230,7 @@ describe('account updater v1 through GraphQL', () => {
       { input: { name: 'Ada Lovelace', number: pan, expMonth: 12, expYear: 30 } },
       t.vault1Token,
     );
-    return member(result.data?.checkAccountUpdaterCard, 'MutationCheckAccountUpdaterCardSuccess').data.number;
+    return checkedCard(result).number;
   }
 
   it('lists every card of contract §5.1 to §5.3 in these tables', () => {
@@ -215,10 +251,7 @@ describe('account updater v1 through GraphQL', () => {
     it.each(IMMEDIATE_CARDS)('%s answers ENROLLED with event %s', async (pan, event, update) => {
       const result = await enrol(pan, t.vault1Token);
       expect(result.status).toBe(200);
-      const card = member(
-        result.data?.enrollAccountUpdaterCard,
-        'MutationEnrollAccountUpdaterCardSuccess',
-      ).data;
+      const card = enrolledCard(result);
       expect(card).toMatchObject({
         vaultId: VAULT1,
         name: 'Ada Lovelace',
@@ -259,10 +292,7 @@ describe('account updater v1 through GraphQL', () => {
   describe('enrollAccountUpdaterCard, outcome by notification (contract §5.2)', () => {
     it.each(WEBHOOK_CARDS)('%s answers ENROLLING with no event yet', async (pan) => {
       const result = await enrol(pan, t.vault1Token);
-      const card = member(
-        result.data?.enrollAccountUpdaterCard,
-        'MutationEnrollAccountUpdaterCardSuccess',
-      ).data;
+      const card = enrolledCard(result);
       expect(card).toMatchObject({
         vaultId: VAULT1,
         name: 'Ada Lovelace',
@@ -289,25 +319,12 @@ describe('account updater v1 through GraphQL', () => {
             number: NORMAL_VISA,
             expMonth: 7,
             expYear: 31,
-            billingAddress: {
-              name: 'Grace Hopper',
-              company: 'Navy',
-              address1: '1 Main St',
-              address2: 'Floor 2',
-              city: 'Arlington',
-              region: 'VA',
-              country: 'US',
-              postalCode: '22201',
-              phone: '+1 555 0100',
-            },
+            billingAddress: BILLING_ADDRESS,
           },
         },
         t.vault1Token,
       );
-      const enrolled = member(
-        result.data?.enrollAccountUpdaterCard,
-        'MutationEnrollAccountUpdaterCardSuccess',
-      ).data;
+      const enrolled = enrolledCard(result);
       expect(enrolled).toMatchObject({
         name: 'Grace Hopper',
         expMonth: 7,
@@ -315,17 +332,7 @@ describe('account updater v1 through GraphQL', () => {
         state: 'ENROLLING',
         event: null,
         capabilities: [],
-        billingAddress: {
-          name: 'Grace Hopper',
-          company: 'Navy',
-          address1: '1 Main St',
-          address2: 'Floor 2',
-          city: 'Arlington',
-          region: 'VA',
-          country: 'US',
-          postalCode: '22201',
-          phone: '+1 555 0100',
-        },
+        billingAddress: BILLING_ADDRESS,
       });
       expectAliasOf(enrolled.number, NORMAL_VISA);
 
@@ -348,10 +355,7 @@ describe('account updater v1 through GraphQL', () => {
 
     it('hides a vault-1 card from a vault-2 token (CardNotFoundError)', async () => {
       const result = await enrol(NORMAL_MASTERCARD, t.vault1Token);
-      const { cardId } = member(
-        result.data?.enrollAccountUpdaterCard,
-        'MutationEnrollAccountUpdaterCardSuccess',
-      ).data;
+      const { cardId } = enrolledCard(result);
       expect(
         member(
           (await readCard(cardId, t.vault1Token)).data?.accountUpdaterCard,
@@ -374,10 +378,7 @@ describe('account updater v1 through GraphQL', () => {
   describe('node(id) of an AccountUpdaterCard', () => {
     it('answers the card in its vault and null for another vault', async () => {
       const result = await enrol(NORMAL_VISA, t.vault1Token);
-      const enrolled = member(
-        result.data?.enrollAccountUpdaterCard,
-        'MutationEnrollAccountUpdaterCardSuccess',
-      ).data;
+      const enrolled = enrolledCard(result);
       expect(Buffer.from(enrolled.id, 'base64').toString('utf8')).toBe(
         `AccountUpdaterCard:${VAULT1}:${enrolled.cardId}`,
       );
@@ -418,10 +419,7 @@ describe('account updater v1 through GraphQL', () => {
           { input: { name: 'Ada Lovelace', number: pan, expMonth: 12, expYear: 30 } },
           t.vault1Token,
         );
-        const data = member(
-          result.data?.checkAccountUpdaterCard,
-          'MutationCheckAccountUpdaterCardSuccess',
-        ).data;
+        const data = checkedCard(result);
         expect(data).toMatchObject({
           event: 'NON_PARTICIPATING',
           failureCode: 'account-updater-not-supported',
@@ -440,19 +438,9 @@ describe('account updater v1 through GraphQL', () => {
       expect(missing.code).toBe('invalid-input');
       expect(missing.issues.map((issue) => issue.path)).toEqual([['input', 'merchant', 'serviceMerchantId']]);
 
-      const withoutId = await t.stack.execute(
-        Enrol,
-        {
-          input: {
-            name: 'Ada Lovelace',
-            number: NORMAL_VISA,
-            expMonth: 12,
-            expYear: 30,
-            merchant: { subMerchantName: 'Corner Shop' },
-          },
-        },
-        t.vault2Token,
-      );
+      const withoutId = await enrol(NORMAL_VISA, t.vault2Token, {
+        merchant: { subMerchantName: 'Corner Shop' },
+      });
       const missingId = member(withoutId.data?.enrollAccountUpdaterCard, 'InputValidationError');
       expect(missingId.issues.map((issue) => issue.path)).toEqual([
         ['input', 'merchant', 'serviceMerchantId'],
@@ -462,42 +450,19 @@ describe('account updater v1 through GraphQL', () => {
     });
 
     it('answers MerchantNotFoundError for an unknown serviceMerchantId', async () => {
-      const result = await t.stack.execute(
-        Enrol,
-        {
-          input: {
-            name: 'Ada Lovelace',
-            number: NORMAL_VISA,
-            expMonth: 12,
-            expYear: 30,
-            merchant: { serviceMerchantId: 'SMunknownmerchant000001', subMerchantName: 'Corner Shop' },
-          },
-        },
-        t.vault2Token,
-      );
+      const result = await enrol(NORMAL_VISA, t.vault2Token, {
+        merchant: { serviceMerchantId: 'SMunknownmerchant000001', subMerchantName: 'Corner Shop' },
+      });
       expect(member(result.data?.enrollAccountUpdaterCard, 'MerchantNotFoundError').code).toBe(
         'merchant-not-found',
       );
     });
 
     it('enrols on behalf of a named merchant and echoes it', async () => {
-      const result = await t.stack.execute(
-        Enrol,
-        {
-          input: {
-            name: 'Ada Lovelace',
-            number: NORMAL_VISA,
-            expMonth: 12,
-            expYear: 30,
-            merchant: { serviceMerchantId: 'SMsandbox2merchant00002', subMerchantName: 'Corner Shop' },
-          },
-        },
-        t.vault2Token,
-      );
-      const card = member(
-        result.data?.enrollAccountUpdaterCard,
-        'MutationEnrollAccountUpdaterCardSuccess',
-      ).data;
+      const result = await enrol(NORMAL_VISA, t.vault2Token, {
+        merchant: { serviceMerchantId: 'SMsandbox2merchant00002', subMerchantName: 'Corner Shop' },
+      });
+      const card = enrolledCard(result);
       expect(card).toMatchObject({
         vaultId: VAULT2,
         state: 'ENROLLING',
@@ -510,23 +475,10 @@ describe('account updater v1 through GraphQL', () => {
     });
 
     it('resolves the only merchant of tntsandbox1 without serviceMerchantId', async () => {
-      const result = await t.stack.execute(
-        Enrol,
-        {
-          input: {
-            name: 'Ada Lovelace',
-            number: '5100260000291003',
-            expMonth: 12,
-            expYear: 30,
-            merchant: { subMerchantName: 'Corner Shop' },
-          },
-        },
-        t.vault1Token,
-      );
-      const card = member(
-        result.data?.enrollAccountUpdaterCard,
-        'MutationEnrollAccountUpdaterCardSuccess',
-      ).data;
+      const result = await enrol('5100260000291003', t.vault1Token, {
+        merchant: { subMerchantName: 'Corner Shop' },
+      });
+      const card = enrolledCard(result);
       expect(card.merchant).toEqual({
         serviceMerchantId: 'SMsandbox1merchant00001',
         subMerchantName: 'Corner Shop',
@@ -544,10 +496,7 @@ describe('account updater v1 through GraphQL', () => {
         { input: { name: 'Ada Lovelace', number: pan, expMonth: 11, expYear: 29, cvv: CVV } },
         t.vault1Token,
       );
-      const data = member(
-        result.data?.checkAccountUpdaterCard,
-        'MutationCheckAccountUpdaterCardSuccess',
-      ).data;
+      const data = checkedCard(result);
       expect(data).toMatchObject({
         name: 'Ada Lovelace',
         expMonth: 11,
@@ -577,17 +526,11 @@ describe('account updater v1 through GraphQL', () => {
         );
 
         const enrolment = await enrol(pan, t.vault1Token);
-        const { cardId } = member(
-          enrolment.data?.enrollAccountUpdaterCard,
-          'MutationEnrollAccountUpdaterCardSuccess',
-        ).data;
+        const { cardId } = enrolledCard(enrolment);
         await waitUntilEnrolled(cardId, t.vault1Token);
 
         const after = await check();
-        const data = member(
-          after.data?.checkAccountUpdaterCard,
-          'MutationCheckAccountUpdaterCardSuccess',
-        ).data;
+        const data = checkedCard(after);
         expect(data).toMatchObject({ expMonth: 11, expYear: 29, event, failureCode: null });
         expectAliasOf(data.number, update === 'number' ? replacementPan(pan) : pan);
         const text = JSON.stringify([before, after]);
@@ -610,10 +553,7 @@ describe('account updater v1 through GraphQL', () => {
         },
         t.vault2Token,
       );
-      const data = member(
-        result.data?.checkAccountUpdaterCard,
-        'MutationCheckAccountUpdaterCardSuccess',
-      ).data;
+      const data = checkedCard(result);
       expect(data.merchant).toEqual({
         serviceMerchantId: 'SMsandbox2merchant00001',
         subMerchantName: 'Corner Shop',

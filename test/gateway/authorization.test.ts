@@ -1,6 +1,7 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
+import { CreateCard, EnrolCard } from '../support/documents.ts';
 import { type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts';
 
 /**
@@ -8,16 +9,6 @@ import { type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts'
  * scopes per endpoint of "Scopes per endpoint"): no token, a token without the scope, the vault
  * choice, and an expired token. None of these failures may reach the upstream.
  */
-
-const CreateCard = graphql(`
-  mutation IT_AZ_CreateCard($input: CreateCardInput!, $vaultId: String) {
-    createCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationCreateCardSuccess { data { id cardId vaultId } }
-      ...ErrorFields
-    }
-  }
-`);
 
 const ReadCard = graphql(`
   query IT_AZ_ReadCard($cardId: String!, $vaultId: String) {
@@ -34,16 +25,6 @@ const ReadAccountUpdaterCard = graphql(`
     accountUpdaterCard(cardId: $cardId, vaultId: $vaultId) {
       __typename
       ... on QueryAccountUpdaterCardSuccess { data { cardId } }
-      ...ErrorFields
-    }
-  }
-`);
-
-const Enrol = graphql(`
-  mutation IT_AZ_Enrol($input: EnrollAccountUpdaterCardInput!, $vaultId: String) {
-    enrollAccountUpdaterCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId vaultId } }
       ...ErrorFields
     }
   }
@@ -134,7 +115,7 @@ describe('authorization through GraphQL', () => {
       stack.execute(CreateCard, { input: NEW_CARD, ...vault }, token),
       stack.execute(ReadCard, { cardId, ...vault }, token),
       stack.execute(ReadAccountUpdaterCard, { cardId: UNKNOWN_CARD_ID, ...vault }, token),
-      stack.execute(Enrol, { input: ENROL_CARD, ...vault }, token),
+      stack.execute(EnrolCard, { input: ENROL_CARD, ...vault }, token),
       stack.execute(CheckAccountUpdaterCard, { input: ENROL_CARD, ...vault }, token),
       stack.execute(Subscribe, { cardId, ...vault }, token),
       stack.execute(Unsubscribe, { cardId, ...vault }, token),
@@ -230,7 +211,7 @@ describe('authorization through GraphQL', () => {
     // client must get the typed result, never a bare top-level error.
     it.each([
       ['createCard', () => stack.execute(CreateCard, { input: NEW_CARD }, writeOnlyToken)],
-      ['enrollAccountUpdaterCard', () => stack.execute(Enrol, { input: ENROL_CARD }, writeOnlyToken)],
+      ['enrollAccountUpdaterCard', () => stack.execute(EnrolCard, { input: ENROL_CARD }, writeOnlyToken)],
     ] as const)('answers the %s result to a cards:write-only token', async (field, run) => {
       const result = await run();
       expect(result.errors).toBeUndefined();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { It4_Ca_AttributesFieldsFragment } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
+import { CreateCard } from '../support/documents.ts';
 import { member, US_PERSONAL_16_DIGITS, useStack } from '../support/fixtures.ts';
 
 /**
@@ -36,16 +37,6 @@ const Lookup = graphql(`
     cardAttributes(number: $number, vaultId: $vaultId) {
       __typename
       ... on QueryCardAttributesSuccess { data { ...IT4_CA_AttributesFields } }
-      ...ErrorFields
-    }
-  }
-`);
-
-const CreateCard = graphql(`
-  mutation IT4_CA_CreateCard($input: CreateCardInput!, $vaultId: String) {
-    createCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationCreateCardSuccess { data { panAlias cvcAlias } }
       ...ErrorFields
     }
   }

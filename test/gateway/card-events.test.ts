@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
 import { graphql } from '../generated/index.ts';
+import { EnrolCard } from '../support/documents.ts';
 import {
   assertNoTestPanIn,
   collect,
@@ -38,16 +39,6 @@ const CardEvents = graphql(`
   }
 `);
 
-const Enrol = graphql(`
-  mutation CE_Enrol($input: EnrollAccountUpdaterCardInput!, $vaultId: String) {
-    enrollAccountUpdaterCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId state } }
-      ...ErrorFields
-    }
-  }
-`);
-
 /** Vault 2 registers two merchants, so its enrolments name one (gap decisions, merchants). */
 const VAULT2_MERCHANT = { serviceMerchantId: 'SMsandbox2merchant00001', subMerchantName: 'Corner Shop' };
 
@@ -64,7 +55,7 @@ async function enrol(
     expYear: 30,
     ...(merchant ? { merchant } : {}),
   };
-  const result = await stack.execute(Enrol, { input }, token);
+  const result = await stack.execute(EnrolCard, { input }, token);
   const payload = result.data?.enrollAccountUpdaterCard;
   if (payload?.__typename !== 'MutationEnrollAccountUpdaterCardSuccess')
     throw new Error(`enrolment failed: ${JSON.stringify(result)}`);

@@ -8,6 +8,7 @@ import {
   postNotification,
   type Stack,
   startStack,
+  useStack,
   waitForSubscribers,
 } from '../support/fixtures.ts';
 import { openSse, readEvents } from '../support/sse.ts';
@@ -56,20 +57,16 @@ async function rawConnection(url: string) {
 }
 
 describe('token lifetime on SSE (class 2)', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   it('ends an SSE subscription with a token-expired error at exp and stops its source', async () => {
-    const token = await stack.token({ vaults: [VAULT], expiresInS: 2 });
+    const token = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
     const openedAt = Date.now();
-    const stream = await openSse(stack.url, { query: CARD_EVENTS }, token);
+    const stream = await openSse(t.stack.url, { query: CARD_EVENTS }, token);
     expect(stream.status).toBe(200);
-    await waitForSubscribers(stack.app, VAULT, 1);
+    await waitForSubscribers(t.stack.app, VAULT, 1);
     const before = notification();
-    expect((await postNotification(stack.url, before)).status).toBe(200);
+    expect((await postNotification(t.stack.url, before)).status).toBe(200);
     const events = await readEvents(stream, Number.POSITIVE_INFINITY, 8_000);
     // The token lives at most 2 s; the stream ended on its own, well before the 8 s read timeout.
     expect(Date.now() - openedAt).toBeLessThan(4_000);
@@ -84,22 +81,18 @@ describe('token lifetime on SSE (class 2)', () => {
       ],
     });
     // The subscription left the event stream: no more events, no more card reads for it.
-    await expect.poll(() => stack.app.events!.subscriberCount(VAULT)).toBe(0);
+    await expect.poll(() => t.stack.app.events!.subscriberCount(VAULT)).toBe(0);
   });
 });
 
 describe('one bad document fails alone over graphql-ws (class 4)', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   it('answers a syntax error, a validation error and limit breaches with error messages; the socket and its subscription stay', async () => {
-    const token = await stack.token({ vaults: [VAULT] });
-    const { socket, messages, closeCode } = await openGraphqlWs(stack.url, token);
+    const token = await t.stack.token({ vaults: [VAULT] });
+    const { socket, messages, closeCode } = await openGraphqlWs(t.stack.url, token);
     socket.send(JSON.stringify({ id: 'live', type: 'subscribe', payload: { query: CARD_EVENTS } }));
-    await waitForSubscribers(stack.app, VAULT, 1);
+    await waitForSubscribers(t.stack.app, VAULT, 1);
 
     const bad: Record<string, string> = {
       syntax: 'subscription { cardEvents { id ',
@@ -124,7 +117,7 @@ describe('one bad document fails alone over graphql-ws (class 4)', () => {
     expect(closeCode()).toBeUndefined();
     expect(socket.readyState).toBe(WebSocket.OPEN);
     const after = notification();
-    expect((await postNotification(stack.url, after)).status).toBe(200);
+    expect((await postNotification(t.stack.url, after)).status).toBe(200);
     await expect
       .poll(() => messages.find((m) => m.id === 'live' && m.type === 'next'))
       .toEqual({ id: 'live', type: 'next', payload: { data: { cardEvents: { id: after.id } } } });

@@ -6,6 +6,7 @@ import type {
   EnrollAccountUpdaterCardInput,
 } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
+import { CreateCard, EnrolCard } from '../support/documents.ts';
 import { postGraphql, type Stack, startStack } from '../support/fixtures.ts';
 
 /**
@@ -13,26 +14,6 @@ import { postGraphql, type Stack, startStack } from '../support/fixtures.ts';
  * `invalid-input` with the exact paths of the bad fields, never echoes a submitted PAN or CVC, and
  * sends nothing upstream (checked on the embedded sandbox's request log).
  */
-
-const CreateCard = graphql(`
-  mutation IT_IV_CreateCard($input: CreateCardInput!, $vaultId: String) {
-    createCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationCreateCardSuccess { data { cardId panAlias } }
-      ...ErrorFields
-    }
-  }
-`);
-
-const Enrol = graphql(`
-  mutation IT_IV_Enrol($input: EnrollAccountUpdaterCardInput!) {
-    enrollAccountUpdaterCard(input: $input) {
-      __typename
-      ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId } }
-      ...ErrorFields
-    }
-  }
-`);
 
 const Check = graphql(`
   mutation IT_IV_Check($input: CheckAccountUpdaterCardInput!) {
@@ -278,7 +259,7 @@ describe('input validation through GraphQL', () => {
       ],
     ])('enrollAccountUpdaterCard rejects %s', async (_case, change, expectedPaths, secrets) => {
       const input = { ...VALID_ENROLMENT, ...change };
-      const result = await withoutUpstream(() => stack.execute(Enrol, { input }, token));
+      const result = await withoutUpstream(() => stack.execute(EnrolCard, { input }, token));
       expect(result.errors).toBeUndefined();
       expect(paths(invalidInput(result.data?.enrollAccountUpdaterCard))).toEqual(expectedPaths);
       expectNoEcho(result, VISA, ...secrets);

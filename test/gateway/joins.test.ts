@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { graphql } from '../generated/index.ts';
+import { EnrolCard, ProvisionToken } from '../support/documents.ts';
 import { BULK_TEST_PANS, member, useStack } from '../support/fixtures.ts';
 
 /**
@@ -13,16 +14,6 @@ import { BULK_TEST_PANS, member, useStack } from '../support/fixtures.ts';
  * by card-events.test.ts.
  */
 
-const Enrol = graphql(`
-  mutation IT4_JN_Enrol($input: EnrollAccountUpdaterCardInput!) {
-    enrollAccountUpdaterCard(input: $input) {
-      __typename
-      ... on MutationEnrollAccountUpdaterCardSuccess { data { id cardId number state } }
-      ...ErrorFields
-    }
-  }
-`);
-
 const States = graphql(`
   query IT4_JN_States($ids: [ID!]!) {
     nodes(ids: $ids) { __typename ... on AccountUpdaterCard { cardId state } }
@@ -34,16 +25,6 @@ const JoinedNodes = graphql(`
     nodes(ids: $ids) {
       __typename
       ... on AccountUpdaterCard { cardId networkToken { state } attributes { brand } }
-    }
-  }
-`);
-
-const Provision = graphql(`
-  mutation IT4_JN_Provision($input: ProvisionNetworkTokenInput!) {
-    provisionNetworkToken(input: $input) {
-      __typename
-      ... on MutationProvisionNetworkTokenSuccess { data { panAlias state } }
-      ...ErrorFields
     }
   }
 `);
@@ -198,7 +179,7 @@ describe('joins through GraphQL', () => {
   /** Enrols `pan` in vault 1 (expiry 12/30). */
   async function enrol(pan: string, name = 'Bulk Holder') {
     const result = await t.stack.execute(
-      Enrol,
+      EnrolCard,
       { input: { name, number: pan, expMonth: 12, expYear: 30 } },
       t.vault1Token,
     );
@@ -208,7 +189,7 @@ describe('joins through GraphQL', () => {
   /** Provisions a token for `panAlias` (expiry 12/30) and waits until it reached its final state. */
   async function provisionAndWait(panAlias: string, timeoutMs = 3_000) {
     const provisioned = await t.stack.execute(
-      Provision,
+      ProvisionToken,
       { input: { panAlias, expMonth: 12, expYear: 30 } },
       t.vault1Token,
     );

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { graphql } from '../generated/index.ts';
+import { CreateCard, ProvisionToken } from '../support/documents.ts';
 import { collect, useStack } from '../support/fixtures.ts';
 
 /**
@@ -29,26 +30,6 @@ const NetworkTokenEvents = graphql(`
         ... on NetworkTokenEventTokenSuccess { data { panAlias vaultId state usable networkTokenLast4 cardLast4 } }
         ... on Error { code }
       }
-    }
-  }
-`);
-
-const CreateCard = graphql(`
-  mutation NTE_CreateCard($input: CreateCardInput!, $vaultId: String) {
-    createCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationCreateCardSuccess { data { panAlias } }
-      ...ErrorFields
-    }
-  }
-`);
-
-const Provision = graphql(`
-  mutation NTE_Provision($input: ProvisionNetworkTokenInput!, $vaultId: String) {
-    provisionNetworkToken(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationProvisionNetworkTokenSuccess { data { state } }
-      ...ErrorFields
     }
   }
 `);
@@ -84,13 +65,13 @@ describe('networkTokenEvents subscription', () => {
   /** Requests a network token for `panAlias` in vault 1; the answer is PENDING, the outcome a webhook. */
   async function provision(panAlias: string): Promise<void> {
     const result = await t.stack.execute(
-      Provision,
+      ProvisionToken,
       { input: { panAlias, expMonth: 11, expYear: 29 } },
       t.vault1Token,
     );
     expect(result.data?.provisionNetworkToken).toEqual({
       __typename: 'MutationProvisionNetworkTokenSuccess',
-      data: { state: 'PENDING' },
+      data: { panAlias, state: 'PENDING' },
     });
   }
 

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import type { ProvisionNetworkTokenInput } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
+import { CreateCard } from '../support/documents.ts';
 import { member, useStack } from '../support/fixtures.ts';
 
 /**
@@ -28,16 +29,6 @@ graphql(`
     holderInfo { name email phoneNumber billingAddress { name address1 city } }
     createdAt
     updatedAt
-  }
-`);
-
-const CreateCard = graphql(`
-  mutation IT4_NT_CreateCard($input: CreateCardInput!, $vaultId: String) {
-    createCard(input: $input, vaultId: $vaultId) {
-      __typename
-      ... on MutationCreateCardSuccess { data { cardId panAlias } }
-      ...ErrorFields
-    }
   }
 `);
 

@@ -1,7 +1,7 @@
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
-import { type Stack, startStack } from '../support/fixtures.ts';
+import { useStack } from '../support/fixtures.ts';
 
 const Viewer = graphql(`
   query SmokeViewer {
@@ -10,39 +10,31 @@ const Viewer = graphql(`
 `);
 
 describe('gateway smoke', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   it('answers viewer for a valid token and null without one', async () => {
-    const token = await stack.token({ vaults: ['tntsandbox2'], scopes: ['cards:read'], subject: 'smoke' });
-    const withToken = await stack.execute(Viewer, {}, token);
+    const token = await t.stack.token({ vaults: ['tntsandbox2'], scopes: ['cards:read'], subject: 'smoke' });
+    const withToken = await t.stack.execute(Viewer, {}, token);
     expect(withToken.data).toEqual({
       viewer: { subject: 'smoke', vaults: ['tntsandbox2'], scopes: ['cards:read'] },
     });
-    const anonymous = await stack.execute(Viewer, {}, null);
+    const anonymous = await t.stack.execute(Viewer, {}, null);
     expect(anonymous.data).toEqual({ viewer: null });
   });
 
   it('rejects a token signed with another secret with 401 and code invalid-token', async () => {
-    const result = await stack.execute(Viewer, {}, 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl');
+    const result = await t.stack.execute(Viewer, {}, 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl');
     expect(result.status).toBe(401);
     expect(result.errors?.[0]?.extensions?.code).toBe('invalid-token');
   });
 });
 
 describe('operation limits (graphql-armor)', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   async function post(query: string) {
-    const token = await stack.token();
-    const response = await request(`${stack.url}/graphql`, {
+    const token = await t.stack.token();
+    const response = await request(`${t.stack.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query }),
@@ -54,7 +46,7 @@ describe('operation limits (graphql-armor)', () => {
   }
 
   it('refuses more than 15 aliases and nesting deeper than 12 before any upstream call', async () => {
-    const before = stack.sandbox!.requests().length;
+    const before = t.stack.sandbox!.requests().length;
     const aliases = await post(
       `{ ${Array.from({ length: 16 }, (_, i) => `v${i}: viewer { subject }`).join(' ')} }`,
     );
@@ -65,6 +57,6 @@ describe('operation limits (graphql-armor)', () => {
         : `... on Organization { members { edges { node { vaults { vault { ${nested(depth - 1)} } } } } } }`;
     const deep = await post(`{ node(id: "x") { ${nested(2)} } }`);
     expect(deep.body.errors?.[0]?.message).toContain('Query depth limit of 12 exceeded');
-    expect(stack.sandbox!.requests().length).toBe(before);
+    expect(t.stack.sandbox!.requests().length).toBe(before);
   });
 });

@@ -3,6 +3,7 @@ import { type ExecutionResult, print } from 'graphql';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
+import { EnrolCard } from '../support/documents.ts';
 import {
   BULK_TEST_PANS,
   collect,
@@ -238,16 +239,6 @@ const LiveCardsWithTokens = graphql(`
   }
 `);
 
-const EnrolForBudget = graphql(`
-  mutation HD_UC_Enrol($input: EnrollAccountUpdaterCardInput!) {
-    enrollAccountUpdaterCard(input: $input) {
-      __typename
-      ... on MutationEnrollAccountUpdaterCardSuccess { data { cardId } }
-      ...ErrorFields
-    }
-  }
-`);
-
 describe('UPSTREAM_CALL_BUDGET=2 on a subscription', () => {
   const g = gateway({ UPSTREAM_CALL_BUDGET: '2' });
 
@@ -258,7 +249,7 @@ describe('UPSTREAM_CALL_BUDGET=2 on a subscription', () => {
     const cardIds: string[] = [];
     for (const pan of BULK_TEST_PANS.slice(0, 3)) {
       const result = await g.stack.execute(
-        EnrolForBudget,
+        EnrolCard,
         { input: { name: 'Budget Holder', number: pan, expMonth: 12, expYear: 30 } },
         g.token,
       );

@@ -23,15 +23,14 @@ describe('useRequestId', () => {
       logging: false,
     });
     const record = createRequestRecord('req-masked-1');
-    const response = await yoga.fetch(
-      'http://localhost/graphql',
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: '{ broken fine }' }),
-      },
-      { requestRecord: record },
-    );
+    /** POSTs `query` to the Yoga instance as one HTTP request carrying `record`. */
+    const post = (query: string) =>
+      yoga.fetch(
+        'http://localhost/graphql',
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) },
+        { requestRecord: record },
+      );
+    const response = await post('{ broken fine }');
     const body = (await response.json()) as {
       data: unknown;
       errors: { message: string; extensions: unknown }[];
@@ -45,15 +44,7 @@ describe('useRequestId', () => {
         extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'req-masked-1' },
       },
     ]);
-    const fine = await yoga.fetch(
-      'http://localhost/graphql',
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: '{ fine }' }),
-      },
-      { requestRecord: record },
-    );
+    const fine = await post('{ fine }');
     expect(await fine.json()).toEqual({ data: { fine: 'ok' } });
   });
 

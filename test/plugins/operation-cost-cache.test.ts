@@ -1,9 +1,9 @@
 import { parse } from 'graphql';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { operationCost } from '../../src/plugins/operation-cost.ts';
 import { schema } from '../../src/schema/index.ts';
-import { type Stack, startStack } from '../support/fixtures.ts';
+import { useStack } from '../support/fixtures.ts';
 
 /**
  * The operation cost is remembered per parsed document when it reads no variable
@@ -35,16 +35,12 @@ describe('operationCost readsVariables', () => {
 });
 
 describe('operation cost cache', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack();
-  });
-  afterAll(() => stack.stop());
+  const t = useStack();
 
   async function post(query: string, variables?: Record<string, unknown>) {
-    const response = await request(`${stack.url}/graphql`, {
+    const response = await request(`${t.stack.url}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await stack.token()}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await t.stack.token()}` },
       body: JSON.stringify({ query, variables }),
     });
     const body = (await response.body.json()) as { errors?: { extensions?: { code?: string } }[] };

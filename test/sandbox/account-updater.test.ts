@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
+  expectSandboxErrorAnswer,
   SANDBOX_BILLING_ADDRESS,
-  sandboxError,
   startSandbox,
   type TestSandbox,
   WAIT,
@@ -105,13 +105,7 @@ describe('POST /account-updater/cards: normal cards', () => {
     expect(viaTok.body.data.number).toBe(first.body.data.number);
 
     const foreign = await enrolCard(first.body.data.number, { merchant: MERCHANT_2 }, token2);
-    expect(foreign.status).toBe(400);
-    expect(foreign.body.errors[0]).toEqual({
-      status: '400',
-      code: 'bad-request',
-      detail: 'number: unknown alias',
-      source: { pointer: '/number' },
-    });
+    expectSandboxErrorAnswer(foreign, 400, 'bad-request', 'number: unknown alias', '/number');
   });
 });
 
@@ -147,14 +141,12 @@ describe('POST /account-updater/cards: test cards of §5.1 and §5.2', () => {
 
   it('1099 answers 422 account-updater-not-supported', async () => {
     const response = await enrolCard('5100260000991099');
-    expect(response.status).toBe(422);
-    expect(response.body.errors).toEqual([
-      sandboxError(
-        422,
-        'account-updater-not-supported',
-        'account updater is not supported for this card (sandbox test card)',
-      ),
-    ]);
+    expectSandboxErrorAnswer(
+      response,
+      422,
+      'account-updater-not-supported',
+      'account updater is not supported for this card (sandbox test card)',
+    );
   });
 
   const WEBHOOK = SANDBOX_TEST_CARDS.filter((c) => c.table === 'enrolment-webhook');
@@ -189,15 +181,13 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
     const noName = await enrolCard('4111111111111111', {
       merchant: { service_merchant_id: 'SMsandbox1merchant00001' },
     });
-    expect(noName.status).toBe(400);
-    expect(noName.body.errors).toEqual([
-      sandboxError(
-        400,
-        'bad-request',
-        'merchant.sub_merchant_name is required when submitting on behalf of a merchant',
-        '/merchant/sub_merchant_name',
-      ),
-    ]);
+    expectSandboxErrorAnswer(
+      noName,
+      400,
+      'bad-request',
+      'merchant.sub_merchant_name is required when submitting on behalf of a merchant',
+      '/merchant/sub_merchant_name',
+    );
     const unknown = await enrolCard('4111111111111111', {
       merchant: { service_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'x' },
     });
@@ -207,15 +197,13 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
 
   it('vault 2 (two merchants): service_merchant_id required, each merchant echoed', async () => {
     const missing = await enrolCard('4111111111111111', {}, token2);
-    expect(missing.status).toBe(400);
-    expect(missing.body.errors).toEqual([
-      sandboxError(
-        400,
-        'bad-request',
-        'merchant.service_merchant_id is required: several merchants are registered in this vault',
-        '/merchant/service_merchant_id',
-      ),
-    ]);
+    expectSandboxErrorAnswer(
+      missing,
+      400,
+      'bad-request',
+      'merchant.service_merchant_id is required: several merchants are registered in this vault',
+      '/merchant/service_merchant_id',
+    );
     const nameOnly = await enrolCard('4111111111111111', { merchant: { sub_merchant_name: 'Shop' } }, token2);
     expect(nameOnly.status).toBe(400);
     expect(nameOnly.body.errors[0].source.pointer).toBe('/merchant/service_merchant_id');
@@ -229,10 +217,12 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
       { merchant: { service_merchant_id: 'SMsandbox2merchant00003', sub_merchant_name: 'x' } },
       token2,
     );
-    expect(unknown.status).toBe(404);
-    expect(unknown.body.errors).toEqual([
-      sandboxError(404, 'merchant-not-found', 'no merchant with this service_merchant_id in the vault'),
-    ]);
+    expectSandboxErrorAnswer(
+      unknown,
+      404,
+      'merchant-not-found',
+      'no merchant with this service_merchant_id in the vault',
+    );
     for (const [id, mid] of [
       ['SMsandbox2merchant00001', 200001],
       ['SMsandbox2merchant00002', 200002],
@@ -339,14 +329,12 @@ describe('POST /account-updater/card-check', () => {
   ])('Amex/Discover %s: 422 until enrolled in the vault, then %s', async (pan, event) => {
     const body = { number: pan, exp_month: 4, exp_year: 28 };
     const refused = await cardCheck(body);
-    expect(refused.status).toBe(422);
-    expect(refused.body.errors).toEqual([
-      sandboxError(
-        422,
-        'account-updater-not-supported',
-        'American Express and Discover cards can be checked only when enrolled in account updater',
-      ),
-    ]);
+    expectSandboxErrorAnswer(
+      refused,
+      422,
+      'account-updater-not-supported',
+      'American Express and Discover cards can be checked only when enrolled in account updater',
+    );
     const enrolled = await enrolCard(pan);
     expect(enrolled.body.data.state).toBe('enrolling');
     expect((await cardCheck(body)).status).toBe(422);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { sandboxError, startSandbox, type TestSandbox } from '../support/fixtures.ts';
+import { expectSandboxErrorAnswer, startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 const JSON_API = 'application/vnd.api+json';
 const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;
@@ -201,10 +201,13 @@ describe('POST /card-interface/cards', () => {
     const first = await createCard({ pan: '5555555555554444', cvc: '737', exp_month: 5, exp_year: 32 });
     const { pan_alias, cvc_alias } = first.body.data.attributes;
     const otherPan = await createCard({ pan: '4111111111111111', pan_alias, exp_month: 5, exp_year: 32 });
-    expect(otherPan.status).toBe(400);
-    expect(otherPan.body.errors).toEqual([
-      sandboxError(400, 'bad-request', 'pan_alias: is not the alias of pan', '/data/attributes/pan_alias'),
-    ]);
+    expectSandboxErrorAnswer(
+      otherPan,
+      400,
+      'bad-request',
+      'pan_alias: is not the alias of pan',
+      '/data/attributes/pan_alias',
+    );
     const otherCvc = await createCard({
       pan: '5555555555554444',
       cvc: '738',
@@ -212,10 +215,13 @@ describe('POST /card-interface/cards', () => {
       exp_month: 5,
       exp_year: 32,
     });
-    expect(otherCvc.status).toBe(400);
-    expect(otherCvc.body.errors).toEqual([
-      sandboxError(400, 'bad-request', 'cvc_alias: is not the alias of cvc', '/data/attributes/cvc_alias'),
-    ]);
+    expectSandboxErrorAnswer(
+      otherCvc,
+      400,
+      'bad-request',
+      'cvc_alias: is not the alias of cvc',
+      '/data/attributes/cvc_alias',
+    );
     expect(`${otherPan.text}${otherCvc.text}`).not.toMatch(/4111111111111111|5555555555554444|737|738/);
   });
 

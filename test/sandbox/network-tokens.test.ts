@@ -73,6 +73,9 @@ async function formatPreservingAliasOf(pan: string, token = token1): Promise<str
 }
 
 const provision = (body: unknown, token = token1) => t.call('POST', PATH, { token, body });
+/** Provisions `alias` expiring `exp_month`/`exp_year`, with `holder_info` when given. */
+const provisionAlias = (alias: string, exp_month: number, exp_year: number, holder_info?: unknown) =>
+  provision({ pan_alias: alias, exp_month, exp_year, ...(holder_info === undefined ? {} : { holder_info }) });
 const getToken = (alias: string, token = token1) =>
   t.call('GET', `${PATH}/${encodeURIComponent(alias)}`, { token });
 const deleteToken = (alias: string, token = token1) =>
@@ -94,12 +97,7 @@ describe('POST /network-tokens: a normal card', () => {
   it('answers 202 without a final state, then becomes ACTIVE and notifies', async () => {
     const pan = '4111111111111111';
     const alias = await aliasOf(pan);
-    const response = await provision({
-      pan_alias: alias,
-      exp_month: 11,
-      exp_year: 2029,
-      holder_info: HOLDER_INFO,
-    });
+    const response = await provisionAlias(alias, 11, 2029, HOLDER_INFO);
     expect(response.status).toBe(202);
     expect(response.headers.get('content-type')).toBe('application/json');
     const { created_at, updated_at, ...rest } = response.body.data;
@@ -291,12 +289,7 @@ describe('POST /network-tokens: errors', () => {
       '/holder_info',
     );
     expectSandboxError(
-      await provision({
-        pan_alias: alias,
-        exp_month: 12,
-        exp_year: 30,
-        holder_info: { billing_address: { city: 5 } },
-      }),
+      await provisionAlias(alias, 12, 30, { billing_address: { city: 5 } }),
       400,
       'bad-request',
       '/holder_info/billing_address/city',
@@ -332,62 +325,27 @@ describe('POST /network-tokens: errors', () => {
 
   it('422 invalid-format for out-of-range expiry, malformed alias and holder details', async () => {
     const alias = await aliasOf('4111111111111111');
-    expectSandboxError(
-      await provision({ pan_alias: alias, exp_month: 13, exp_year: 30 }),
-      422,
-      'invalid-format',
-      '/exp_month',
-    );
-    expectSandboxError(
-      await provision({ pan_alias: alias, exp_month: 0, exp_year: 30 }),
-      422,
-      'invalid-format',
-      '/exp_month',
-    );
-    expectSandboxError(
-      await provision({ pan_alias: alias, exp_month: 1, exp_year: 100 }),
-      422,
-      'invalid-format',
-      '/exp_year',
-    );
-    expectSandboxError(
-      await provision({ pan_alias: alias, exp_month: 1, exp_year: 2100 }),
-      422,
-      'invalid-format',
-      '/exp_year',
-    );
-    expectSandboxError(
-      await provision({ pan_alias: 'not an alias', exp_month: 1, exp_year: 30 }),
-      422,
-      'invalid-format',
-      '/pan_alias',
-    );
-    expectSandboxError(
-      await provision({ pan_alias: '', exp_month: 1, exp_year: 30 }),
-      422,
-      'invalid-format',
-      '/pan_alias',
-    );
+    const invalid: [string, number, number, string][] = [
+      [alias, 13, 30, '/exp_month'],
+      [alias, 0, 30, '/exp_month'],
+      [alias, 1, 100, '/exp_year'],
+      [alias, 1, 2100, '/exp_year'],
+      ['not an alias', 1, 30, '/pan_alias'],
+      ['', 1, 30, '/pan_alias'],
+    ];
+    for (const [panAlias, expMonth, expYear, pointer] of invalid) {
+      expectSandboxError(await provisionAlias(panAlias, expMonth, expYear), 422, 'invalid-format', pointer);
+    }
     const plainPan = await provision({ pan_alias: '4111111111111111', exp_month: 1, exp_year: 30 });
     expectSandboxError(plainPan, 422, 'invalid-format', '/pan_alias');
     expect(plainPan.text).not.toContain('4111111111111111');
     expectSandboxError(
-      await provision({
-        pan_alias: alias,
-        exp_month: 1,
-        exp_year: 30,
-        holder_info: { email: 'ada.example.com' },
-      }),
+      await provisionAlias(alias, 1, 30, { email: 'ada.example.com' }),
       422,
       'invalid-format',
       '/holder_info/email',
     );
-    const cardAsPhone = await provision({
-      pan_alias: alias,
-      exp_month: 1,
-      exp_year: 30,
-      holder_info: { number: '4111111111111111' },
-    });
+    const cardAsPhone = await provisionAlias(alias, 1, 30, { number: '4111111111111111' });
     expectSandboxError(cardAsPhone, 422, 'invalid-format', '/holder_info/number');
     expect(cardAsPhone.text).not.toContain('4111111111111111');
 
@@ -439,19 +397,11 @@ describe('POST /network-tokens: errors', () => {
     const now = new Date();
     const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
     expectSandboxError(
-      await provision({
-        pan_alias: alias,
-        exp_month: lastMonth.getUTCMonth() + 1,
-        exp_year: lastMonth.getUTCFullYear(),
-      }),
+      await provisionAlias(alias, lastMonth.getUTCMonth() + 1, lastMonth.getUTCFullYear()),
       422,
       'card-not-allowed',
     );
-    const thisMonth = await provision({
-      pan_alias: alias,
-      exp_month: now.getUTCMonth() + 1,
-      exp_year: now.getUTCFullYear() % 100,
-    });
+    const thisMonth = await provisionAlias(alias, now.getUTCMonth() + 1, now.getUTCFullYear() % 100);
     expect(thisMonth.status).toBe(202);
   });
 });
@@ -472,12 +422,7 @@ describe('GET and DELETE /network-tokens/{pan_alias}', () => {
 
   it('deletes an ACTIVE token: DELETED with card last4, bin and expires_at only; idempotent; re-provisionable', async () => {
     const alias = await aliasOf('2223003122003222');
-    const provisioned = await provision({
-      pan_alias: alias,
-      exp_month: 9,
-      exp_year: 30,
-      holder_info: HOLDER_INFO,
-    });
+    const provisioned = await provisionAlias(alias, 9, 30, HOLDER_INFO);
     expect(provisioned.status).toBe(202);
     await notificationFor(alias);
     const active = (await getToken(alias)).body.data;

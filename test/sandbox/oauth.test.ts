@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type TestSandbox } from '../support/fixtures.ts';
+import { expectSandboxErrorAnswer, startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 let clock = Date.now();
 let t: TestSandbox;
@@ -8,6 +8,13 @@ beforeAll(async () => {
   t = await startSandbox({ now: () => clock });
 });
 afterAll(() => t.stop());
+
+/** The client credentials grant of sandbox client 1, as form fields. */
+const CLIENT_1 = {
+  grant_type: 'client_credentials',
+  client_id: 'sandbox-client-1',
+  client_secret: 'sandbox-secret-1',
+};
 
 const form = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
   fetch(`${t.url}/oauth/token`, {
@@ -21,11 +28,7 @@ const ALL_SCOPES =
 
 describe('POST /oauth/token (contract §2)', () => {
   it('issues a Bearer token with all six scopes when scope is absent', async () => {
-    const response = await form({
-      grant_type: 'client_credentials',
-      client_id: 'sandbox-client-1',
-      client_secret: 'sandbox-secret-1',
-    });
+    const response = await form(CLIENT_1);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.headers.get('cache-control')).toBe('no-store');
@@ -50,8 +53,8 @@ describe('POST /oauth/token (contract §2)', () => {
 
   it('answers 401 invalid_client for a wrong secret, an unknown id and missing credentials', async () => {
     const attempts: Record<string, string>[] = [
-      { grant_type: 'client_credentials', client_id: 'sandbox-client-1', client_secret: 'sandbox-secret-2' },
-      { grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'sandbox-secret-1' },
+      { ...CLIENT_1, client_secret: 'sandbox-secret-2' },
+      { ...CLIENT_1, client_id: 'nobody' },
       { grant_type: 'client_credentials' },
     ];
     for (const fields of attempts) {
@@ -67,22 +70,13 @@ describe('POST /oauth/token (contract §2)', () => {
   });
 
   it('answers 400 invalid_scope for an unknown scope', async () => {
-    const response = await form({
-      grant_type: 'client_credentials',
-      client_id: 'sandbox-client-1',
-      client_secret: 'sandbox-secret-1',
-      scope: 'cards:read cards:delete',
-    });
+    const response = await form({ ...CLIENT_1, scope: 'cards:read cards:delete' });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toBe('invalid_scope');
   });
 
   it('answers 400 unsupported_grant_type and invalid_request', async () => {
-    const unsupported = await form({
-      grant_type: 'password',
-      client_id: 'sandbox-client-1',
-      client_secret: 'x',
-    });
+    const unsupported = await form({ ...CLIENT_1, grant_type: 'password', client_secret: 'x' });
     expect(unsupported.status).toBe(400);
     expect((await unsupported.json()).error).toBe('unsupported_grant_type');
 
@@ -99,10 +93,7 @@ describe('POST /oauth/token (contract §2)', () => {
     expect((await json.json()).error).toBe('invalid_request');
 
     const basic = Buffer.from('sandbox-client-1:sandbox-secret-1').toString('base64');
-    const both = await form(
-      { grant_type: 'client_credentials', client_id: 'sandbox-client-1', client_secret: 'sandbox-secret-1' },
-      { authorization: `Basic ${basic}` },
-    );
+    const both = await form(CLIENT_1, { authorization: `Basic ${basic}` });
     expect(both.status).toBe(400);
     expect((await both.json()).error).toBe('invalid_request');
   });
@@ -191,12 +182,6 @@ describe('common answers', () => {
   it('answers 400 bad-request for malformed JSON', async () => {
     const token = await t.token('tntsandbox1');
     const response = await t.call('POST', '/account-updater/card-check', { token, body: '{"number":' });
-    expect(response.status).toBe(400);
-    expect(response.body.errors[0]).toEqual({
-      status: '400',
-      code: 'bad-request',
-      detail: 'request body is not valid JSON',
-      source: { pointer: '' },
-    });
+    expectSandboxErrorAnswer(response, 400, 'bad-request', 'request body is not valid JSON', '');
   });
 });

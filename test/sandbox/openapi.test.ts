@@ -312,37 +312,21 @@ describe('response validation', () => {
 
   it('never quotes body values in a problem, and flags members the contract does not list', () => {
     const pan = '4111111111111111';
-    const problems = validator.check(
-      response({
-        method: 'POST',
-        path: '/card-interface/cards/CRDabc/check',
-        status: 200,
-        body: json({
-          data: {
-            type: 'card_updates',
-            id: pan,
-            attributes: { event: 'valid', updated_values: [], [pan]: pan },
-          },
+    /** The problems of a 200 card check answer with this `data.id` and these `data.attributes`. */
+    const checkAnswer = (id: string, attributes: Record<string, unknown>) =>
+      validator.check(
+        response({
+          method: 'POST',
+          path: '/card-interface/cards/CRDabc/check',
+          status: 200,
+          body: json({ data: { type: 'card_updates', id, attributes } }),
         }),
-      }),
-    );
+      );
+    const problems = checkAnswer(pan, { event: 'valid', updated_values: [], [pan]: pan });
     expect(problems).toEqual([
       'body: /data/id breaks CardUpdates (invalid_format); /data/attributes has a member the contract does not list (a member)',
     ]);
-    const named = validator.check(
-      response({
-        method: 'POST',
-        path: '/card-interface/cards/CRDabc/check',
-        status: 200,
-        body: json({
-          data: {
-            type: 'card_updates',
-            id: 'CRDabcdefghijklmnopqrstuv',
-            attributes: { event: 'valid', updated_values: [], pan },
-          },
-        }),
-      }),
-    );
+    const named = checkAnswer('CRDabcdefghijklmnopqrstuv', { event: 'valid', updated_values: [], pan });
     expect(named).toEqual(['body: /data/attributes has a member the contract does not list (pan)']);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_INVITES, SANDBOX_MEMBERS } from '../../src/sandbox/organization-members.ts';
-import { startSandbox, type TestSandbox } from '../support/fixtures.ts';
+import { expectSandboxErrorAnswer, startSandbox, type TestSandbox } from '../support/fixtures.ts';
 
 const ORG = 'ACsandbox000000000000001';
 const MEMBERS = `/accounts/organizations/${ORG}/members`;
@@ -193,12 +193,12 @@ describe('errors of the organization members area', () => {
   it('needs organization-users:read (403) and a token (401)', async () => {
     const cardsOnly = await t.token('tntsandbox1', 'cards:read cards:write');
     const forbidden = await t.call('GET', MEMBERS, { token: cardsOnly });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body.errors[0]).toEqual({
-      status: '403',
-      code: 'forbidden',
-      detail: 'the access token lacks the scope organization-users:read',
-    });
+    expectSandboxErrorAnswer(
+      forbidden,
+      403,
+      'forbidden',
+      'the access token lacks the scope organization-users:read',
+    );
     const anonymous = await t.call('GET', INVITES);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="sandbox"');

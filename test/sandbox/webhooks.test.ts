@@ -190,18 +190,38 @@ describe('delivery retries (contract §4)', () => {
   });
   afterAll(() => t.stop());
 
-  it('re-sends the same id until a 2xx: fails twice, then delivered', async () => {
-    const receiver = await startReceiver((n) => (n <= 2 ? 503 : 204));
-    const { id: endpointId } = t.sandbox.registerWebhookEndpoint('tntsandbox1', {
+  /**
+   * Registers a receiver in `vault` that answers the n-th request (from 1) with `status(n)`, enrols
+   * webhook test card `pan` there and waits until one delivery to it has `outcome`.
+   * @returns the receiver (the caller closes it) and the delivery records of its endpoint.
+   */
+  async function deliverUntil(
+    vault: Parameters<TestSandbox['enrol']>[0],
+    pan: string,
+    status: (n: number) => number,
+    outcome: string,
+  ) {
+    const receiver = await startReceiver(status);
+    const { id: endpointId } = t.sandbox.registerWebhookEndpoint(vault, {
       url: receiver.url,
       secret: SECRET,
     });
-    await t.enrol('tntsandbox1', '4000210000692001');
+    await t.enrol(vault, pan);
     const records = await vi.waitFor(() => {
       const mine = t.sandbox.deliveries().filter((d) => d.endpointId === endpointId);
-      expect(mine.map((d) => d.outcome)).toContain('delivered');
+      expect(mine.map((d) => d.outcome)).toContain(outcome);
       return mine;
     }, WAIT);
+    return { receiver, records };
+  }
+
+  it('re-sends the same id until a 2xx: fails twice, then delivered', async () => {
+    const { receiver, records } = await deliverUntil(
+      'tntsandbox1',
+      '4000210000692001',
+      (n) => (n <= 2 ? 503 : 204),
+      'delivered',
+    );
     expect(records.map((r) => [r.attempt, r.status, r.outcome])).toEqual([
       [1, 503, 'retrying'],
       [2, 503, 'retrying'],
@@ -217,17 +237,7 @@ describe('delivery retries (contract §4)', () => {
   });
 
   it('records a delivery that never gets a 2xx as failed after the last attempt', async () => {
-    const receiver = await startReceiver(() => 500);
-    const { id: endpointId } = t.sandbox.registerWebhookEndpoint('tntsandbox2', {
-      url: receiver.url,
-      secret: SECRET,
-    });
-    await t.enrol('tntsandbox2', '4000210000192002');
-    const records = await vi.waitFor(() => {
-      const mine = t.sandbox.deliveries().filter((d) => d.endpointId === endpointId);
-      expect(mine.map((d) => d.outcome)).toContain('failed');
-      return mine;
-    }, WAIT);
+    const { receiver, records } = await deliverUntil('tntsandbox2', '4000210000192002', () => 500, 'failed');
     expect(records.map((r) => [r.attempt, r.status, r.outcome])).toEqual([
       [1, 500, 'retrying'],
       [2, 500, 'retrying'],

@@ -538,6 +538,22 @@ export function sandboxError(status: number, code: string, detail: string, point
 }
 
 /**
+ * Asserts a sandbox answer of HTTP `status` whose `errors` are exactly one {@link sandboxError}:
+ * that status (as a string), `code`, `detail` word for word and `source.pointer` (absent when
+ * `pointer` is).
+ */
+export function expectSandboxErrorAnswer(
+  response: Awaited<ReturnType<TestSandbox['call']>>,
+  status: number,
+  code: string,
+  detail: string,
+  pointer?: string,
+): void {
+  expect(response.status).toBe(status);
+  expect(response.body.errors).toEqual([sandboxError(status, code, detail, pointer)]);
+}
+
+/**
  * Asserts a JSON:API-style error answer of the sandbox: `status`, a JSON content type and exactly one
  * error with that status (as a string), `code`, a string `detail` and `source.pointer` (absent when
  * `pointer` is).
@@ -764,6 +780,13 @@ export function logEntries(lines: readonly string[], msg: string): Record<string
   return lines
     .map((line) => JSON.parse(line) as Record<string, unknown>)
     .filter((entry) => entry.msg === msg);
+}
+
+/** The parsed log lines of the upstream clients of `area` (e.g. `accounts`, `network-tokens`). */
+export function areaLogEntries(lines: readonly string[], area: string): Record<string, unknown>[] {
+  return lines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.area === area);
 }
 
 /** Everything a test needs: a started sandbox and upstream clients pointed at it. */

@@ -21,6 +21,14 @@ const BILLING_ADDRESS = {
 
 const fixture = useUpstream();
 
+/** Enrols `number` in {@link VAULT} for cardholder `name`, expiring 01/30. */
+const enrol = (name: string, number: string) =>
+  fixture.accountUpdater.enrollCard(VAULT, { name, number, expMonth: 1, expYear: 30 });
+
+/** Checks `number` in {@link VAULT} for cardholder `name`, expiring 04/30. */
+const check = (name: string, number: string) =>
+  fixture.accountUpdater.checkCard(VAULT, { name, number, expMonth: 4, expYear: 30 });
+
 /** Reads the card until it is in `state`, and returns it. */
 function waitForState(cardId: string, state: string): Promise<AccountUpdaterCard> {
   return vi.waitFor(async () => {
@@ -86,12 +94,7 @@ describe('AccountUpdaterClient', () => {
   });
 
   it('returns the immediate outcome of 1xxx test cards, whose ids then answer 404 card-not-found', async () => {
-    const updated = await fixture.accountUpdater.enrollCard(VAULT, {
-      name: 'A',
-      number: '5100260000391001',
-      expMonth: 1,
-      expYear: 30,
-    });
+    const updated = await enrol('A', '5100260000391001');
     expect(updated).toMatchObject({
       state: 'enrolled',
       event: 'au_card.updated',
@@ -99,12 +102,7 @@ describe('AccountUpdaterClient', () => {
     });
     expect(updated.numberAlias).toMatch(aliasOf(replacementPan('5100260000391001')));
 
-    const expiry = await fixture.accountUpdater.enrollCard(VAULT, {
-      name: 'B',
-      number: '5100260000791002',
-      expMonth: 1,
-      expYear: 30,
-    });
+    const expiry = await enrol('B', '5100260000791002');
     expect(expiry).toMatchObject({ state: 'enrolled', event: 'au_card.updated', expYear: 33 });
 
     const error = await rejectionOf(fixture.accountUpdater.getCard(VAULT, updated.id));
@@ -118,22 +116,16 @@ describe('AccountUpdaterClient', () => {
   });
 
   it('maps the 422 codes of enrolment', async () => {
-    await expect(
-      fixture.accountUpdater.enrollCard(VAULT, {
-        name: 'C',
-        number: '5100260000991099',
-        expMonth: 1,
-        expYear: 30,
-      }),
-    ).rejects.toMatchObject({ status: 422, code: 'account-updater-not-supported', retryable: false });
-    await expect(
-      fixture.accountUpdater.enrollCard(VAULT, {
-        name: 'D',
-        number: '30569309025904',
-        expMonth: 1,
-        expYear: 30,
-      }),
-    ).rejects.toMatchObject({ status: 422, code: 'card-brand-not-supported', retryable: false });
+    await expect(enrol('C', '5100260000991099')).rejects.toMatchObject({
+      status: 422,
+      code: 'account-updater-not-supported',
+      retryable: false,
+    });
+    await expect(enrol('D', '30569309025904')).rejects.toMatchObject({
+      status: 422,
+      code: 'card-brand-not-supported',
+      retryable: false,
+    });
   });
 
   it('maps merchant errors: 400 with pointer, 404 merchant-not-found', async () => {
@@ -178,12 +170,7 @@ describe('AccountUpdaterClient', () => {
   });
 
   it('checks cards: 3001 new number as an alias, Amex not enrolled 422, JCB failure_code', async () => {
-    const updated = await fixture.accountUpdater.checkCard(VAULT, {
-      name: 'F',
-      number: '4000210000593001',
-      expMonth: 4,
-      expYear: 30,
-    });
+    const updated = await check('F', '4000210000593001');
     expect(updated).toEqual({
       name: 'F',
       numberAlias: expect.stringMatching(aliasOf(replacementPan('4000210000593001'))),
@@ -191,44 +178,24 @@ describe('AccountUpdaterClient', () => {
       expYear: 30,
       event: 'au_card.updated',
     });
-    await expect(
-      fixture.accountUpdater.checkCard(VAULT, {
-        name: 'G',
-        number: '378282000193001',
-        expMonth: 4,
-        expYear: 30,
-      }),
-    ).rejects.toMatchObject({ status: 422, code: 'account-updater-not-supported' });
-    expect(
-      await fixture.accountUpdater.checkCard(VAULT, {
-        name: 'H',
-        number: '3530111333300000',
-        expMonth: 4,
-        expYear: 30,
-      }),
-    ).toMatchObject({ event: 'au_card.non_participating', failureCode: 'account-updater-not-supported' });
+    await expect(check('G', '378282000193001')).rejects.toMatchObject({
+      status: 422,
+      code: 'account-updater-not-supported',
+    });
+    expect(await check('H', '3530111333300000')).toMatchObject({
+      event: 'au_card.non_participating',
+      failureCode: 'account-updater-not-supported',
+    });
   });
 
   it('keeps the number out of a 400 error and carries its pointer', async () => {
-    const error = (await rejectionOf(
-      fixture.accountUpdater.checkCard(VAULT, {
-        name: 'I',
-        number: '4000210000593002',
-        expMonth: 4,
-        expYear: 30,
-      }),
-    )) as UpstreamError;
+    const error = (await rejectionOf(check('I', '4000210000593002'))) as UpstreamError;
     expect(error).toMatchObject({ status: 400, code: 'bad-request', pointer: '/number' });
     expect(containsDigitRun(`${error.message} ${error.detail} ${error.stack}`)).toBe(false);
   });
 
   it('answers 404 for a card of another vault and refuses malformed ids without a request', async () => {
-    const { id } = await fixture.accountUpdater.enrollCard(VAULT, {
-      name: 'J',
-      number: panWith('510026', '8888', 16),
-      expMonth: 1,
-      expYear: 30,
-    });
+    const { id } = await enrol('J', panWith('510026', '8888', 16));
     await expect(fixture.accountUpdater.getCard('tntsandbox2', id)).rejects.toMatchObject({
       status: 404,
       code: 'card-not-found',

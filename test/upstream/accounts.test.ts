@@ -4,7 +4,7 @@ import { AccountsClient } from '../../src/upstream/accounts/client.ts';
 import { membersPageSchema } from '../../src/upstream/accounts/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
-import { CREDENTIALS, rejectionOf, SANDBOX_OWNER, useUpstream } from '../support/fixtures.ts';
+import { areaLogEntries, CREDENTIALS, rejectionOf, SANDBOX_OWNER, useUpstream } from '../support/fixtures.ts';
 
 /** Organization members client against the embedded sandbox (spec "Organization members"; contract §2). */
 
@@ -159,9 +159,7 @@ describe('AccountsClient', () => {
   });
 
   it('logged the calls with area accounts and the path without the query', () => {
-    const calls = fixture.logLines
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((entry) => entry.area === 'accounts');
+    const calls = areaLogEntries(fixture.logLines, 'accounts');
     expect(calls).toContainEqual(
       expect.objectContaining({
         level: 20,

@@ -3,6 +3,7 @@ import { CardAttributesClient } from '../../src/upstream/card-attributes/client.
 import { cardAttributesSchema } from '../../src/upstream/card-attributes/schemas.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import {
+  areaLogEntries,
   containsDigitRun,
   panWith,
   rejectionOf,
@@ -154,9 +155,7 @@ describe('CardAttributesClient', () => {
   });
 
   it('sends each lookup as one POST and logs it without the number', () => {
-    const calls = fixture.logLines
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((entry) => entry.area === 'card-attributes');
+    const calls = areaLogEntries(fixture.logLines, 'card-attributes');
     expect(calls).toContainEqual(
       expect.objectContaining({
         level: 20,

@@ -3,6 +3,7 @@ import { maskPan } from '../../src/lib/pan.ts';
 import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import {
+  areaLogEntries,
   containsDigitRun,
   leftover,
   panWith,
@@ -21,6 +22,11 @@ const PANS_USED: string[] = [];
 function pan(value: string): string {
   PANS_USED.push(value);
   return value;
+}
+
+/** Creates a card of `number` (see {@link pan}) in {@link VAULT}, expiring `expMonth`/`expYear`. */
+function createCard(number: string, expMonth: number, expYear: number) {
+  return fixture.cardInterface.createCard(VAULT, { pan: pan(number), expMonth, expYear });
 }
 
 const fixture = useUpstream({ timeoutMs: 1_000, hangMs: 4_000 });
@@ -67,11 +73,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('subscribes (idempotently), exposes accountUpdater in the card, and unsubscribes', async () => {
-    const { id } = await fixture.cardInterface.createCard(VAULT, {
-      pan: pan('4000210000993003'),
-      expMonth: 1,
-      expYear: 29,
-    });
+    const { id } = await createCard('4000210000993003', 1, 29);
     const subscription = await fixture.cardInterface.subscribe(VAULT, id);
     expect(subscription).toEqual({
       id: expect.stringMatching(/^CUS[A-Za-z0-9]{22}$/),
@@ -91,11 +93,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('reports a failed subscription for test cards ending 4002', async () => {
-    const { id } = await fixture.cardInterface.createCard(VAULT, {
-      pan: pan('5100260000994002'),
-      expMonth: 5,
-      expYear: 31,
-    });
+    const { id } = await createCard('5100260000994002', 5, 31);
     expect(await fixture.cardInterface.subscribe(VAULT, id)).toMatchObject({ cardId: id, state: 'failed' });
     expect((await fixture.cardInterface.getCard(VAULT, id)).accountUpdater).toBeUndefined();
   });
@@ -118,21 +116,13 @@ describe('CardInterfaceClient', () => {
   });
 
   it('maps expiry updates and the other check events', async () => {
-    const expiry = await fixture.cardInterface.createCard(VAULT, {
-      pan: pan('5100260000593002'),
-      expMonth: 12,
-      expYear: 98,
-    });
+    const expiry = await createCard('5100260000593002', 12, 98);
     expect(await fixture.cardInterface.check(VAULT, expiry.id)).toEqual({
       cardId: expiry.id,
       event: 'updated',
       updatedValues: [{ fieldName: 'expYear', oldValue: 98, newValue: 1 }],
     });
-    const closed = await fixture.cardInterface.createCard(VAULT, {
-      pan: pan('4000210000493004'),
-      expMonth: 12,
-      expYear: 30,
-    });
+    const closed = await createCard('4000210000493004', 12, 30);
     expect(await fixture.cardInterface.check(VAULT, closed.id)).toEqual({
       cardId: closed.id,
       event: 'closed',
@@ -141,11 +131,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('refuses a check of an unsubscribed Amex card with 422 account-updater-not-supported', async () => {
-    const { id } = await fixture.cardInterface.createCard(VAULT, {
-      pan: pan('378282000193001'),
-      expMonth: 12,
-      expYear: 30,
-    });
+    const { id } = await createCard('378282000193001', 12, 30);
     const error = await rejectionOf(fixture.cardInterface.check(VAULT, id));
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({
@@ -168,11 +154,7 @@ describe('CardInterfaceClient', () => {
       code: 'card-not-found',
       retryable: false,
     });
-    const { id } = await fixture.cardInterface.createCard(VAULT, {
-      pan: pan('4000210000993003'),
-      expMonth: 2,
-      expYear: 30,
-    });
+    const { id } = await createCard('4000210000993003', 2, 30);
     await expect(fixture.cardInterface.check('tntsandbox2', id)).rejects.toMatchObject({
       status: 404,
       code: 'card-not-found',
@@ -180,9 +162,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('carries source.pointer of a 400 and keeps the PAN out of the error', async () => {
-    const error = (await rejectionOf(
-      fixture.cardInterface.createCard(VAULT, { pan: pan('4000210000993003'), expMonth: 13, expYear: 30 }),
-    )) as UpstreamError;
+    const error = (await rejectionOf(createCard('4000210000993003', 13, 30))) as UpstreamError;
     expect(error).toMatchObject({
       area: 'card-interface',
       status: 400,
@@ -190,9 +170,7 @@ describe('CardInterfaceClient', () => {
       pointer: '/data/attributes/exp_month',
       retryable: false,
     });
-    const luhn = (await rejectionOf(
-      fixture.cardInterface.createCard(VAULT, { pan: pan('4000210000993004'), expMonth: 1, expYear: 30 }),
-    )) as UpstreamError;
+    const luhn = (await rejectionOf(createCard('4000210000993004', 1, 30))) as UpstreamError;
     expect(luhn).toMatchObject({ status: 400, code: 'bad-request', pointer: '/data/attributes/pan' });
     for (const e of [error, luhn])
       expect(containsDigitRun(`${e.message} ${e.detail} ${e.stack}`)).toBe(false);
@@ -207,9 +185,7 @@ describe('CardInterfaceClient', () => {
     'maps fault card %s to a retryable %i %s, sent once (POST is never retried)',
     async (faultPan, status, code) => {
       const before = fixture.requestsTo('POST', CARDS);
-      const error = (await rejectionOf(
-        fixture.cardInterface.createCard(VAULT, { pan: pan(faultPan), expMonth: 12, expYear: 30 }),
-      )) as UpstreamError;
+      const error = (await rejectionOf(createCard(faultPan, 12, 30))) as UpstreamError;
       expect(error).toBeInstanceOf(UpstreamError);
       expect(error).toMatchObject({ area: 'card-interface', status, code, retryable: true });
       expect(fixture.requestsTo('POST', CARDS)).toBe(before + 1);
@@ -222,9 +198,7 @@ describe('CardInterfaceClient', () => {
     const staleToken = await fixture.tokens.getToken(VAULT);
     const tokensBefore = fixture.requestsTo('POST', '/oauth/token');
     const cardsBefore = fixture.requestsTo('POST', CARDS);
-    const error = await rejectionOf(
-      fixture.cardInterface.createCard(VAULT, { pan: pan('5100260000394401'), expMonth: 12, expYear: 30 }),
-    );
+    const error = await rejectionOf(createCard('5100260000394401', 12, 30));
     expect(error).toMatchObject({
       area: 'card-interface',
       status: 401,
@@ -237,9 +211,11 @@ describe('CardInterfaceClient', () => {
     expect(freshToken).not.toBe(staleToken);
     expect(fixture.requestsTo('POST', '/oauth/token')).toBe(tokensBefore + 1);
 
-    await expect(
-      fixture.cardInterface.createCard(VAULT, { pan: pan('5100260000294403'), expMonth: 12, expYear: 30 }),
-    ).rejects.toMatchObject({ status: 403, code: 'forbidden', retryable: false });
+    await expect(createCard('5100260000294403', 12, 30)).rejects.toMatchObject({
+      status: 403,
+      code: 'forbidden',
+      retryable: false,
+    });
   });
 
   it('recovers from a token the upstream no longer knows (sandbox restarted on the same port)', async () => {
@@ -272,9 +248,7 @@ describe('CardInterfaceClient', () => {
 
   it('times out on the hanging card 4998 with code upstream-timeout and no status', async () => {
     const started = Date.now();
-    const error = await rejectionOf(
-      fixture.cardInterface.createCard(VAULT, { pan: pan('5100260000794998'), expMonth: 12, expYear: 30 }),
-    );
+    const error = await rejectionOf(createCard('5100260000794998', 12, 30));
     expect(Date.now() - started).toBeLessThan(2500);
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({
@@ -307,9 +281,7 @@ describe('CardInterfaceClient', () => {
   });
 
   it('logged every call at debug with area, method, path and status, and never a PAN', () => {
-    const calls = fixture.logLines
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((entry) => entry.area === 'card-interface');
+    const calls = areaLogEntries(fixture.logLines, 'card-interface');
     expect(calls.length).toBeGreaterThan(20);
     expect(calls).toContainEqual(
       expect.objectContaining({ level: 20, method: 'POST', path: CARDS, status: 201, msg: 'upstream call' }),

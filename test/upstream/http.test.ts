@@ -195,24 +195,20 @@ describe('createUpstreamHttp', () => {
   });
 
   it('derives the code from the status when the error body is not contract §3', async () => {
-    script = (_req, res) =>
-      res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');
     const { http } = client();
-    await expect(
-      http.request({ area: 'card-attributes', method: 'POST', url: `${base}/z` }),
-    ).rejects.toMatchObject({
-      status: 502,
-      code: 'bad-gateway',
-      retryable: true,
-    });
-    script = (_req, res) => res.writeHead(429).end();
-    await expect(
-      http.request({ area: 'card-attributes', method: 'POST', url: `${base}/z` }),
-    ).rejects.toMatchObject({
-      status: 429,
-      code: 'rate-limited',
-      retryable: true,
-    });
+    const answers: [Script, { status: number; code: string; retryable: boolean }][] = [
+      [
+        (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>'),
+        { status: 502, code: 'bad-gateway', retryable: true },
+      ],
+      [(_req, res) => res.writeHead(429).end(), { status: 429, code: 'rate-limited', retryable: true }],
+    ];
+    for (const [answer, expected] of answers) {
+      script = answer;
+      await expect(
+        http.request({ area: 'card-attributes', method: 'POST', url: `${base}/z` }),
+      ).rejects.toMatchObject(expected);
+    }
   });
 
   it('refuses a body failing the schema as invalid-response and logs issue paths, never values', async () => {

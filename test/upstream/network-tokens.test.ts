@@ -3,7 +3,14 @@ import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.t
 import type { NetworkToken, ProvisionNetworkTokenInput } from '../../src/upstream/network-tokens/client.ts';
 import { NetworkTokensClient } from '../../src/upstream/network-tokens/client.ts';
 import { networkTokenEnvelopeSchema } from '../../src/upstream/network-tokens/schemas.ts';
-import { containsDigitRun, panWith, rejectionOf, useUpstream, WAIT } from '../support/fixtures.ts';
+import {
+  areaLogEntries,
+  containsDigitRun,
+  panWith,
+  rejectionOf,
+  useUpstream,
+  WAIT,
+} from '../support/fixtures.ts';
 
 /** Network tokens client against the embedded sandbox (spec "Network token"; contract §5, §6). */
 
@@ -210,9 +217,7 @@ describe('NetworkTokensClient', () => {
   });
 
   it('logged every call with area network-tokens, and never a PAN', () => {
-    const calls = fixture.logLines
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((entry) => entry.area === 'network-tokens');
+    const calls = areaLogEntries(fixture.logLines, 'network-tokens');
     expect(calls).toContainEqual(
       expect.objectContaining({
         method: 'POST',
