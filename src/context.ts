@@ -53,16 +53,12 @@ export interface GraphQLContext extends ContextServices {
 export function createContext(services: ContextServices, viewer: Viewer | null): GraphQLContext {
   const upstreamBudget = new UpstreamCallBudget(services.limits.upstreamCallBudget);
   const upstream = services.upstream.withBudget(upstreamBudget);
-  // Loaders are made on first use: a subscription that never reads a card holds none (fan-out memory).
-  let loaders: Loaders | undefined;
   return {
     ...services,
     viewer,
     upstream,
     upstreamBudget,
-    get loaders() {
-      loaders ??= createLoaders(upstream, services.binAttributes, services.cardReads);
-      return loaders;
-    },
+    // Each DataLoader is made on its first use (RequestLoaders' getters).
+    loaders: createLoaders(upstream, services.binAttributes, services.cardReads),
   };
 }

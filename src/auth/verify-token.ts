@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { UPSTREAM_SCOPES, VAULT_ID_PATTERN, type Viewer } from './viewer.ts';
@@ -107,8 +108,8 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
     throw new Error('auth configuration needs jwtSecret or jwksUrl');
   }
 
-  // Map iteration follows insertion order; re-inserting on a hit makes the first key the least recent.
-  const verified = new Map<string, Viewer>();
+  // Least recently used dropped (lru-cache: a Map dropping its first key walks V8's deleted entries).
+  const verified = new LRUCache<string, Viewer>({ max: VERIFIED_TOKEN_CACHE_SIZE });
 
   return async (authorization) => {
     if (authorization === undefined || authorization.trim() === '') return null;
@@ -118,20 +119,11 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
     // One-shot hash: no Hash object per request.
     const key = hash('sha256', authorization, 'base64');
     const cached = verified.get(key);
-    if (cached !== undefined) {
-      verified.delete(key);
-      // Until `exp` exactly; past it the token goes through jose again (clock tolerance, then expiry).
-      if (now() < cached.expiresAt) {
-        verified.set(key, cached);
-        return cached;
-      }
-    }
+    // Until `exp` exactly; past it the token goes through jose again (clock tolerance, then expiry).
+    if (cached !== undefined && now() < cached.expiresAt) return cached;
+    if (cached !== undefined) verified.delete(key);
     const viewer = await verifyAuthorization(authorization);
     verified.set(key, viewer);
-    if (verified.size > VERIFIED_TOKEN_CACHE_SIZE) {
-      const oldest = verified.keys().next();
-      if (!oldest.done) verified.delete(oldest.value);
-    }
     return viewer;
   };
 

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { LRUCache } from 'lru-cache';
 import type { CardEvent } from './card-event.ts';
 
 /**
@@ -173,20 +174,14 @@ export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOption
 
   const byTenant = new Map<string, Set<Subscriber<E>>>();
   let closed = false;
-  // Map iteration follows insertion order; re-inserting on a hit makes the first key the least recent.
-  const recentIds = new Map<string, true>();
+  // Least recently seen dropped. lru-cache, not a Map that drops its first key per insert: V8 keeps
+  // deleted entries at a Map's front until it rehashes, so that walk costs microseconds per event.
+  const recentIds = new LRUCache<string, true>({ max: dedupeCapacity });
 
   function remember(id: string): boolean {
-    if (recentIds.has(id)) {
-      recentIds.delete(id);
-      recentIds.set(id, true);
-      return false;
-    }
+    // `get` makes a seen id the most recent again.
+    if (recentIds.get(id)) return false;
     recentIds.set(id, true);
-    if (recentIds.size > dedupeCapacity) {
-      const oldest = recentIds.keys().next();
-      if (!oldest.done) recentIds.delete(oldest.value);
-    }
     return true;
   }
 

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { context, type SpanContext, type Tracer, trace } from '@opentelemetry/api';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { recordSpanFailure } from '../lib/tracing.ts';
@@ -132,7 +133,9 @@ export async function createEventStream<E extends LogEvent>(
     subjectOf: (event) => kind.subjectOf(event),
   });
   const label = kind.name === 'card_events' ? 'card_event' : 'network_token_event';
-  const receipts = new Map<string, Receipt>();
+  // Bounded (least recently stored dropped); lru-cache, as a Map that drops its first key per insert
+  // walks the deleted entries V8 keeps at its front (microseconds per event at 10,000 entries).
+  const receipts = new LRUCache<string, Receipt>({ max: MAX_TRACKED_RECEIPTS });
   const stopTail = await log.tail((event) => {
     options.onEvent?.(event);
     if (!tracer) {
@@ -141,7 +144,7 @@ export async function createEventStream<E extends LogEvent>(
     }
     // One span per event and process: the fan-out to every local subscriber. In the process that
     // received the webhook it joins the webhook's trace.
-    const receipt = receipts.get(event.id);
+    const receipt = receipts.peek(event.id);
     const parent = receipt?.spanContext
       ? trace.setSpanContext(context.active(), receipt.spanContext)
       : context.active();
@@ -161,7 +164,7 @@ export async function createEventStream<E extends LogEvent>(
   /** Records the lag of a live event handed to a subscriber (receipt here, or append elsewhere). */
   function delivered(event: Logged<E>): void {
     if (!metrics) return;
-    const since = receipts.get(event.id)?.receivedAtMs ?? log.appendedAtMs?.(event);
+    const since = receipts.peek(event.id)?.receivedAtMs ?? log.appendedAtMs?.(event);
     if (since !== undefined) metrics.deliveryLag.observe(Math.max(0, Date.now() - since) / 1000);
   }
   const inFlight = new Set<Promise<unknown>>();
@@ -225,7 +228,6 @@ export async function createEventStream<E extends LogEvent>(
   return {
     async publish(event) {
       if (closing) throw new Error('event stream is shutting down');
-      if (receipts.size >= MAX_TRACKED_RECEIPTS) receipts.delete(receipts.keys().next().value!);
       receipts.set(event.id, {
         receivedAtMs: Date.now(),
         spanContext: trace.getActiveSpan()?.spanContext(),

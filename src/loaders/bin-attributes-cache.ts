@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { UpstreamServiceError } from '../errors.ts';
 import type { CardAttributes } from '../upstream/index.ts';
 
@@ -30,11 +31,17 @@ interface Entry {
 }
 
 export class BinAttributesCache {
-  readonly #entries = new Map<string, Entry>();
+  // Least recently used dropped beyond `maxEntries` (lru-cache: a Map dropping its first key walks the
+  // deleted entries V8 keeps at its front).
+  readonly #entries: LRUCache<string, Entry>;
   readonly #options: BinAttributesCacheOptions;
 
+  /** @throws RangeError when `maxEntries` is not a positive integer. */
   constructor(options: BinAttributesCacheOptions) {
+    if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1)
+      throw new RangeError('maxEntries must be ≥ 1');
     this.#options = options;
+    this.#entries = new LRUCache({ max: options.maxEntries });
   }
 
   /**
@@ -50,8 +57,6 @@ export class BinAttributesCache {
     const now = (this.#options.now ?? Date.now)();
     const hit = this.#entries.get(bin);
     if (hit && hit.expiresAt > now) {
-      this.#entries.delete(bin);
-      this.#entries.set(bin, hit);
       return hit.pending ? this.#bounded(bin, hit.value) : hit.value;
     }
     const value = lookup();
@@ -63,17 +68,12 @@ export class BinAttributesCache {
       },
       () => this.#evict(bin, value),
     );
-    while (this.#entries.size > this.#options.maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done) break;
-      this.#entries.delete(oldest.value);
-    }
     return this.#bounded(bin, value);
   }
 
   /** Forgets `value` as the entry of `bin` unless a newer lookup replaced it. */
   #evict(bin: string, value: Promise<CardAttributes | null>): void {
-    if (this.#entries.get(bin)?.value === value) this.#entries.delete(bin);
+    if (this.#entries.peek(bin)?.value === value) this.#entries.delete(bin);
   }
 
   /** `value`, or a timeout after `maxWaitMs` that also evicts the still-pending lookup. */

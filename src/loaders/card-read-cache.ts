@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 /** The upstream card reads {@link CardReadCache} holds: card interface and account updater v1 cards. */
 export type CardReadArea = 'card-interface' | 'account-updater';
 
@@ -32,9 +33,10 @@ interface Entry {
  * not kept. Counters `hits`, `misses` and `invalidations` are for metrics.
  */
 export class CardReadCache {
-  readonly #entries = new Map<string, Entry>();
+  // Least recently used dropped beyond `maxEntries` (lru-cache: a Map dropping its first key walks the
+  // deleted entries V8 keeps at its front).
+  readonly #entries: LRUCache<string, Entry>;
   readonly #ttlMs: number;
-  readonly #maxEntries: number;
   readonly #now: () => number;
   readonly #onLookup: CardReadCacheOptions['onLookup'];
   #hits = 0;
@@ -47,7 +49,7 @@ export class CardReadCache {
     if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1)
       throw new RangeError('maxEntries must be ≥ 1');
     this.#ttlMs = options.ttlMs;
-    this.#maxEntries = options.maxEntries;
+    this.#entries = new LRUCache({ max: options.maxEntries });
     this.#now = options.now ?? Date.now;
     this.#onLookup = options.onLookup;
   }
@@ -81,26 +83,18 @@ export class CardReadCache {
     if (this.#ttlMs === 0 || !CARD_ID.test(cardId)) return read();
     const key = `${area}\u0000${vaultId}\u0000${cardId}`;
     const entry = this.#entries.get(key);
-    if (entry) {
-      this.#entries.delete(key);
-      if (entry.expiresAt > this.#now()) {
-        this.#entries.set(key, entry);
-        this.#hits++;
-        this.#onLookup?.(area, 'hit');
-        return entry.value as Promise<V>;
-      }
+    if (entry && entry.expiresAt > this.#now()) {
+      this.#hits++;
+      this.#onLookup?.(area, 'hit');
+      return entry.value as Promise<V>;
     }
     this.#misses++;
     this.#onLookup?.(area, 'miss');
     const value = read();
     const fresh: Entry = { value, expiresAt: this.#now() + this.#ttlMs };
     this.#entries.set(key, fresh);
-    if (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (!oldest.done) this.#entries.delete(oldest.value);
-    }
     value.catch(() => {
-      if (this.#entries.get(key) === fresh) this.#entries.delete(key);
+      if (this.#entries.peek(key) === fresh) this.#entries.delete(key);
     });
     return value;
   }

@@ -3,6 +3,7 @@ import { CardAttributesNotFoundError, NetworkTokenNotFoundError } from '../error
 import type { CardEvent } from '../events/card-event.ts';
 import type { NetworkTokenEvent } from '../events/network-token-event.ts';
 import type { AccountUpdaterCard } from '../upstream/account-updater/client.ts';
+import type { OrganizationInvite, OrganizationMember } from '../upstream/accounts/schemas.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import type { CardAttributes, NetworkToken, Page, Upstream } from '../upstream/index.ts';
 import type { BinAttributesCache } from './bin-attributes-cache.ts';
@@ -89,9 +90,41 @@ function organizationPages<T>(
  *   `page[size]`).
  * - `vault`: vault summaries, primed from the memberships already read (no upstream call).
  */
-export function createLoaders(upstream: Upstream, binCache: BinAttributesCache, cardReads: CardReadCache) {
-  return {
-    networkToken: new DataLoader<VaultAliasKey, InVault<NetworkToken> | null, string>(
+export function createLoaders(
+  upstream: Upstream,
+  binCache: BinAttributesCache,
+  cardReads: CardReadCache,
+): RequestLoaders {
+  return new RequestLoaders(upstream, binCache, cardReads);
+}
+
+/**
+ * The per-request loaders, see {@link createLoaders}. Each DataLoader is made on its first use:
+ * most operations read one or two kinds, a subscription that never reads a card holds none (fan-out
+ * memory), and the object itself is cheap to create and to copy into the context (getters on the
+ * prototype are not copied by the `Object.assign` of envelop's `extendContext`).
+ */
+export class RequestLoaders {
+  readonly #upstream: Upstream;
+  readonly #binCache: BinAttributesCache;
+  readonly #cardReads: CardReadCache;
+  #networkToken?: DataLoader<VaultAliasKey, InVault<NetworkToken> | null, string>;
+  #binAttributes?: DataLoader<{ vaultId: string; bin: string }, CardAttributes | null, string>;
+  #organizationMembers?: DataLoader<OrganizationPageKey, Page<OrganizationMember>, string>;
+  #organizationInvites?: DataLoader<OrganizationPageKey, Page<OrganizationInvite>, string>;
+  #vault?: DataLoader<string, VaultSummary>;
+  #cardInterfaceCard?: DataLoader<VaultCardKey, InVault<CardInterfaceCard>, string>;
+  #accountUpdaterCard?: DataLoader<VaultCardKey, InVault<AccountUpdaterCard>, string>;
+
+  constructor(upstream: Upstream, binCache: BinAttributesCache, cardReads: CardReadCache) {
+    this.#upstream = upstream;
+    this.#binCache = binCache;
+    this.#cardReads = cardReads;
+  }
+
+  get networkToken(): DataLoader<VaultAliasKey, InVault<NetworkToken> | null, string> {
+    const upstream = this.#upstream;
+    this.#networkToken ??= new DataLoader(
       (keys) =>
         Promise.all(
           keys.map((key) =>
@@ -102,8 +135,14 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache, 
           ),
         ),
       { cacheKeyFn: (key) => `${key.vaultId}\u0000${key.panAlias}` },
-    ),
-    binAttributes: new DataLoader<{ vaultId: string; bin: string }, CardAttributes | null, string>(
+    );
+    return this.#networkToken;
+  }
+
+  get binAttributes(): DataLoader<{ vaultId: string; bin: string }, CardAttributes | null, string> {
+    const upstream = this.#upstream;
+    const binCache = this.#binCache;
+    this.#binAttributes ??= new DataLoader(
       (keys) =>
         Promise.all(
           keys.map((key) =>
@@ -119,37 +158,64 @@ export function createLoaders(upstream: Upstream, binCache: BinAttributesCache, 
           ),
         ),
       { cacheKeyFn: (key) => key.bin },
-    ),
-    organizationMembers: organizationPages((vault, organization, page) =>
+    );
+    return this.#binAttributes;
+  }
+
+  get organizationMembers(): DataLoader<OrganizationPageKey, Page<OrganizationMember>, string> {
+    const upstream = this.#upstream;
+    this.#organizationMembers ??= organizationPages((vault, organization, page) =>
       upstream.accounts.listMembers(vault, organization, page),
-    ),
-    organizationInvites: organizationPages((vault, organization, page) =>
+    );
+    return this.#organizationMembers;
+  }
+
+  get organizationInvites(): DataLoader<OrganizationPageKey, Page<OrganizationInvite>, string> {
+    const upstream = this.#upstream;
+    this.#organizationInvites ??= organizationPages((vault, organization, page) =>
       upstream.accounts.listInvites(vault, organization, page),
-    ),
-    vault: new DataLoader<string, VaultSummary>(async (ids) =>
+    );
+    return this.#organizationInvites;
+  }
+
+  get vault(): DataLoader<string, VaultSummary> {
+    this.#vault ??= new DataLoader<string, VaultSummary>(async (ids) =>
       ids.map((id) => new Error(`vault ${id} was not primed from a membership`)),
-    ),
-    cardInterfaceCard: new DataLoader<VaultCardKey, InVault<CardInterfaceCard>, string>(
+    );
+    return this.#vault;
+  }
+
+  get cardInterfaceCard(): DataLoader<VaultCardKey, InVault<CardInterfaceCard>, string> {
+    const upstream = this.#upstream;
+    const cardReads = this.#cardReads;
+    this.#cardInterfaceCard ??= new DataLoader(
       perKey((key) =>
         cardReads.get('card-interface', key.vaultId, key.cardId, () =>
           upstream.cardInterface.getCard(key.vaultId, key.cardId),
         ),
       ),
       { cacheKeyFn: vaultCardKey },
-    ),
-    accountUpdaterCard: new DataLoader<VaultCardKey, InVault<AccountUpdaterCard>, string>(
+    );
+    return this.#cardInterfaceCard;
+  }
+
+  get accountUpdaterCard(): DataLoader<VaultCardKey, InVault<AccountUpdaterCard>, string> {
+    const upstream = this.#upstream;
+    const cardReads = this.#cardReads;
+    this.#accountUpdaterCard ??= new DataLoader(
       perKey((key) =>
         cardReads.get('account-updater', key.vaultId, key.cardId, () =>
           upstream.accountUpdater.getCard(key.vaultId, key.cardId),
         ),
       ),
       { cacheKeyFn: vaultCardKey },
-    ),
-  };
+    );
+    return this.#accountUpdaterCard;
+  }
 }
 
-/** The per-request loaders, see {@link createLoaders}. */
-export type Loaders = ReturnType<typeof createLoaders>;
+/** The per-request loaders, see {@link RequestLoaders}. */
+export type Loaders = RequestLoaders;
 
 /**
  * App-wide memo of one upstream read per published event: the first subscriber resolving the event's
