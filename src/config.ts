@@ -137,6 +137,19 @@ export interface Config {
     maxBufferedBytes: number;
   };
   /**
+   * graphql-sse single-connection mode at `/graphql/stream` (src/plugins/graphql-sse.ts). Its other
+   * limits are graphql-ws's: `websocket.maxSubscriptionsPerSocket` operations per stream and
+   * `websocket.connectionInitTimeoutMs` to open (GET) a reserved stream.
+   */
+  sse: {
+    /**
+     * Reserved (PUT) but not yet opened (GET) streams one client, a token subject with its vaults,
+     * may hold at once (`SSE_MAX_UNOPENED_STREAMS_PER_CLIENT`); one more PUT is answered 429
+     * `too-many-unopened-streams`. Opened streams do not count.
+     */
+    maxUnopenedStreamsPerClient: number;
+  };
+  /**
    * Limits of the gateway's HTTP server (GraphQL, SSE, graphql-ws upgrades and the webhook receiver
    * share it), against clients that trickle or hoard connections.
    */
@@ -386,6 +399,7 @@ const envObject = z.object({
   WS_MAX_PAYLOAD_BYTES: integer(1024, 1_048_576, 16_384),
   WS_CONNECTION_INIT_TIMEOUT_MS: integer(100, 60_000, 5_000),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: integer(1, 1_000, 20),
+  SSE_MAX_UNOPENED_STREAMS_PER_CLIENT: integer(1, 1_000, 10),
   HTTP_HEADERS_TIMEOUT_MS: integer(100, 120_000, 10_000),
   HTTP_REQUEST_TIMEOUT_MS: integer(100, 600_000, 30_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, 600_000, 5_000),
@@ -599,6 +613,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxSubscriptionsPerSocket: e.WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
       maxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
     },
+    sse: { maxUnopenedStreamsPerClient: e.SSE_MAX_UNOPENED_STREAMS_PER_CLIENT },
     http: {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,

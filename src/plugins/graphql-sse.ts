@@ -2,7 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { Viewer } from '../auth/viewer.ts';
 import type { Logger } from '../lib/logger.ts';
+import { requestRecordOf } from '../lib/request-record.ts';
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  429: 'Too Many Requests',
+};
 
 /** graphql-sse's server-agnostic response for errors before execution: JSON `errors`, 4xx. */
 function requestErrorResponse(errors: readonly GraphQLError[] | readonly unknown[]) {
@@ -18,10 +28,15 @@ function requestErrorResponse(errors: readonly GraphQLError[] | readonly unknown
     JSON.stringify({ errors: body }),
     {
       status,
-      statusText: status === 401 ? 'Unauthorized' : 'Bad Request',
+      statusText: STATUS_TEXT[status] ?? 'Bad Request',
       headers: { 'content-type': 'application/json; charset=utf-8' },
     },
   ] as [string, { status: number; statusText: string; headers: Record<string, string> }];
+}
+
+/** A refusal of the single-connection mode: `code` in `extensions`, answered with `status`. */
+function refusal(status: number, code: string, message: string) {
+  return requestErrorResponse([new GraphQLError(message, { extensions: { code, http: { status } } })]);
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -31,14 +46,54 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 /** Path of the graphql-sse endpoint (both modes of the graphql-sse protocol). */
 export const GRAPHQL_SSE_PATH = '/graphql/stream';
 
+/** Error codes of the single-connection mode's own refusals (JSON `errors` body, see useGraphQLSSE). */
+export const SSE_ERROR_CODES = {
+  /** 429: the stream already runs `maxOperationsPerStream` operations (graphql-ws's code). */
+  tooManyOperations: 'too-many-subscriptions',
+  /** 429: the client already holds `maxUnopenedStreamsPerClient` reserved, unopened streams. */
+  tooManyUnopenedStreams: 'too-many-unopened-streams',
+  /** 404: no stream with this token was reserved by this client (unknown, expired, closed or another client's). */
+  streamNotFound: 'stream-not-found',
+} as const;
+
+/** Limits of the single-connection mode (src/config.ts: `websocket`, `sse`). */
+export interface GraphQLSSELimits {
+  /** Operations one stream may run at once (graphql-ws's `maxSubscriptionsPerSocket`). */
+  maxOperationsPerStream: number;
+  /** Time (ms) a reserved stream has to be opened by its GET before it is dropped (graphql-ws's `connectionInitTimeoutMs`). */
+  reservationTimeoutMs: number;
+  /** Reserved, unopened streams one client (token subject and vaults) may hold at once. */
+  maxUnopenedStreamsPerClient: number;
+}
+
+/** One single-connection stream (a PUT's token), from the PUT until its GET stream ends or it expires. */
+interface Reservation {
+  token: string;
+  /** Who reserved it: {@link principalOf} the token's viewer. */
+  principal: string;
+  /** Its GET has been accepted (no longer counts as unopened, no expiry). */
+  opened: boolean;
+  /** Running operations by operation id; the value tells a reused id's slot from the old one's. */
+  operations: Map<string, object>;
+  expiry?: NodeJS.Timeout;
+}
+
+/**
+ * The client a reservation belongs to: the token's subject with its vaults (order-free). Two tokens
+ * of one subject for the same vaults (a refreshed token) are the same client.
+ */
+function principalOf(viewer: Viewer): string {
+  return JSON.stringify([viewer.subject, [...viewer.vaults].sort()]);
+}
+
 /**
  * The graphql-sse protocol (github.com/enisdenjo/graphql-sse, PROTOCOL.md) at `/graphql/stream`, in
  * both of its modes:
  * - distinct connections: `POST`/`GET` with `Accept: text/event-stream`, one stream per operation
  *   (`/graphql` answers this mode too, through Yoga's own SSE);
  * - single connection: `PUT` reserves a stream and returns its token, `GET` with
- *   `X-GraphQL-Event-Stream-Token` opens it, `POST`s with the same header start operations on it and
- *   `DELETE ?operationId=` stops one.
+ *   `X-GraphQL-Event-Stream-Token` (or `?token=`) opens it, `POST`s with the same header start
+ *   operations on it and `DELETE ?operationId=` stops one.
  *
  * Every request needs a valid `Authorization: Bearer <JWT>` (`authenticate`, the check HTTP and SSE
  * share); a refused one gets 401 with a JSON `errors` body naming the code, before a stream is
@@ -47,22 +102,102 @@ export const GRAPHQL_SSE_PATH = '/graphql/stream';
  * (auth, per operation), execution and error masking, exactly as on `/graphql`. Unlike
  * `@graphql-yoga/plugin-graphql-sse`, which parses `params.query` itself and so skipped persisted
  * operations (and let `PERSISTED_OPERATIONS=require` be bypassed).
+ *
+ * Single-connection streams hold graphql-ws's limits (`limits`), answered as a JSON `errors` body
+ * with the code in `extensions` ({@link SSE_ERROR_CODES}):
+ * - the token is always the server's (a random UUID); one a client sends with a `PUT` is ignored;
+ * - a stream belongs to the client that reserved it (token subject and vaults): any other request
+ *   naming its token, like one naming an unknown, expired or closed stream, gets 404
+ *   `stream-not-found` (so a token's existence is not revealed);
+ * - a `PUT` beyond `maxUnopenedStreamsPerClient` unopened streams of its client gets 429
+ *   `too-many-unopened-streams`; a stream not opened within `reservationTimeoutMs` is dropped with
+ *   the operations started on it;
+ * - a `POST` beyond `maxOperationsPerStream` running operations gets 429 `too-many-subscriptions`;
+ *   a slot is freed when its operation completes, is stopped (`DELETE`) or its stream ends.
  */
 export function useGraphQLSSE(options: {
-  /** Throws a GraphQLError (code, `http.status`) when the request's `Authorization` is not accepted. */
-  authenticate(authorization: string | null): Promise<unknown>;
+  /**
+   * The request's viewer; throws a GraphQLError (code, `http.status`) when the request's
+   * `Authorization` is not accepted.
+   */
+  authenticate(authorization: string | null): Promise<Viewer>;
+  limits: GraphQLSSELimits;
   logger: Logger;
 }): Plugin {
+  const { limits } = options;
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
+  /** Single-connection streams by token. */
+  const reservations = new Map<string, Reservation>();
+  /** Unopened reservations per principal. */
+  const unopened = new Map<string, number>();
+  /** The reservation a request names (set by `authenticate` once the principal matches). */
+  const reservationOf = new WeakMap<Request, Reservation>();
+  /** The operation slot a POST took (freed on completion). */
+  const slotOf = new WeakMap<Request, { reservation: Reservation; id: string; slot: object }>();
+  /** A PUT's new reservation, kept only when graphql-sse answers 201. */
+  const reservedBy = new WeakMap<Request, Reservation>();
+  /** A GET that opens its reservation: its stream's end releases it. */
+  const openedBy = new WeakMap<Request, Reservation>();
+  /** Our own requests (dropping an expired reservation through graphql-sse's handler). */
+  const internal = new WeakSet<Request>();
   let handler: ((request: Request) => Promise<Response>) | undefined;
+  let fetchAPI: YogaServerInstance<Record<string, unknown>, Record<string, unknown>>['fetchAPI'];
+
+  const countUnopened = (principal: string, delta: number) => {
+    const count = (unopened.get(principal) ?? 0) + delta;
+    if (count > 0) unopened.set(principal, count);
+    else unopened.delete(principal);
+  };
+  const markOpened = (reservation: Reservation) => {
+    if (reservation.opened) return;
+    reservation.opened = true;
+    clearTimeout(reservation.expiry);
+    countUnopened(reservation.principal, -1);
+  };
+  /** Forgets a reservation (idempotent); its graphql-sse stream is gone or going. */
+  const release = (reservation: Reservation) => {
+    if (reservations.get(reservation.token) !== reservation) return;
+    reservations.delete(reservation.token);
+    markOpened(reservation);
+    reservation.operations.clear();
+  };
+  /** A refusal of {@link refusal}, its code also in the request's access line. */
+  const refuse = (request: Request, status: number, code: string, message: string) => {
+    requestRecordOf(serverContexts.get(request))?.errorCodes.add(code);
+    return refusal(status, code, message);
+  };
+  const freeSlot = (taken: { reservation: Reservation; id: string; slot: object } | undefined) => {
+    if (taken && taken.reservation.operations.get(taken.id) === taken.slot) {
+      taken.reservation.operations.delete(taken.id);
+    }
+  };
+  /**
+   * Drops a reservation that was not opened in time, with the operations started on it: graphql-sse
+   * keeps its streams to itself, so it is opened by an internal GET whose stream is cancelled at once
+   * (graphql-sse then deletes the stream and returns its operations).
+   */
+  const expire = async (reservation: Reservation) => {
+    if (reservation.opened) return;
+    release(reservation);
+    const request = new fetchAPI.Request(`http://localhost${GRAPHQL_SSE_PATH}`, {
+      headers: { accept: 'text/event-stream', 'x-graphql-event-stream-token': reservation.token },
+    });
+    internal.add(request);
+    const response = await handler!(request);
+    await response.body?.cancel();
+  };
+
   return {
     onYogaInit({ yoga }) {
       const server = yoga as unknown as YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
+      fetchAPI = server.fetchAPI;
       handler = createHandler(
         {
           async authenticate(req) {
+            if (internal.has(req.raw)) return req.headers.get('x-graphql-event-stream-token');
+            let viewer: Viewer;
             try {
-              await options.authenticate(req.headers.get('authorization') ?? null);
+              viewer = await options.authenticate(req.headers.get('authorization') ?? null);
             } catch (error) {
               if (!(error instanceof GraphQLError)) throw error;
               const status = (error.extensions.http as { status?: number } | undefined)?.status ?? 401;
@@ -78,13 +213,85 @@ export function useGraphQLSSE(options: {
                 },
               ];
             }
-            return (
+            const principal = principalOf(viewer);
+            if (req.method === 'PUT') {
+              // The server chooses the token, never the client.
+              if ((unopened.get(principal) ?? 0) >= limits.maxUnopenedStreamsPerClient) {
+                return refuse(
+                  req.raw,
+                  429,
+                  SSE_ERROR_CODES.tooManyUnopenedStreams,
+                  `At most ${limits.maxUnopenedStreamsPerClient} unopened streams per client: open (GET) a reserved stream first`,
+                );
+              }
+              const reservation: Reservation = {
+                token: randomUUID(),
+                principal,
+                opened: false,
+                operations: new Map(),
+              };
+              reservation.expiry = setTimeout(() => {
+                expire(reservation).catch((error: unknown) =>
+                  options.logger.error(
+                    { err: (error as Error).message },
+                    'graphql-sse reservation not dropped',
+                  ),
+                );
+              }, limits.reservationTimeoutMs).unref();
+              reservations.set(reservation.token, reservation);
+              countUnopened(principal, 1);
+              reservedBy.set(req.raw, reservation);
+              return reservation.token;
+            }
+            const token =
               req.headers.get('x-graphql-event-stream-token') ??
-              new URL(req.url, 'http://localhost').searchParams.get('token') ??
-              randomUUID()
-            );
+              new URL(req.url, 'http://localhost').searchParams.get('token');
+            const eventStream = req.headers.get('accept') === 'text/event-stream';
+            // Distinct connections mode: no token, one stream per request.
+            if (token === null && eventStream) return null;
+            const reservation = token === null ? undefined : reservations.get(token);
+            if (!reservation || reservation.principal !== principal) {
+              return refuse(
+                req.raw,
+                404,
+                SSE_ERROR_CODES.streamNotFound,
+                token === null
+                  ? 'Send the token of a reserved (PUT) stream in X-GraphQL-Event-Stream-Token'
+                  : 'No stream of this client has this token (expired, closed or never reserved)',
+              );
+            }
+            reservationOf.set(req.raw, reservation);
+            if (eventStream) {
+              // Opens the stream (graphql-sse answers 409 when it is open already).
+              if (!reservation.opened) openedBy.set(req.raw, reservation);
+              markOpened(reservation);
+            } else if (req.method === 'DELETE') {
+              const id = new URL(req.url, 'http://localhost').searchParams.get('operationId');
+              if (id !== null) reservation.operations.delete(id);
+            }
+            return reservation.token;
           },
           async onSubscribe(req, params) {
+            const reservation = reservationOf.get(req.raw);
+            if (reservation) {
+              if (reservation.operations.size >= limits.maxOperationsPerStream) {
+                return refuse(
+                  req.raw,
+                  429,
+                  SSE_ERROR_CODES.tooManyOperations,
+                  `At most ${limits.maxOperationsPerStream} operations per connection`,
+                );
+              }
+              // graphql-sse has checked the id (present, not running on this stream).
+              const id = String(params.extensions?.operationId ?? '');
+              const slot = {};
+              reservation.operations.set(id, slot);
+              slotOf.set(req.raw, { reservation, id, slot });
+            }
+            const refuseOperation = (errors: readonly GraphQLError[] | readonly unknown[]) => {
+              freeSlot(slotOf.get(req.raw));
+              return requestErrorResponse(errors);
+            };
             let result: Awaited<ReturnType<typeof server.getResultForParams>>;
             try {
               result = await server.getResultForParams(
@@ -96,16 +303,19 @@ export function useGraphQLSSE(options: {
               if (!(error instanceof GraphQLError)) {
                 options.logger.error({ err: (error as Error).message }, 'graphql-sse operation failed');
               }
-              return requestErrorResponse([
+              return refuseOperation([
                 error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.'),
               ]);
             }
             // A result without `data` is a request error (parse, validation, context): answered as
             // /graphql answers it, not streamed (graphql-sse would take it for execution arguments).
             if (result && !isAsyncIterable(result) && !('data' in result) && result.errors?.length) {
-              return requestErrorResponse(result.errors);
+              return refuseOperation(result.errors);
             }
-            return result;
+            return isAsyncIterable(result) ? stoppable(result) : result;
+          },
+          onComplete(_ctx, req) {
+            freeSlot(slotOf.get(req.raw));
           },
         },
         yoga.fetchAPI,
@@ -114,7 +324,96 @@ export function useGraphQLSSE(options: {
     onRequest({ request, url, endResponse, serverContext }) {
       if (url.pathname !== GRAPHQL_SSE_PATH || !handler) return;
       serverContexts.set(request, serverContext as Record<string, unknown>);
-      return handler(request).then(endResponse);
+      return handler(request).then((response) => {
+        const reserved = reservedBy.get(request);
+        // graphql-sse did not reserve it (406: a PUT that does not accept text/plain).
+        if (reserved && response.status !== 201) release(reserved);
+        const opened = openedBy.get(request);
+        if (opened) {
+          if (response.status === 200 && response.body) {
+            endResponse(onStreamEnd(fetchAPI, response, request.signal, () => release(opened)));
+            return;
+          }
+          release(opened);
+        }
+        endResponse(response);
+      });
     },
   };
+}
+
+/**
+ * `response` with a body that calls `onEnd` once when it ends: fully read, failed, cancelled, or its
+ * request aborted (the client went away).
+ */
+function onStreamEnd(
+  fetchAPI: { ReadableStream: typeof ReadableStream; Response: typeof Response },
+  response: Response,
+  signal: AbortSignal,
+  onEnd: () => void,
+): Response {
+  const reader = response.body!.getReader();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    signal.removeEventListener('abort', end);
+    onEnd();
+  };
+  if (signal.aborted) end();
+  else signal.addEventListener('abort', end, { once: true });
+  const body = new fetchAPI.ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else {
+          controller.enqueue(value);
+        }
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      end();
+      await reader.cancel(reason);
+    },
+  });
+  return new fetchAPI.Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
+/**
+ * `source` as graphql-sse can stop it: graphql-sse returns an operation's iterator on `DELETE` and
+ * when its stream ends only when it has `next`, `return` and `throw` (an async generator); Yoga's
+ * subscription results (e.g. src/auth/token-expiry.ts's) have no `throw`, and would run on unseen.
+ */
+function stoppable<T>(source: AsyncIterable<T>): AsyncGenerator<T, undefined, undefined> {
+  const iterator = source[Symbol.asyncIterator]();
+  const done = (): IteratorResult<T, undefined> => ({ done: true, value: undefined });
+  const generator: AsyncGenerator<T, undefined, undefined> = {
+    next: () => iterator.next() as Promise<IteratorResult<T, undefined>>,
+    async return() {
+      await iterator.return?.();
+      return done();
+    },
+    async throw(error: unknown) {
+      if (iterator.throw) return (await iterator.throw(error)) as IteratorResult<T, undefined>;
+      await iterator.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return generator;
+    },
+    async [Symbol.asyncDispose]() {
+      await iterator.return?.();
+    },
+  };
+  return generator;
 }

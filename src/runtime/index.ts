@@ -116,7 +116,16 @@ export async function createRuntime(options: {
       useCsrfPrevention(),
       useRequestInputChecks(),
       persistedOperations,
-      useGraphQLSSE({ authenticate: (authorization) => requireViewer(viewerAuth, authorization), logger }),
+      useGraphQLSSE({
+        authenticate: (authorization) => requireViewer(viewerAuth, authorization),
+        // graphql-ws's limits, so both streaming transports hold the same (src/config.ts).
+        limits: {
+          maxOperationsPerStream: config.websocket.maxSubscriptionsPerSocket,
+          reservationTimeoutMs: config.websocket.connectionInitTimeoutMs,
+          maxUnopenedStreamsPerClient: config.sse.maxUnopenedStreamsPerClient,
+        },
+        logger,
+      }),
       useOperationLimits({
         limits: config.operationLimits,
         fieldSuggestions: config.graphql.fieldSuggestions,
@@ -142,13 +151,20 @@ export function loadExampleOperations(): { document: string; operationNames: str
   return { document, operationNames };
 }
 
-/** SSE streams need a viewer: no token is refused with 401 like a bad one. */
-async function requireViewer(auth: ViewerAuth, authorization: string | null): Promise<void> {
-  if (!(await auth.fromHeader(authorization))) {
+/**
+ * SSE streams need a viewer: no token is refused with 401 like a bad one.
+ * @returns the viewer of the request's token.
+ * @throws GraphQLError `unauthenticated` (no token) or the token's own refusal (`invalid-token`,
+ *   `token-expired`), each with `http.status` 401.
+ */
+async function requireViewer(auth: ViewerAuth, authorization: string | null): Promise<Viewer> {
+  const viewer = await auth.fromHeader(authorization);
+  if (!viewer) {
     throw new GraphQLError('Authentication required: send Authorization: Bearer <token>', {
       extensions: { code: 'unauthenticated', http: { status: 401 } },
     });
   }
+  return viewer;
 }
 
 /**

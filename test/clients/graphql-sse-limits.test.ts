@@ -1,0 +1,332 @@
+import { readFileSync } from 'node:fs';
+import { print } from 'graphql';
+import { type Client, createClient, type ExecutionResult } from 'graphql-sse';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  AccountUpdaterCardByIdDocument,
+  EnrolCardWithWebhookDocument,
+  LiveCardEventsDocument,
+  type LiveCardEventsSubscription,
+} from '../../src/client/generated/index.ts';
+import { member, testToken, useStack, waitForSubscribers } from '../support/fixtures.ts';
+
+/** Operations per stream (graphql-ws's setting), reservation time and unopened streams per client. */
+const CAP = 2;
+const RESERVATION_TIMEOUT_MS = 1_500;
+const MAX_UNOPENED = 2;
+const STREAM = '/graphql/stream';
+const TOKEN_HEADER = 'x-graphql-event-stream-token';
+const TENANT = 'tntsandbox1';
+
+/** A request of the single-connection mode as graphql-sse's client sends it, and its answer. */
+interface Exchange {
+  method: string;
+  status: number;
+  /** The answer's JSON body, when it has one. */
+  body?: { errors?: { message: string; extensions?: { code?: string } }[] };
+}
+
+describe('graphql-sse single connection: graphql-ws limits and stream ownership', () => {
+  const use = useStack({
+    WS_MAX_SUBSCRIPTIONS_PER_SOCKET: String(CAP),
+    WS_CONNECTION_INIT_TIMEOUT_MS: String(RESERVATION_TIMEOUT_MS),
+    SSE_MAX_UNOPENED_STREAMS_PER_CLIENT: String(MAX_UNOPENED),
+  });
+  const clients: Client<true>[] = [];
+  const aborts: AbortController[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) client.dispose();
+    for (const abort of aborts.splice(0)) abort.abort();
+    // A stream's end stops its operations: the next test starts with none.
+    await waitForSubscribers(use.stack.app, TENANT, 0);
+  });
+
+  /**
+   * graphql-sse's client in single-connection mode for `bearer`; `exchanges` records its POSTs and
+   * DELETEs (the client itself keeps only the status of a refusal).
+   */
+  function singleConnectionClient(bearer: string): { client: Client<true>; exchanges: Exchange[] } {
+    const exchanges: Exchange[] = [];
+    const client = createClient({
+      url: `${use.stack.url}${STREAM}`,
+      singleConnection: true,
+      retryAttempts: 0,
+      headers: { authorization: `Bearer ${bearer}` },
+      fetchFn: async (input: RequestInfo | URL, init?: RequestInit) => {
+        const response = await fetch(input, init);
+        const method = init?.method ?? 'GET';
+        if (method === 'POST' || method === 'DELETE') {
+          const text = await response.clone().text();
+          exchanges.push({
+            method,
+            status: response.status,
+            ...(text ? { body: JSON.parse(text) as Exchange['body'] } : {}),
+          });
+        }
+        return response;
+      },
+    });
+    clients.push(client);
+    return { client, exchanges };
+  }
+
+  /** A live card-events subscription on `client`: its results and its end (error or completion). */
+  function live(client: Client<true>) {
+    const results: ExecutionResult<LiveCardEventsSubscription, unknown>[] = [];
+    const outcome: { error?: unknown; completed?: boolean } = {};
+    const stop = client.subscribe<LiveCardEventsSubscription>(
+      { query: print(LiveCardEventsDocument) },
+      {
+        next: (result) => void results.push(result),
+        error: (error) => {
+          outcome.error = error;
+        },
+        complete: () => {
+          outcome.completed = true;
+        },
+      },
+    );
+    return { results, outcome, stop };
+  }
+
+  async function enrol(token: string): Promise<string> {
+    const enrolled = await use.stack.execute(
+      EnrolCardWithWebhookDocument,
+      { number: '4000210000692001' },
+      token,
+    );
+    return member(enrolled.data?.enrollAccountUpdaterCard, 'MutationEnrollAccountUpdaterCardSuccess').data
+      .cardId;
+  }
+
+  /** A raw request to the endpoint with `bearer` and, when given, a stream token. */
+  function request(
+    method: string,
+    bearer: string,
+    options: { streamToken?: string; headers?: Record<string, string>; body?: unknown; query?: string } = {},
+  ): Promise<Response> {
+    const abort = new AbortController();
+    aborts.push(abort);
+    return fetch(`${use.stack.url}${STREAM}${options.query ?? ''}`, {
+      method,
+      signal: abort.signal,
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        ...(options.streamToken ? { [TOKEN_HEADER]: options.streamToken } : {}),
+        ...(options.body ? { 'content-type': 'application/json' } : {}),
+        ...options.headers,
+      },
+      ...(options.body ? { body: JSON.stringify(options.body) } : {}),
+    });
+  }
+
+  async function reserve(bearer: string): Promise<string> {
+    const response = await request('PUT', bearer);
+    expect(response.status).toBe(201);
+    return response.text();
+  }
+
+  /** Opens a reserved stream (GET); the connection stays open until the test ends. */
+  async function open(bearer: string, streamToken: string): Promise<Response> {
+    return request('GET', bearer, { streamToken, headers: { accept: 'text/event-stream' } });
+  }
+
+  const postLive = (bearer: string, streamToken: string, operationId: string) =>
+    request('POST', bearer, {
+      streamToken,
+      body: { query: print(LiveCardEventsDocument), extensions: { operationId } },
+    });
+
+  async function expectRefusal(response: Response, status: number, code: string) {
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    const body = (await response.json()) as Exchange['body'];
+    expect(body?.errors).toEqual([expect.objectContaining({ extensions: { code } })]);
+    return body!.errors![0]!.message;
+  }
+
+  it(`runs ${CAP} live subscriptions on one stream and refuses the next with 429 too-many-subscriptions`, async () => {
+    const token = await testToken({ subject: 'sse-cap' });
+    const { client, exchanges } = singleConnectionClient(token);
+    const before = use.stack.app.events?.subscriberCount(TENANT) ?? 0;
+    const running = Array.from({ length: CAP }, () => live(client));
+    await waitForSubscribers(use.stack.app, TENANT, before + CAP);
+
+    const refused = live(client);
+    await vi.waitFor(() => expect(refused.outcome.error).toBeDefined());
+    expect((refused.outcome.error as { response?: Response }).response?.status).toBe(429);
+    const posts = exchanges.filter((exchange) => exchange.method === 'POST');
+    expect(posts.map((exchange) => exchange.status)).toEqual([...Array(CAP).fill(202), 429]);
+    expect(posts.at(-1)!.body).toEqual({
+      errors: [
+        {
+          message: `At most ${CAP} operations per connection`,
+          extensions: { code: 'too-many-subscriptions' },
+        },
+      ],
+    });
+
+    // The refusal's access line names its code.
+    await expect
+      .poll(() =>
+        readFileSync(use.stack.logFile, 'utf8')
+          .split('\n')
+          .filter((line) => line.includes('"route":"/graphql/stream"') && line.includes('"status":429')),
+      )
+      .toEqual([expect.stringContaining('"errorCodes":["too-many-subscriptions"]')]);
+
+    // The first CAP still run: both receive an enrolment made afterwards.
+    const cardId = await enrol(token);
+    await vi.waitFor(() => {
+      for (const { results } of running) {
+        expect(results.map((result) => result.data?.cardEvents)).toContainEqual(
+          expect.objectContaining({ type: 'ENROLLED', cardId }),
+        );
+      }
+    });
+    expect(running.map(({ outcome }) => outcome)).toEqual(running.map(() => ({})));
+    expect(use.stack.app.events?.subscriberCount(TENANT)).toBe(before + CAP);
+  });
+
+  it('frees a slot when an operation is stopped (DELETE ends its source) or completes', async () => {
+    const token = await testToken({ subject: 'sse-free' });
+    const { client, exchanges } = singleConnectionClient(token);
+    const before = use.stack.app.events?.subscriberCount(TENANT) ?? 0;
+    const running = Array.from({ length: CAP }, () => live(client));
+    await waitForSubscribers(use.stack.app, TENANT, before + CAP);
+    // The server subscribes before it answers 202; the client sends DELETE only for an accepted POST.
+    await vi.waitFor(() =>
+      expect(exchanges.filter((exchange) => exchange.method === 'POST')).toHaveLength(CAP),
+    );
+
+    // Stopping one sends DELETE: its upstream subscription ends and its slot takes another one.
+    running[0]!.stop();
+    await waitForSubscribers(use.stack.app, TENANT, before + CAP - 1);
+    await vi.waitFor(() =>
+      expect(exchanges.filter((exchange) => exchange.method === 'DELETE').map((e) => e.status)).toEqual([
+        200,
+      ]),
+    );
+    const replacement = live(client);
+    await waitForSubscribers(use.stack.app, TENANT, before + CAP);
+    expect(replacement.outcome).toEqual({});
+    await vi.waitFor(() =>
+      expect(exchanges.filter((exchange) => exchange.method === 'POST').map((e) => e.status)).toEqual(
+        Array(CAP + 1).fill(202),
+      ),
+    );
+
+    // Completed operations free theirs: more queries than the cap, one after another, on a full stream
+    // less one slot.
+    replacement.stop();
+    await waitForSubscribers(use.stack.app, TENANT, before + CAP - 1);
+    for (let i = 0; i < CAP + 1; i++) {
+      const results = [];
+      for await (const result of client.iterate({
+        query: print(AccountUpdaterCardByIdDocument),
+        variables: { cardId: 'CRD0000000000000000000000' },
+      })) {
+        results.push(result);
+      }
+      expect(results).toHaveLength(1);
+    }
+    expect(exchanges.filter((exchange) => exchange.method === 'POST').map((e) => e.status)).toEqual(
+      Array(2 * CAP + 2).fill(202),
+    );
+  });
+
+  it("refuses another client's stream token with 404 stream-not-found; a PUT never takes the client's token", async () => {
+    const owner = await testToken({ subject: 'sse-owner' });
+    const refreshed = await testToken({ subject: 'sse-owner', expiresInS: 900 });
+    const others = await Promise.all([
+      testToken({ subject: 'sse-intruder' }),
+      // The same subject with other vaults is another client.
+      testToken({ subject: 'sse-owner', vaults: ['tntsandbox1', 'tntsandbox2'] }),
+    ]);
+
+    const chosen = '00000000-0000-4000-8000-000000000000';
+    const put = await request('PUT', owner, { streamToken: chosen, query: `?token=${chosen}` });
+    expect(put.status).toBe(201);
+    const streamToken = await put.text();
+    expect(streamToken).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(streamToken).not.toBe(chosen);
+    await expectRefusal(await open(owner, chosen), 404, 'stream-not-found');
+
+    const before = use.stack.app.events?.subscriberCount(TENANT) ?? 0;
+    for (const other of others) {
+      const message = await expectRefusal(await open(other, streamToken), 404, 'stream-not-found');
+      expect(message).toBe('No stream of this client has this token (expired, closed or never reserved)');
+      await expectRefusal(
+        await request('GET', other, {
+          query: `?token=${streamToken}`,
+          headers: { accept: 'text/event-stream' },
+        }),
+        404,
+        'stream-not-found',
+      );
+      await expectRefusal(await postLive(other, streamToken, 'op-1'), 404, 'stream-not-found');
+      await expectRefusal(
+        await request('DELETE', other, { streamToken, query: '?operationId=op-1' }),
+        404,
+        'stream-not-found',
+      );
+    }
+    expect(use.stack.app.events?.subscriberCount(TENANT) ?? 0).toBe(before);
+
+    // The owner, also with a refreshed token, uses it: an operation before the GET, the GET, a DELETE.
+    expect((await postLive(refreshed, streamToken, 'op-1')).status).toBe(202);
+    await waitForSubscribers(use.stack.app, TENANT, before + 1);
+    const opened = await open(owner, streamToken);
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get('content-type')).toContain('text/event-stream');
+    expect((await request('DELETE', owner, { streamToken, query: '?operationId=op-1' })).status).toBe(200);
+    await waitForSubscribers(use.stack.app, TENANT, before);
+
+    // A request naming no stream, or one whose GET has ended, is refused alike.
+    await expectRefusal(
+      await request('POST', owner, {
+        body: { query: '{ viewer { subject } }', extensions: { operationId: 'x' } },
+      }),
+      404,
+      'stream-not-found',
+    );
+    await opened.body?.cancel();
+    await vi.waitFor(async () =>
+      expectRefusal(await postLive(owner, streamToken, 'op-2'), 404, 'stream-not-found'),
+    );
+  });
+
+  it(`holds at most ${MAX_UNOPENED} unopened streams per client: one more PUT is refused with 429 too-many-unopened-streams`, async () => {
+    const token = await testToken({ subject: 'sse-bound' });
+    const reserved = [await reserve(token), await reserve(token)];
+    const message = await expectRefusal(await request('PUT', token), 429, 'too-many-unopened-streams');
+    expect(message).toBe(
+      `At most ${MAX_UNOPENED} unopened streams per client: open (GET) a reserved stream first`,
+    );
+    // Another client is not held by it.
+    await reserve(await testToken({ subject: 'sse-bound-other' }));
+    // An opened stream no longer counts.
+    expect((await open(token, reserved[0]!)).status).toBe(200);
+    await reserve(token);
+    await expectRefusal(await request('PUT', token), 429, 'too-many-unopened-streams');
+  });
+
+  it('drops a stream not opened in time, with the operations started on it, and frees its place', async () => {
+    const token = await testToken({ subject: 'sse-expiry' });
+    const before = use.stack.app.events?.subscriberCount(TENANT) ?? 0;
+    const reservedAt = Date.now();
+    const streamToken = await reserve(token);
+    await reserve(token);
+    expect((await postLive(token, streamToken, 'op-1')).status).toBe(202);
+    await waitForSubscribers(use.stack.app, TENANT, before + 1);
+    await expectRefusal(await request('PUT', token), 429, 'too-many-unopened-streams');
+
+    // The operation's upstream subscription ends with the reservation.
+    await waitForSubscribers(use.stack.app, TENANT, before, RESERVATION_TIMEOUT_MS + 5_000);
+    expect(Date.now() - reservedAt).toBeGreaterThanOrEqual(RESERVATION_TIMEOUT_MS - 50);
+    await expectRefusal(await open(token, streamToken), 404, 'stream-not-found');
+    await expectRefusal(await postLive(token, streamToken, 'op-2'), 404, 'stream-not-found');
+    // Both reservations expired: the client may reserve again.
+    await vi.waitFor(async () => expect((await request('PUT', token)).status).toBe(201), { timeout: 5_000 });
+  });
+});
