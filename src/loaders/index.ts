@@ -7,7 +7,7 @@ import type { OrganizationInvite, OrganizationMember } from '../upstream/account
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import type { CardAttributes, NetworkToken, Page, Upstream } from '../upstream/index.ts';
 import type { BinAttributesCache } from './bin-attributes-cache.ts';
-import type { CardReadCache } from './card-read-cache.ts';
+import type { CardReadArea, CardReadCache } from './card-read-cache.ts';
 
 /** A value read from upstream with the vault (tenant) whose credentials read it. */
 export type InVault<T> = T & { vaultId: string };
@@ -186,31 +186,28 @@ export class RequestLoaders {
   }
 
   get cardInterfaceCard(): DataLoader<VaultCardKey, InVault<CardInterfaceCard>, string> {
-    const upstream = this.#upstream;
-    const cardReads = this.#cardReads;
-    this.#cardInterfaceCard ??= new DataLoader(
-      perKey((key) =>
-        cardReads.get('card-interface', key.vaultId, key.cardId, () =>
-          upstream.cardInterface.getCard(key.vaultId, key.cardId),
-        ),
-      ),
-      { cacheKeyFn: vaultCardKey },
+    const cards = this.#upstream.cardInterface;
+    this.#cardInterfaceCard ??= this.#cardReader('card-interface', (key) =>
+      cards.getCard(key.vaultId, key.cardId),
     );
     return this.#cardInterfaceCard;
   }
 
   get accountUpdaterCard(): DataLoader<VaultCardKey, InVault<AccountUpdaterCard>, string> {
-    const upstream = this.#upstream;
-    const cardReads = this.#cardReads;
-    this.#accountUpdaterCard ??= new DataLoader(
-      perKey((key) =>
-        cardReads.get('account-updater', key.vaultId, key.cardId, () =>
-          upstream.accountUpdater.getCard(key.vaultId, key.cardId),
-        ),
-      ),
-      { cacheKeyFn: vaultCardKey },
+    const cards = this.#upstream.accountUpdater;
+    this.#accountUpdaterCard ??= this.#cardReader('account-updater', (key) =>
+      cards.getCard(key.vaultId, key.cardId),
     );
     return this.#accountUpdaterCard;
+  }
+
+  /** One card read per key of `area`, through the app-wide {@link CardReadCache}. */
+  #cardReader<V>(area: CardReadArea, read: (key: VaultCardKey) => Promise<V>) {
+    const cardReads = this.#cardReads;
+    return new DataLoader<VaultCardKey, InVault<V>, string>(
+      perKey((key) => cardReads.get(area, key.vaultId, key.cardId, () => read(key))),
+      { cacheKeyFn: vaultCardKey },
+    );
   }
 }
 
