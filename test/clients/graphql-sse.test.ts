@@ -75,7 +75,9 @@ describe('graphql-sse client', () => {
       ).data.cardId;
       const { value } = await first;
       expect(value?.data?.cardEvents).toMatchObject({ type: 'ENROLLED', cardId, tenant: 'tntsandbox1' });
+      // Stopping on the client ends the gateway's subscription too (not at the token's expiry).
       await iterator.return?.();
+      await waitForSubscribers(stack.app, 'tntsandbox1', before);
     });
   });
 
