@@ -6,10 +6,10 @@ import type { Logger } from './lib/logger.ts';
 import type { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import type { CardReadCache } from './loaders/card-read-cache.ts';
 import {
-  createLoaders,
   type EventCardCache,
   type EventNetworkTokenCache,
   type Loaders,
+  RequestLoaders,
 } from './loaders/index.ts';
 import { type Upstream, UpstreamCallBudget } from './upstream/index.ts';
 
@@ -59,6 +59,6 @@ export function createContext(services: ContextServices, viewer: Viewer | null):
     upstream,
     upstreamBudget,
     // Each DataLoader is made on its first use (RequestLoaders' getters).
-    loaders: createLoaders(upstream, services.binAttributes, services.cardReads),
+    loaders: new RequestLoaders(upstream, services.binAttributes, services.cardReads),
   };
 }

@@ -89,20 +89,11 @@ function organizationPages<T>(
  * - `organizationMembers`, `organizationInvites`: one upstream page each (JSON:API `page[number]`,
  *   `page[size]`).
  * - `vault`: vault summaries, primed from the memberships already read (no upstream call).
- */
-export function createLoaders(
-  upstream: Upstream,
-  binCache: BinAttributesCache,
-  cardReads: CardReadCache,
-): RequestLoaders {
-  return new RequestLoaders(upstream, binCache, cardReads);
-}
-
-/**
- * The per-request loaders, see {@link createLoaders}. Each DataLoader is made on its first use:
- * most operations read one or two kinds, a subscription that never reads a card holds none (fan-out
- * memory), and the object itself is cheap to create and to copy into the context (getters on the
- * prototype are not copied by the `Object.assign` of envelop's `extendContext`).
+ *
+ * Each DataLoader is made on its first use: most operations read one or two kinds, a subscription
+ * that never reads a card holds none (fan-out memory), and the object itself is cheap to create and
+ * to copy into the context (getters on the prototype are not copied by the `Object.assign` of
+ * envelop's `extendContext`).
  */
 export class RequestLoaders {
   readonly #upstream: Upstream;
