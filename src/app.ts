@@ -89,7 +89,6 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       logger,
       compiledExecution,
     });
-    const tracer = tracing.tracer;
     const http = createHttpServer({
       http: config.http,
       runtime,
@@ -97,13 +96,11 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       metrics,
       webhooks,
       readiness,
-      tracer,
+      tracer: tracing.tracer,
       logger,
       shutdown,
     });
-    // Shutdown runs these four in reverse: no new connections (readiness already 503), graphql-ws
-    // sockets close with 1001, event streams close after in-flight webhook appends (SSE streams
-    // end), then the open connections drain.
+    // Registered in the reverse of the shutdown order that buildApp's documentation gives.
     resources.use(http);
     resources.use(streams.move());
     resources.use(
