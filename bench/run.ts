@@ -189,8 +189,8 @@ const [cardgraph, floor, hiveOrReason] = QUICK
   : [await startCardgraph(), await startFloor(), await startHive()];
 const hive = typeof hiveOrReason === 'string' ? undefined : hiveOrReason;
 const variants = [
-  ...(flags['compare-yoga'] ? [['cardgraph-yoga', { BENCH_LEAN_GRAPHQL_HTTP: 'off' }] as const] : []),
-  ...(flags['compare-jit'] ? [['cardgraph-graphql-js', { BENCH_COMPILED_EXECUTION: 'off' }] as const] : []),
+  ...(flags['compare-yoga'] ? [['cardgraph-yoga', { GRAPHQL_LEAN_HTTP: 'off' }] as const] : []),
+  ...(flags['compare-jit'] ? [['cardgraph-graphql-js', { GRAPHQL_JIT: 'off' }] as const] : []),
 ];
 const cardgraphVariants: ServerProcess[] = [];
 for (const [name, env] of variants) {

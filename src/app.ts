@@ -20,10 +20,6 @@ export interface AppOptions {
   logDestination?: DestinationStream;
   /** A tracer provider the caller owns and shuts down (src/dev.ts shares one with the sandbox). */
   tracing?: Tracing;
-  /** Plain GraphQL requests skip Yoga's Fetch adapter (src/server/graphql-http.ts); default true. */
-  leanGraphqlHttp?: boolean;
-  /** Queries run compiled by graphql-jit (src/plugins/compiled-execution.ts); default true. */
-  compiledExecution?: boolean;
 }
 
 /** Addresses of a started app. */
@@ -61,8 +57,11 @@ export interface App {
  * open connections drained, upstream pools, APQ store, metrics, traces.
  */
 export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
-  const destination = options.logDestination;
-  const logger = createLogger({ name: 'gateway', level: config.logLevel, destination });
+  const logger = createLogger({
+    name: 'gateway',
+    level: config.logLevel,
+    destination: options.logDestination,
+  });
   const metrics = createMetrics({ knownOperationNames: loadExampleOperations().operationNames });
   const tracing = options.tracing ?? createTracing(config.tracing, process.env.npm_package_version);
   const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
@@ -79,25 +78,15 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     const streams = resources.use(new AsyncDisposableStack());
     running = await openServices(config, { resources, streams }, { ...telemetry, shutdown });
     const { services, apqStore, readiness, webhooks } = running;
-    const compiledExecution = options.compiledExecution ?? true;
-    const runtime = await createRuntime({
-      config,
-      services,
-      apqStore,
-      metrics,
-      tracing,
-      logger,
-      compiledExecution,
-    });
+    const runtime = await createRuntime({ config, services, apqStore, metrics, tracing, logger });
     const http = createHttpServer({
-      http: config.http,
+      config,
       runtime,
-      leanGraphqlHttp: options.leanGraphqlHttp ?? true,
-      metrics,
       webhooks,
       readiness,
-      tracer: tracing.tracer,
       logger,
+      metrics,
+      tracer: tracing.tracer,
       shutdown,
     });
     // Registered in the reverse of the shutdown order that buildApp's documentation gives.

@@ -171,7 +171,10 @@ export interface Config {
      */
     corsOrigins: string[];
   };
-  /** What the GraphQL endpoint reveals about itself (`GRAPHIQL`, `INTROSPECTION`, `FIELD_SUGGESTIONS`). */
+  /**
+   * What the GraphQL endpoint reveals about itself (`GRAPHIQL`, `INTROSPECTION`, `FIELD_SUGGESTIONS`)
+   * and how it runs operations (`GRAPHQL_JIT`, `GRAPHQL_LEAN_HTTP`).
+   */
   graphql: {
     /** GraphiQL on `GET /graphql` (Accept: text/html), served from the gateway's own assets. */
     graphiql: boolean;
@@ -179,6 +182,17 @@ export interface Config {
     introspection: boolean;
     /** "Did you mean …?" suggestions in validation errors. */
     fieldSuggestions: boolean;
+    /**
+     * Queries and mutations run compiled by graphql-jit (`GRAPHQL_JIT`, default on;
+     * src/plugins/compiled-execution.ts); off runs everything on graphql-js, e.g. to rule the
+     * compiler out when a result looks wrong.
+     */
+    compiledExecution: boolean;
+    /**
+     * Plain JSON GraphQL requests skip Yoga's Fetch API adapter (`GRAPHQL_LEAN_HTTP`, default on;
+     * src/server/graphql-http.ts); off lets Yoga's own handler answer every request.
+     */
+    leanHttp: boolean;
   };
   persistedOperations: {
     /**
@@ -440,6 +454,8 @@ const envObject = z.object({
   GRAPHIQL: onOff,
   INTROSPECTION: onOff,
   FIELD_SUGGESTIONS: onOff,
+  GRAPHQL_JIT: onOff,
+  GRAPHQL_LEAN_HTTP: onOff,
 });
 
 const envSchema = envObject.superRefine((env, ctx) => {
@@ -625,6 +641,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       graphiql: exposed(e.GRAPHIQL),
       introspection: exposed(e.INTROSPECTION),
       fieldSuggestions: exposed(e.FIELD_SUGGESTIONS),
+      compiledExecution: e.GRAPHQL_JIT !== 'off',
+      leanHttp: e.GRAPHQL_LEAN_HTTP !== 'off',
     },
     persistedOperations: {
       mode: e.PERSISTED_OPERATIONS,

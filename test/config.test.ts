@@ -8,6 +8,10 @@ import {
   SANDBOX_CREDENTIALS,
 } from '../src/config.ts';
 
+/** `graphql` switches of src/config.ts with GraphiQL, introspection and field suggestions all on / all off. */
+const exposedAll = { graphiql: true, introspection: true, fieldSuggestions: true };
+const exposedNone = { graphiql: false, introspection: false, fieldSuggestions: false };
+
 describe('loadConfig', () => {
   it('defaults to the embedded sandbox on ports 4000 and 4010 with the sandbox vaults, and no addresses yet', () => {
     const config = loadConfig({});
@@ -76,11 +80,24 @@ describe('loadConfig', () => {
 
   it('exposes GraphiQL, introspection and field suggestions in development unless switched off', () => {
     expect(loadConfig({}).environment).toBe('development');
-    expect(loadConfig({}).graphql).toEqual({ graphiql: true, introspection: true, fieldSuggestions: true });
+    expect(loadConfig({}).graphql).toEqual({ ...exposedAll, compiledExecution: true, leanHttp: true });
     expect(loadConfig({ GRAPHIQL: 'off', INTROSPECTION: 'off', FIELD_SUGGESTIONS: 'off' }).graphql).toEqual({
-      graphiql: false,
-      introspection: false,
-      fieldSuggestions: false,
+      ...exposedNone,
+      compiledExecution: true,
+      leanHttp: true,
+    });
+  });
+
+  it('runs queries compiled and plain requests on the lean path unless GRAPHQL_JIT / GRAPHQL_LEAN_HTTP are off', () => {
+    expect(loadConfig({ GRAPHQL_JIT: 'off' }).graphql).toEqual({
+      ...exposedAll,
+      compiledExecution: false,
+      leanHttp: true,
+    });
+    expect(loadConfig({ GRAPHQL_LEAN_HTTP: 'off', GRAPHQL_JIT: 'on' }).graphql).toEqual({
+      ...exposedAll,
+      compiledExecution: true,
+      leanHttp: false,
     });
   });
 
@@ -88,6 +105,8 @@ describe('loadConfig', () => {
     [{ GRAPHIQL: 'yes' }, 'GRAPHIQL'],
     [{ INTROSPECTION: 'true' }, 'INTROSPECTION'],
     [{ FIELD_SUGGESTIONS: '1' }, 'FIELD_SUGGESTIONS'],
+    [{ GRAPHQL_JIT: 'no' }, 'GRAPHQL_JIT'],
+    [{ GRAPHQL_LEAN_HTTP: 'false' }, 'GRAPHQL_LEAN_HTTP'],
   ])('accepts only on|off: %o names %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${variable}\\b: Invalid option`));
   });
@@ -164,10 +183,10 @@ describe('loadConfig with NODE_ENV=production', () => {
   it('loads a complete remote configuration with GraphiQL, introspection and suggestions off', () => {
     const config = loadConfig(remote);
     expect(config.environment).toBe('production');
-    expect(config.graphql).toEqual({ graphiql: false, introspection: false, fieldSuggestions: false });
+    expect(config.graphql).toEqual({ ...exposedNone, compiledExecution: true, leanHttp: true });
     expect(
       loadConfig({ ...remote, GRAPHIQL: 'on', INTROSPECTION: 'on', FIELD_SUGGESTIONS: 'on' }).graphql,
-    ).toEqual({ graphiql: true, introspection: true, fieldSuggestions: true });
+    ).toEqual({ ...exposedAll, compiledExecution: true, leanHttp: true });
   });
 
   it('requires UPSTREAM to be set explicitly', () => {

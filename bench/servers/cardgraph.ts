@@ -1,9 +1,8 @@
 /**
  * cardgraph as benchmarked: `buildApp(gatewayConfig(loadConfig()))` (the production gateway of
  * src/main.ts) from the environment the orchestrator passes
- * (UPSTREAM=remote on the bench sandbox, EVENTS_BACKEND, DATA_DIR, …), logs discarded.
- * `BENCH_LEAN_GRAPHQL_HTTP=off` turns the lean GraphQL path off (`--compare-yoga`),
- * `BENCH_COMPILED_EXECUTION=off` the compiled execution of queries (`--compare-jit`).
+ * (UPSTREAM=remote on the bench sandbox, EVENTS_BACKEND, DATA_DIR, and `GRAPHQL_LEAN_HTTP=off` for
+ * `--compare-yoga` or `GRAPHQL_JIT=off` for `--compare-jit`), logs discarded.
  */
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.ts';
@@ -12,8 +11,6 @@ import { serveStats } from '../lib/child.ts';
 
 const app = buildApp(gatewayConfig(loadConfig()), {
   logDestination: pino.destination('/dev/null'),
-  leanGraphqlHttp: process.env.BENCH_LEAN_GRAPHQL_HTTP !== 'off',
-  compiledExecution: process.env.BENCH_COMPILED_EXECUTION !== 'off',
 });
 const { url } = await app.start();
 serveStats({ url }, () => ({ subscribers: app.events?.subscriberCount() ?? 0 }));

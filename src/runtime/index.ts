@@ -66,8 +66,6 @@ export async function createRuntime(options: {
   metrics: Metrics;
   tracing: Tracing;
   logger: Logger;
-  /** Queries run compiled (src/plugins/compiled-execution.ts); the bench turns it off to compare. */
-  compiledExecution?: boolean;
 }): Promise<GraphQLRuntime> {
   const { config, services, metrics, tracing, logger } = options;
   const viewerAuth = createViewerAuth(createTokenVerifier(config.auth), logger);
@@ -104,7 +102,7 @@ export async function createRuntime(options: {
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
       useSharedSubscriptionResults(),
       // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
-      ...(options.compiledExecution !== false ? [useCompiledExecution()] : []),
+      ...(config.graphql.compiledExecution ? [useCompiledExecution()] : []),
       useRequestId(),
       useAccessLogDetails(),
       useOperationMetrics(metrics),

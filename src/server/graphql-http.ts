@@ -301,7 +301,7 @@ function yogaInternals(yoga: Yoga): YogaInternals {
   ].filter(Boolean);
   if (missing.length > 0) {
     throw new Error(
-      `lean GraphQL path: Yoga ${(yoga as unknown as { version?: string }).version ?? '?'} lacks ${missing.join(', ')}; set leanGraphqlHttp off or update src/server/graphql-http.ts`,
+      `lean GraphQL path: Yoga ${(yoga as unknown as { version?: string }).version ?? '?'} lacks ${missing.join(', ')}; set GRAPHQL_LEAN_HTTP=off or update src/server/graphql-http.ts`,
     );
   }
   if (internals.instrumentation) {

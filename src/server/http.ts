@@ -39,15 +39,14 @@ export interface HttpServer extends AsyncDisposable {
  * The gateway's HTTP server: webhooks at `/webhooks/card-events` (`webhooks`), liveness at
  * `/health`, readiness at `/readiness` (`readiness`, 503 when not ready), everything else through
  * the GraphQL handler (`/graphql`, GraphiQL and its assets, SSE: src/server/graphql-http.ts, its lean
- * path when `leanGraphqlHttp`, else the runtime's Yoga). Each request gets a request id
+ * path when `graphql.leanHttp`, else the runtime's Yoga). Each request gets a request id
  * (`X-Request-Id`), a server span joining the caller's `traceparent` and one access line; the
  * timeouts and the per-address connection cap of `config.http` apply.
  */
 export function createHttpServer(options: {
-  http: Config['http'];
+  /** Its limits (`http`) and whether plain GraphQL requests take the lean path (`graphql.leanHttp`). */
+  config: Pick<Config, 'http' | 'graphql'>;
   runtime: GraphQLRuntime;
-  /** Plain GraphQL requests take the lean path (src/server/graphql-http.ts); Yoga answers all when false. */
-  leanGraphqlHttp: boolean;
   metrics: Metrics;
   webhooks: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   readiness: () => Promise<ReadinessReport>;
@@ -59,11 +58,11 @@ export function createHttpServer(options: {
   const { tracer, logger } = options;
   const handleGraphQL = createGraphqlHttpHandler({
     yoga: options.runtime.yoga,
-    lean: options.leanGraphqlHttp,
+    lean: options.config.graphql.leanHttp,
     metrics: options.metrics,
     logger,
   });
-  const server = createServer(httpServerTimeouts(options.http), (req, res) => {
+  const server = createServer(httpServerTimeouts(options.config.http), (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = ROUTES.has(path)
       ? path
@@ -118,7 +117,7 @@ export function createHttpServer(options: {
       }
     });
   });
-  limitConnectionsPerAddress(server, options.http.maxConnectionsPerAddress, logger);
+  limitConnectionsPerAddress(server, options.config.http.maxConnectionsPerAddress, logger);
   options.shutdown.onCutOff(() => server.closeAllConnections());
   const forceCloseAfterMs = Math.min(5_000, options.shutdown.cutOffMs);
 

@@ -36,11 +36,12 @@ beforeAll(async () => {
   stack = await startStack();
   const dir = mkdtempSync(join(tmpdir(), 'cardgraph-yoga-'));
   yogaApp = buildApp(
-    { ...stack.config, events: { ...stack.config.events, dataDir: dir } },
     {
-      leanGraphqlHttp: false,
-      logDestination: pino.destination({ dest: join(dir, 'log.jsonl'), sync: true }),
+      ...stack.config,
+      events: { ...stack.config.events, dataDir: dir },
+      graphql: { ...stack.config.graphql, leanHttp: false },
     },
+    { logDestination: pino.destination({ dest: join(dir, 'log.jsonl'), sync: true }) },
   );
   yogaUrl = (await yogaApp.start()).url;
   token = await stack.token();
