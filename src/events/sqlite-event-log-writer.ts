@@ -45,7 +45,15 @@ const insert = db.prepare(`
   VALUES (?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (tenant, id) DO NOTHING
   RETURNING position`);
-const deleteOlder = db.prepare(`DELETE FROM ${table} WHERE received_ms < ?`);
+// Rows are appended in arrival order by this one writer, so `received_ms` rises with position: the
+// rows older than the cut-off are those before the first row received at or after it, found by a
+// walk in position order that stops there (no index on `received_ms`, one b-tree less per append).
+// Should the wall clock step back, rows after that first one may be kept past their age until the
+// count limit or a later trim removes them; a row younger than the cut-off is never dropped.
+const deleteOlder = db.prepare(`
+  DELETE FROM ${table} WHERE position < COALESCE(
+    (SELECT position FROM ${table} WHERE received_ms >= ? ORDER BY position LIMIT 1),
+    (SELECT MAX(position) FROM ${table}) + 1)`);
 const deleteBeyond = db.prepare(
   `DELETE FROM ${table} WHERE position <= (SELECT MAX(position) FROM ${table}) - ?`,
 );

@@ -34,8 +34,11 @@ export interface SqliteEventLogOptions<E extends LogEvent> {
  * 0 → 1: `card_events` deduplicated by (tenant, id) instead of id alone (issue 10, class 10). The
  * table is rebuilt in one transaction keeping every row, its position and the AUTOINCREMENT
  * high-water mark, so positions (and cursors handed out) stay valid and are never reused.
+ * 1 → 2: the `(received_ms)` index of each table is dropped (issue 13: one b-tree less per append).
+ * Retention by age goes by position instead: one writer appends in arrival order, so `received_ms`
+ * rises with position (see src/events/sqlite-event-log-writer.ts).
  */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 /** `CREATE TABLE` of an event table of `kind`, deduplicated by (tenant, id). */
 function createTableSql(table: string, subject: string): string {
@@ -53,8 +56,7 @@ function createTableSql(table: string, subject: string): string {
     );
     CREATE INDEX IF NOT EXISTS ${table}_tenant_position ON ${table} (tenant, position);
     CREATE INDEX IF NOT EXISTS ${table}_tenant_timestamp ON ${table} (tenant, timestamp_ms, position);
-    CREATE INDEX IF NOT EXISTS ${table}_subject_timestamp ON ${table} (tenant, ${subject}, timestamp_ms);
-    CREATE INDEX IF NOT EXISTS ${table}_received ON ${table} (received_ms);`;
+    CREATE INDEX IF NOT EXISTS ${table}_subject_timestamp ON ${table} (tenant, ${subject}, timestamp_ms);`;
 }
 
 /**
@@ -91,7 +93,13 @@ function migrate(db: DatabaseSync): void {
           );
         }
       }
-      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    }
+    if (version < 2) {
+      db.exec(`
+        DROP INDEX IF EXISTS card_events_received;
+        DROP INDEX IF EXISTS network_token_events_received;
+        PRAGMA user_version = ${SCHEMA_VERSION};
+      `);
     }
     db.exec('COMMIT');
   } catch (error) {

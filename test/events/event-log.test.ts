@@ -184,6 +184,35 @@ describe('sqlite event log retention by age', () => {
     ]);
     await log.close();
   });
+
+  it('never drops an entry younger than maxAgeMs when the wall clock stepped back', async () => {
+    let now = Date.parse('2026-11-21T05:00:00.000Z');
+    const log = await openWithClock('sqlite', () => now);
+    const old = event();
+    await log.append(old);
+    now += 3_600_000;
+    const young = event();
+    await log.append(young);
+    // The clock steps back 10 minutes: this one was received before `young` by the wall clock.
+    now -= 600_000;
+    const stepped = event();
+    await log.append(stepped);
+    now += 600_001;
+    // `old` is past maxAgeMs; `young` is not; `stepped` is older than `young` by the clock but
+    // appended after it, so it stays until the count limit or a later trim removes it.
+    expect(await log.trim()).toBe(1);
+    expect((await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).map((e) => e.id)).toEqual([
+      young.id,
+      stepped.id,
+    ]);
+    // Past `stepped`'s age but not `young`'s: both stay, in order.
+    now += 3_000_000;
+    expect(await log.trim()).toBe(0);
+    expect(await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).toHaveLength(2);
+    now += 600_000;
+    expect(await log.trim()).toBe(2);
+    await log.close();
+  });
 });
 
 describe('cursors', () => {
@@ -306,5 +335,35 @@ describe('sqlite schema migration', () => {
     const reopened = createSqliteEventLog({ dataDir, retention });
     expect(await reopened.readAfter({ tenants: ['tntsandbox1', 'tntsandbox2'] }, null, 10)).toHaveLength(2);
     await reopened.close();
+  });
+
+  it('drops the received_ms index of a version 1 file and keeps its rows and age retention', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardgraph-log-'));
+    let now = Date.parse('2026-11-21T05:00:00.000Z');
+    const first = createSqliteEventLog({ dataDir, retention, now: () => now });
+    const old = event();
+    await first.append(old);
+    await first.close();
+    const file = new DatabaseSync(join(dataDir, 'card-events.sqlite'));
+    // Version 1 had an index on received_ms for retention by age.
+    file.exec('CREATE INDEX card_events_received ON card_events (received_ms); PRAGMA user_version = 1;');
+    file.close();
+
+    now += 3_600_001;
+    const log = createSqliteEventLog({ dataDir, retention, now: () => now });
+    const fresh = event();
+    await log.append(fresh);
+    expect(await log.trim()).toBe(1);
+    expect((await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).map((e) => e.id)).toEqual([
+      fresh.id,
+    ]);
+    await log.close();
+    const migrated = new DatabaseSync(join(dataDir, 'card-events.sqlite'), { readOnly: true });
+    expect(migrated.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    const indexes = migrated
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%received%'")
+      .all();
+    migrated.close();
+    expect(indexes).toEqual([]);
   });
 });
