@@ -32,6 +32,7 @@ import { graphql } from '../generated/index.ts';
 
 export {
   cardEvent,
+  cardNotificationBurst,
   INTEGRATION_IDS,
   type NetworkTokenNotificationOverrides,
   NOTIFICATION_DETAILS_MEMBERS,

@@ -1,5 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { type CardEvent, type CardEventType, parseCardNotification } from '../../src/events/card-event.ts';
+import {
+  CARD_EVENT_TYPES,
+  type CardEvent,
+  type CardEventType,
+  parseCardNotification,
+} from '../../src/events/card-event.ts';
 import { buildNetworkTokenNotification } from '../../src/sandbox/network-tokens.ts';
 
 /**
@@ -137,6 +142,23 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 /** A random card id of the notification table's shape: `CRD` + 22 Base62 characters. */
 export function randomCardId(): string {
   return `CRD${[...randomBytes(22)].map((byte) => BASE62[byte % 62]).join('')}`;
+}
+
+/**
+ * `count` card notifications for as many cards of their own ({@link randomCardId}), their kinds cycling
+ * through the eight, each then overridden by `each(index)` (its vault, kind or timestamp); for bursts.
+ */
+export function cardNotificationBurst(
+  count: number,
+  each: (index: number) => NotificationOverrides = () => ({}),
+): NotificationBody[] {
+  return Array.from({ length: count }, (_, index) =>
+    notification({
+      cardId: randomCardId(),
+      event: CARD_EVENT_TYPES[index % CARD_EVENT_TYPES.length],
+      ...each(index),
+    }),
+  );
 }
 
 /**
