@@ -41,6 +41,10 @@ function issuesOf(body: unknown) {
   return result.issues;
 }
 
+/** The issues of a table of JSON pointer → message, as `{ path, message }` in the table's order. */
+const issuesAt = (messages: Record<string, string>) =>
+  Object.entries(messages).map(([path, message]) => ({ path, message }));
+
 const PAN_ALIAS_MESSAGE =
   'details.pan_alias must be a PAN alias (tok_ followed by up to 124 letters, digits or underscores, or a format-preserving alias), never a card number';
 
@@ -141,25 +145,22 @@ describe('parseNetworkTokenNotification', () => {
           },
         }),
       ),
-    ).toEqual([
-      { path: '/id', message: 'id must be a UUID of 36 characters' },
-      { path: '/timestamp', message: 'timestamp must be an ISO 8601 timestamp of 24 to 26 characters' },
-      { path: '/description', message: 'description must be a string of exactly 31 characters' },
-      {
-        path: '/fingerprint',
-        message: 'fingerprint must be a SHA-256 hash of 64 lowercase hexadecimal characters',
-      },
-      { path: '/grouping', message: 'grouping must be one of exp_repeat, every_single, high_rate' },
-      { path: '/integration_id', message: 'integration_id must be a Base62 string of 24 characters' },
-      { path: '/occurrence', message: 'occurrence must be an integer from 1 to 9' },
-      { path: '/org_id', message: 'org_id must be a string of 24 characters' },
-      {
-        path: '/producer/application_protocol',
-        message: 'producer.application_protocol must be a string of 4 to 5 characters',
-      },
-      { path: '/scope', message: 'scope must be a string of 5 characters' },
-      { path: '/tenant', message: 'tenant must be a vault id of 11 letters or digits' },
-    ]);
+    ).toEqual(
+      issuesAt({
+        '/id': 'id must be a UUID of 36 characters',
+        '/timestamp': 'timestamp must be an ISO 8601 timestamp of 24 to 26 characters',
+        '/description': 'description must be a string of exactly 31 characters',
+        '/fingerprint': 'fingerprint must be a SHA-256 hash of 64 lowercase hexadecimal characters',
+        '/grouping': 'grouping must be one of exp_repeat, every_single, high_rate',
+        '/integration_id': 'integration_id must be a Base62 string of 24 characters',
+        '/occurrence': 'occurrence must be an integer from 1 to 9',
+        '/org_id': 'org_id must be a string of 24 characters',
+        '/producer/application_protocol':
+          'producer.application_protocol must be a string of 4 to 5 characters',
+        '/scope': 'scope must be a string of 5 characters',
+        '/tenant': 'tenant must be a vault id of 11 letters or digits',
+      }),
+    );
   });
 
   it('reports each malformed details member with its pointer', () => {
@@ -175,25 +176,16 @@ describe('parseNetworkTokenNotification', () => {
           },
         }),
       ),
-    ).toEqual([
-      { path: '/details/state', message: 'details.state must be one of ACTIVE, SUSPENDED' },
-      {
-        path: '/details/network_token_last4',
-        message: 'details.network_token_last4 must be a string of 4 digits',
-      },
-      {
-        path: '/details/expires_at',
-        message: 'details.expires_at must be a YYYY-MM token expiry with a month from 01 to 12',
-      },
-      {
-        path: '/details/occurred_at',
-        message: 'details.occurred_at must be an ISO 8601 timestamp of 24 to 26 characters',
-      },
-      {
-        path: '/details/created_at',
-        message: 'details.created_at must be a UTC timestamp of 20 characters (YYYY-MM-DDTHH:mm:ssZ)',
-      },
-    ]);
+    ).toEqual(
+      issuesAt({
+        '/details/state': 'details.state must be one of ACTIVE, SUSPENDED',
+        '/details/network_token_last4': 'details.network_token_last4 must be a string of 4 digits',
+        '/details/expires_at': 'details.expires_at must be a YYYY-MM token expiry with a month from 01 to 12',
+        '/details/occurred_at': 'details.occurred_at must be an ISO 8601 timestamp of 24 to 26 characters',
+        '/details/created_at':
+          'details.created_at must be a UTC timestamp of 20 characters (YYYY-MM-DDTHH:mm:ssZ)',
+      }),
+    );
     for (const last4 of ['482', '48211', 4821]) {
       expect(issuesOf(tokenNotification({ details: { network_token_last4: last4 } }))).toEqual([
         {

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CARD_EVENT_TYPES } from '../../src/events/card-event.ts';
 import { decodeCursor } from '../../src/events/event-log.ts';
 import {
   type BurstOutcome,
   type CardEventSubscriber,
+  cardNotificationBurst,
   duplicatesOf,
   LOG_START_CURSOR,
   NETWORK_TOKEN_EVENTS_SUBSCRIPTION,
+  type NotificationBody,
   networkTokenNotification,
   notification,
   postBurst,
@@ -48,15 +49,11 @@ function positionOf(event: StreamedCardEvent): bigint {
 }
 
 /** Notifications of distinct cards, kinds cycling through the eight, timestamps one second apart. */
-function burstOf(size: number): (Record<string, unknown> & { id: string })[] {
+function burstOf(size: number): NotificationBody[] {
   const start = Date.parse('2026-11-21T06:00:00.000Z');
-  return Array.from({ length: size }, (_, index) =>
-    notification({
-      cardId: randomCardId(),
-      event: CARD_EVENT_TYPES[index % CARD_EVENT_TYPES.length]!,
-      timestamp: new Date(start + index * 1_000).toISOString(),
-    }),
-  );
+  return cardNotificationBurst(size, (index) => ({
+    timestamp: new Date(start + index * 1_000).toISOString(),
+  }));
 }
 
 /**

@@ -5,6 +5,7 @@ import { CARD_EVENT_TYPES } from '../../src/events/card-event.ts';
 import {
   CARD_EVENTS_SUBSCRIPTION,
   type CardEventSubscriber,
+  cardNotificationBurst,
   duplicatesOf,
   graphqlWsClient,
   LOG_START_CURSOR,
@@ -12,7 +13,6 @@ import {
   notification,
   postBurst,
   postNotification,
-  randomCardId,
   readHistory,
   type Stack,
   startStack,
@@ -83,13 +83,10 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
     await waitForSubscribers(stack.app, VAULT_2, 2);
 
     const random = seededRandom(20261121);
-    const mix = Array.from({ length: 1_000 }, () =>
-      notification({
-        tenant: random() < 0.5 ? VAULT_1 : VAULT_2,
-        cardId: randomCardId(),
-        event: CARD_EVENT_TYPES[Math.floor(random() * CARD_EVENT_TYPES.length)]!,
-      }),
-    );
+    const mix = cardNotificationBurst(1_000, () => ({
+      tenant: random() < 0.5 ? VAULT_1 : VAULT_2,
+      event: CARD_EVENT_TYPES[Math.floor(random() * CARD_EVENT_TYPES.length)]!,
+    }));
     const outcome = await postBurst(stack.url, mix, 20);
     expect(outcome.acknowledged.size).toBe(mix.length);
     // Barriers: each subscriber gets events in log order, so once it has its vault's barrier, every

@@ -45,32 +45,26 @@ graphql(`
   }
 `);
 
-const Members = graphql(`
-  query IT4_ORG_Members($id: String!, $first: Int, $after: String, $vaultId: String) {
+// One page of `members`, or of `invites` instead with `$invites: true`: the two connections share the
+// organization and the paging arguments, and a skipped one reads nothing upstream.
+const Page = graphql(`
+  query IT4_ORG_Page(
+    $id: String!
+    $first: Int
+    $after: String
+    $vaultId: String
+    $invites: Boolean! = false
+  ) {
     organization(id: $id, vaultId: $vaultId) {
       __typename
       ... on QueryOrganizationSuccess {
         data {
           id
-          members(first: $first, after: $after) {
+          members(first: $first, after: $after) @skip(if: $invites) {
             edges { cursor node { ...IT4_ORG_MemberFields } }
             pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
           }
-        }
-      }
-      ...ErrorFields
-    }
-  }
-`);
-
-const Invites = graphql(`
-  query IT4_ORG_Invites($id: String!, $first: Int, $after: String) {
-    organization(id: $id) {
-      __typename
-      ... on QueryOrganizationSuccess {
-        data {
-          id
-          invites(first: $first, after: $after) {
+          invites(first: $first, after: $after) @include(if: $invites) {
             edges { cursor node { ...IT4_ORG_InviteFields } }
             pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
           }
@@ -164,7 +158,7 @@ describe('organization members and invites through GraphQL', () => {
 
   /** One page of members, failing the test on anything but success. */
   async function membersPage(variables: { first?: number; after?: string | null }, token = vault1Token) {
-    const result = await stack.execute(Members, { id: ORGANIZATION_ID, ...variables }, token);
+    const result = await stack.execute(Page, { id: ORGANIZATION_ID, ...variables }, token);
     expect(result.errors).toBeUndefined();
     const members = member(result.data?.organization, 'QueryOrganizationSuccess').data.members;
     if (!members) throw new Error('members connection is null');
@@ -281,15 +275,11 @@ describe('organization members and invites through GraphQL', () => {
       expect(requests).toEqual([{ method: 'GET', path: MEMBERS_PATH, status: 200, vault: VAULT2 }]);
 
       const bothVaults = await stack.token({ vaults: [VAULT1, VAULT2] });
-      const named = await stack.execute(
-        Members,
-        { id: ORGANIZATION_ID, vaultId: VAULT2, first: 1 },
-        bothVaults,
-      );
+      const named = await stack.execute(Page, { id: ORGANIZATION_ID, vaultId: VAULT2, first: 1 }, bothVaults);
       expect(member(named.data?.organization, 'QueryOrganizationSuccess').data.members!.edges).toHaveLength(
         1,
       );
-      const unnamed = await stack.execute(Members, { id: ORGANIZATION_ID }, bothVaults);
+      const unnamed = await stack.execute(Page, { id: ORGANIZATION_ID }, bothVaults);
       expect(member(unnamed.data?.organization, 'ForbiddenError').code).toBe('vault-required');
     });
   });
@@ -297,12 +287,16 @@ describe('organization members and invites through GraphQL', () => {
   describe('invites', () => {
     it('answers the pending invitations, oldest first, paged forwards', async () => {
       const { result, requests } = await withRequests(async () => {
-        const all = await stack.execute(Invites, { id: ORGANIZATION_ID }, vault1Token);
-        const first = await stack.execute(Invites, { id: ORGANIZATION_ID, first: 2 }, vault1Token);
+        const all = await stack.execute(Page, { id: ORGANIZATION_ID, invites: true }, vault1Token);
+        const first = await stack.execute(
+          Page,
+          { id: ORGANIZATION_ID, invites: true, first: 2 },
+          vault1Token,
+        );
         const firstPage = member(first.data?.organization, 'QueryOrganizationSuccess').data.invites!;
         const second = await stack.execute(
-          Invites,
-          { id: ORGANIZATION_ID, first: 2, after: firstPage.pageInfo.endCursor },
+          Page,
+          { id: ORGANIZATION_ID, invites: true, first: 2, after: firstPage.pageInfo.endCursor },
           vault1Token,
         );
         return {
@@ -361,7 +355,7 @@ describe('organization members and invites through GraphQL', () => {
   describe('errors', () => {
     it('answers OrganizationNotFoundError not-found for an organization the upstream does not know', async () => {
       const { result, requests } = await withRequests(() =>
-        stack.execute(Members, { id: 'ACunknown000000000000001' }, vault1Token),
+        stack.execute(Page, { id: 'ACunknown000000000000001' }, vault1Token),
       );
       expect(result.errors).toBeUndefined();
       expect(result.data?.organization).toEqual({
@@ -382,7 +376,7 @@ describe('organization members and invites through GraphQL', () => {
     it.each(['', 'AC-sandbox', 'AC sandbox', 'A'.repeat(65), '../ACsandbox000000000000001'])(
       'answers InputValidationError for the malformed id %j, with no upstream request',
       async (id) => {
-        const { result, all } = await withRequests(() => stack.execute(Members, { id }, vault1Token));
+        const { result, all } = await withRequests(() => stack.execute(Page, { id }, vault1Token));
         expect(all).toEqual([]);
         expect(result.data?.organization).toEqual({
           __typename: 'InputValidationError',
@@ -399,8 +393,8 @@ describe('organization members and invites through GraphQL', () => {
         scopes: ['cards:read', 'cards:write', 'network-tokens:read', 'card-attributes:basic'],
       });
       const { result, all } = await withRequests(async () => [
-        await stack.execute(Members, { id: ORGANIZATION_ID }, cardsOnly),
-        await stack.execute(Members, { id: ORGANIZATION_ID }, null),
+        await stack.execute(Page, { id: ORGANIZATION_ID }, cardsOnly),
+        await stack.execute(Page, { id: ORGANIZATION_ID }, null),
       ]);
       expect(all).toEqual([]);
       expect(member(result[0]!.data?.organization, 'ForbiddenError').code).toBe('forbidden');
@@ -427,7 +421,7 @@ describe('organization members and invites through GraphQL', () => {
       const backwards = variables.last != null || variables.before != null;
       const result = backwards
         ? await stack.execute(Backwards, { id: ORGANIZATION_ID, ...variables }, vault1Token)
-        : await stack.execute(Members, { id: ORGANIZATION_ID, ...variables }, vault1Token);
+        : await stack.execute(Page, { id: ORGANIZATION_ID, ...variables }, vault1Token);
       expect(result.data?.organization).toMatchObject({
         __typename: 'QueryOrganizationSuccess',
         data: { members: null },

@@ -6,6 +6,7 @@ import {
   notification,
   postGraphql,
   postNotification,
+  requestGraphql,
   type Stack,
   startStack,
   successData,
@@ -59,15 +60,12 @@ describe('Prometheus metrics', () => {
       { query: OPERATIONS, operationName: 'LiveCardEvents' },
       { next: (event) => wsEvents.push(event), error: () => {}, complete: () => {} },
     );
-    const sse = await request(`${stack.url}/graphql`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({ query: OPERATIONS, operationName: 'LiveCardEvents' }),
-    });
+    const sse = await requestGraphql(
+      stack.url,
+      { query: OPERATIONS, operationName: 'LiveCardEvents' },
+      token,
+      { accept: 'text/event-stream' },
+    );
     expect(sse.statusCode).toBe(200);
     sse.body.on('data', () => {});
     await waitForSubscribers(stack.app, 'tntsandbox1', 2);

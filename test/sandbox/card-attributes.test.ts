@@ -7,7 +7,12 @@ import {
   parseBinTable,
 } from '../../src/sandbox/card-attributes.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
-import { expectSandboxError, startSandbox, type TestSandbox } from '../support/fixtures.ts';
+import {
+  expectMediaTypeRefused,
+  expectSandboxError,
+  startSandbox,
+  type TestSandbox,
+} from '../support/fixtures.ts';
 
 const PATH = '/card-attributes/attributes/attributes';
 const RESULT_KEYS = [
@@ -237,14 +242,8 @@ describe('POST /card-attributes/attributes/attributes', () => {
     expect((await lookup({ number: nineteen })).status).toBe(200);
   });
 
-  it('415 for another media type', async () => {
-    const response = await t.call('POST', PATH, {
-      token: token1,
-      body: '{"number":"510026"}',
-      contentType: 'application/vnd.api+json',
-    });
-    expectSandboxError(response, 415, 'unsupported-media-type');
-  });
+  it('415 for another media type', () =>
+    expectMediaTypeRefused(t, PATH, token1, '{"number":"510026"}', 'application/vnd.api+json'));
 
   it("resolves a tok_ alias through the caller's vault only", async () => {
     const pan = panWith('45560012');

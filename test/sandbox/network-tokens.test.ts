@@ -7,6 +7,7 @@ import {
 } from '../../src/sandbox/network-tokens.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
+  expectMediaTypeRefused,
   expectSandboxError,
   type NotifyingSandbox,
   type ReceivedRequest,
@@ -296,14 +297,8 @@ describe('POST /network-tokens: errors', () => {
     );
   });
 
-  it('415 for another media type', async () => {
-    const response = await t.call('POST', PATH, {
-      token: token1,
-      contentType: 'text/plain',
-      body: '{"pan_alias":"x","exp_month":1,"exp_year":30}',
-    });
-    expectSandboxError(response, 415, 'unsupported-media-type');
-  });
+  it('415 for another media type', () =>
+    expectMediaTypeRefused(t, PATH, token1, '{"pan_alias":"x","exp_month":1,"exp_year":30}', 'text/plain'));
 
   it('422 required-fields-missing, one error per absent or null member', async () => {
     const response = await provision({});

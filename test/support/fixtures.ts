@@ -32,6 +32,7 @@ import { graphql } from '../generated/index.ts';
 
 export {
   cardEvent,
+  cardNotificationBurst,
   INTEGRATION_IDS,
   type NetworkTokenNotificationOverrides,
   NOTIFICATION_DETAILS_MEMBERS,
@@ -573,6 +574,24 @@ export function expectSandboxError(
   expect(typeof error.detail).toBe('string');
   if (pointer === undefined) expect(error.source).toBeUndefined();
   else expect(error.source).toEqual({ pointer });
+}
+
+/**
+ * POSTs the string `body` to `path` of `sandbox` with `token`, declared as `contentType`, and asserts
+ * the sandbox's 415 unsupported-media-type answer ({@link expectSandboxError}, no pointer).
+ */
+export async function expectMediaTypeRefused(
+  sandbox: Pick<TestSandbox, 'call'>,
+  path: string,
+  token: string,
+  body: string,
+  contentType: string,
+): Promise<void> {
+  expectSandboxError(
+    await sandbox.call('POST', path, { token, body, contentType }),
+    415,
+    'unsupported-media-type',
+  );
 }
 
 /** A billing address in the sandbox's wire form (snake_case members), every member filled. */

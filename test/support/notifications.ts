@@ -1,5 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { CardEvent, CardEventType } from '../../src/events/card-event.ts';
+import {
+  CARD_EVENT_TYPES,
+  type CardEvent,
+  type CardEventType,
+  parseCardNotification,
+} from '../../src/events/card-event.ts';
 import { buildNetworkTokenNotification } from '../../src/sandbox/network-tokens.ts';
 
 /**
@@ -140,30 +145,32 @@ export function randomCardId(): string {
 }
 
 /**
- * A card event as the receiver stores it (an `au_card.updated` of tntsandbox1 with masked numbers), with
- * a fresh UUID `id`, for the event logs and buses; `overrides` replace members.
+ * `count` card notifications for as many cards of their own ({@link randomCardId}), their kinds cycling
+ * through the eight, each then overridden by `each(index)` (its vault, kind or timestamp); for bursts.
+ */
+export function cardNotificationBurst(
+  count: number,
+  each: (index: number) => NotificationOverrides = () => ({}),
+): NotificationBody[] {
+  return Array.from({ length: count }, (_, index) =>
+    notification({
+      cardId: randomCardId(),
+      event: CARD_EVENT_TYPES[index % CARD_EVENT_TYPES.length],
+      ...each(index),
+    }),
+  );
+}
+
+/**
+ * A card event as the receiver stores it: what `parseCardNotification` makes of the default
+ * {@link notification} (an `au_card.updated` of tntsandbox1 for {@link TEST_CARD_ID}, masked numbers),
+ * so with a fresh UUID `id`, for the event logs and buses; `overrides` replace members afterwards.
+ * @throws Error when the default notification does not parse (a broken builder, not a test outcome).
  */
 export function cardEvent(overrides: Partial<CardEvent> = {}): CardEvent {
-  return {
-    id: randomUUID(),
-    type: 'au_card.updated',
-    tenant: 'tntsandbox1',
-    cardId: 'CRD0000000000000000000001',
-    timestamp: '2026-11-21T05:00:00.000Z',
-    createdAt: '2026-11-21T05:00:00Z',
-    newAccountNumber: '400021******2002',
-    oldAccountNumber: '400021******2002',
-    newExpiry: { month: 12, year: 2030 },
-    oldExpiry: { month: 12, year: 2030 },
-    expMonth: 12,
-    expYear: 2030,
-    fingerprint: 'a'.repeat(64),
-    grouping: 'every_single',
-    occurrence: 1,
-    orgId: 'ACsandbox000000000000001',
-    integrationId: 'INTsandbox00000000000001',
-    ...overrides,
-  };
+  const result = parseCardNotification(notification());
+  if (!result.ok) throw new Error(`invalid test notification: ${JSON.stringify(result.issues)}`);
+  return { ...result.event, ...overrides };
 }
 
 /** The members of a notification envelope, in the order of the specification's table. */
