@@ -170,6 +170,11 @@ describe.each(backends)('%s event log retention', (name) => {
   });
 });
 
+/** Ids of the first 10 entries of vault tntsandbox1 the log still holds, oldest position first. */
+async function retainedIds(log: CardEventLog): Promise<string[]> {
+  return (await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).map((e) => e.id);
+}
+
 describe('sqlite event log retention by age', () => {
   it('drops entries received longer ago than maxAgeMs', async () => {
     let now = Date.parse('2026-11-21T05:00:00.000Z');
@@ -179,9 +184,7 @@ describe('sqlite event log retention by age', () => {
     const fresh = event();
     await log.append(fresh);
     expect(await log.trim()).toBe(5);
-    expect((await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).map((e) => e.id)).toEqual([
-      fresh.id,
-    ]);
+    expect(await retainedIds(log)).toEqual([fresh.id]);
     await log.close();
   });
 
@@ -201,14 +204,11 @@ describe('sqlite event log retention by age', () => {
     // `old` is past maxAgeMs; `young` is not; `stepped` is older than `young` by the clock but
     // appended after it, so it stays until the count limit or a later trim removes it.
     expect(await log.trim()).toBe(1);
-    expect((await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).map((e) => e.id)).toEqual([
-      young.id,
-      stepped.id,
-    ]);
+    expect(await retainedIds(log)).toEqual([young.id, stepped.id]);
     // Past `stepped`'s age but not `young`'s: both stay, in order.
     now += 3_000_000;
     expect(await log.trim()).toBe(0);
-    expect(await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).toHaveLength(2);
+    expect(await retainedIds(log)).toEqual([young.id, stepped.id]);
     now += 600_000;
     expect(await log.trim()).toBe(2);
     await log.close();
@@ -354,9 +354,7 @@ describe('sqlite schema migration', () => {
     const fresh = event();
     await log.append(fresh);
     expect(await log.trim()).toBe(1);
-    expect((await log.readAfter({ tenants: ['tntsandbox1'] }, null, 10)).map((e) => e.id)).toEqual([
-      fresh.id,
-    ]);
+    expect(await retainedIds(log)).toEqual([fresh.id]);
     await log.close();
     const migrated = new DatabaseSync(join(dataDir, 'card-events.sqlite'), { readOnly: true });
     expect(migrated.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
