@@ -3,8 +3,10 @@ import { GraphQLError } from 'graphql';
 /**
  * Token lifetime on long-lived transports: a subscription or a streamed response lives at most until
  * the client token's `exp`. graphql-ws closes its socket with 4403 (src/server/graphql-ws.ts); HTTP streams (SSE,
- * multipart, graphql-sse) end with a `token-expired` error result (src/plugins/token-expiry.ts). Both
- * use the timer below so they end at the same instant.
+ * multipart, graphql-sse) end with a `token-expired` error result (src/plugins/token-expiry.ts), and a
+ * graphql-sse single-connection stream ends at the `exp` of the token its `GET` was opened with, its
+ * operations with that result (src/plugins/graphql-sse.ts). All use the timer below so they end at the
+ * same instant.
  */
 
 /** Longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days); Node clamps longer ones to 1 ms. */
@@ -59,6 +61,21 @@ export function untilTokenExpiry<R>(
   expiresAtMs: number,
   expiredResult: () => R,
 ): AsyncIterableIterator<R> {
+  return untilExpired(source, (expire) => onTokenExpiry(expiresAtMs, expire), expiredResult);
+}
+
+/**
+ * {@link untilTokenExpiry} with the moment of expiry given by the caller: `watchExpiry(expire)` is
+ * called once, at once, and arranges for `expire` to be called when the stream must end (it may call
+ * it synchronously when that moment has passed); it returns a function that cancels that
+ * arrangement, called once the stream completes, fails or is returned (so nothing outlives it).
+ * @param source an async stream of results (a subscription's execution results).
+ */
+export function untilExpired<R>(
+  source: AsyncIterable<R>,
+  watchExpiry: (expire: () => void) => () => void,
+  expiredResult: () => R,
+): AsyncIterableIterator<R> {
   const iterator = source[Symbol.asyncIterator]();
   let state: 'open' | 'expired' | 'closed' = 'open';
   /** Resolves the consumer's pending `next()`, if any. */
@@ -66,7 +83,7 @@ export function untilTokenExpiry<R>(
   const stopSource = () => {
     void Promise.resolve(iterator.return?.()).catch(() => {});
   };
-  const cancel = onTokenExpiry(expiresAtMs, () => {
+  const cancel = watchExpiry(() => {
     if (state !== 'open') return;
     stopSource();
     if (pending) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import { onTokenExpiry, tokenExpiredError, untilExpired } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import type { Logger } from '../lib/logger.ts';
 import { requestRecordOf } from '../lib/request-record.ts';
@@ -66,6 +67,12 @@ export interface GraphQLSSELimits {
   maxUnopenedStreamsPerClient: number;
 }
 
+/** An operation's place on its stream; the object tells a reused id's slot from the old one's. */
+interface Slot {
+  /** graphql-sse has its result (it streams it until it completes or is stopped). */
+  started: boolean;
+}
+
 /** One single-connection stream (a PUT's token), from the PUT until its GET stream ends or it expires. */
 interface Reservation {
   token: string;
@@ -73,8 +80,17 @@ interface Reservation {
   principal: string;
   /** Its GET has been accepted (no longer counts as unopened, no expiry). */
   opened: boolean;
-  /** Running operations by operation id; the value tells a reused id's slot from the old one's. */
-  operations: Map<string, object>;
+  /**
+   * It takes no more operations: its GET's token expired (its stream ends once its started operations
+   * have completed) or its stream ended. Operations still starting on it end at once.
+   */
+  closed: boolean;
+  /** Running operations by operation id. */
+  operations: Map<string, Slot>;
+  /** Ends its started operations with a `token-expired` result (see `untilExpired`). */
+  expireOperations: Set<() => void>;
+  /** Ends its opened GET stream through graphql-sse's own cleanup. */
+  endStream?: () => void;
   expiry?: NodeJS.Timeout;
 }
 
@@ -113,7 +129,13 @@ function principalOf(viewer: Viewer): string {
  *   `too-many-unopened-streams`; a stream not opened within `reservationTimeoutMs` is dropped with
  *   the operations started on it;
  * - a `POST` beyond `maxOperationsPerStream` running operations gets 429 `too-many-subscriptions`;
- *   a slot is freed when its operation completes, is stopped (`DELETE`) or its stream ends.
+ *   a slot is freed when its operation completes, is stopped (`DELETE`) or its stream ends;
+ * - an opened stream lives at most until the `exp` of the token its `GET` was opened with (`Viewer`
+ *   `expiresAt`), as graphql-ws closes its socket with 4403 then: at that instant its running
+ *   operations end with one last result carrying a `token-expired` error and a `complete` (also those
+ *   started with a token that lives longer), and once they are written the event stream ends and the
+ *   stream is released (any request naming it gets 404 `stream-not-found`). A `GET` with an expired
+ *   token is refused like any request (401 `token-expired`).
  */
 export function useGraphQLSSE(options: {
   /**
@@ -133,11 +155,11 @@ export function useGraphQLSSE(options: {
   /** The reservation a request names (set by `authenticate` once the principal matches). */
   const reservationOf = new WeakMap<Request, Reservation>();
   /** The operation slot a POST took (freed on completion). */
-  const slotOf = new WeakMap<Request, { reservation: Reservation; id: string; slot: object }>();
+  const slotOf = new WeakMap<Request, { reservation: Reservation; id: string; slot: Slot }>();
   /** A PUT's new reservation, kept only when graphql-sse answers 201. */
   const reservedBy = new WeakMap<Request, Reservation>();
-  /** A GET that opens its reservation: its stream's end releases it. */
-  const openedBy = new WeakMap<Request, Reservation>();
+  /** A GET that opens its reservation, with its token's `exp` (ms): its stream's end releases it. */
+  const openedBy = new WeakMap<Request, { reservation: Reservation; expiresAt: number }>();
   /** Our own requests (dropping an expired reservation through graphql-sse's handler). */
   const internal = new WeakSet<Request>();
   let handler: ((request: Request) => Promise<Response>) | undefined;
@@ -154,21 +176,57 @@ export function useGraphQLSSE(options: {
     clearTimeout(reservation.expiry);
     countUnopened(reservation.principal, -1);
   };
+  /** Takes a reservation out of use (idempotent): requests naming it get 404 from now on. */
+  const close = (reservation: Reservation) => {
+    reservation.closed = true;
+    if (reservations.get(reservation.token) === reservation) reservations.delete(reservation.token);
+  };
   /** Forgets a reservation (idempotent); its graphql-sse stream is gone or going. */
   const release = (reservation: Reservation) => {
-    if (reservations.get(reservation.token) !== reservation) return;
-    reservations.delete(reservation.token);
+    close(reservation);
     markOpened(reservation);
     reservation.operations.clear();
+    reservation.expireOperations.clear();
+    reservation.endStream = undefined;
+  };
+  /** Ends an expired reservation's stream once none of its operations is still being written. */
+  const endWhenIdle = (reservation: Reservation) => {
+    if (!reservation.closed || [...reservation.operations.values()].some((slot) => slot.started)) return;
+    const endStream = reservation.endStream;
+    reservation.endStream = undefined;
+    endStream?.();
+  };
+  /**
+   * The token the opening GET was opened with expired: the stream takes no more requests, its
+   * started operations end with a `token-expired` result, then (their `complete` written) the stream
+   * ends.
+   */
+  const expireStream = (reservation: Reservation) => {
+    if (reservation.closed) return;
+    close(reservation);
+    const expire = [...reservation.expireOperations];
+    reservation.expireOperations.clear();
+    for (const end of expire) end();
+    endWhenIdle(reservation);
+  };
+  /** `untilExpired`'s watch of an operation on `reservation`: it ends with the stream's token. */
+  const watchExpiry = (reservation: Reservation) => (expire: () => void) => {
+    if (reservation.closed) {
+      expire();
+      return () => {};
+    }
+    reservation.expireOperations.add(expire);
+    return () => reservation.expireOperations.delete(expire);
   };
   /** A refusal of {@link refusal}, its code also in the request's access line. */
   const refuse = (request: Request, status: number, code: string, message: string) => {
     requestRecordOf(serverContexts.get(request))?.errorCodes.add(code);
     return refusal(status, code, message);
   };
-  const freeSlot = (taken: { reservation: Reservation; id: string; slot: object } | undefined) => {
+  const freeSlot = (taken: { reservation: Reservation; id: string; slot: Slot } | undefined) => {
     if (taken && taken.reservation.operations.get(taken.id) === taken.slot) {
       taken.reservation.operations.delete(taken.id);
+      endWhenIdle(taken.reservation);
     }
   };
   /**
@@ -228,7 +286,9 @@ export function useGraphQLSSE(options: {
                 token: randomUUID(),
                 principal,
                 opened: false,
+                closed: false,
                 operations: new Map(),
+                expireOperations: new Set(),
               };
               reservation.expiry = setTimeout(() => {
                 expire(reservation).catch((error: unknown) =>
@@ -243,9 +303,7 @@ export function useGraphQLSSE(options: {
               reservedBy.set(req.raw, reservation);
               return reservation.token;
             }
-            const token =
-              req.headers.get('x-graphql-event-stream-token') ??
-              new URL(req.url, 'http://localhost').searchParams.get('token');
+            const token = streamTokenOf(req.raw);
             const eventStream = req.headers.get('accept') === 'text/event-stream';
             // Distinct connections mode: no token, one stream per request.
             if (token === null && eventStream) return null;
@@ -263,7 +321,7 @@ export function useGraphQLSSE(options: {
             reservationOf.set(req.raw, reservation);
             if (eventStream) {
               // Opens the stream (graphql-sse answers 409 when it is open already).
-              if (!reservation.opened) openedBy.set(req.raw, reservation);
+              if (!reservation.opened) openedBy.set(req.raw, { reservation, expiresAt: viewer.expiresAt });
               markOpened(reservation);
             } else if (req.method === 'DELETE') {
               const id = new URL(req.url, 'http://localhost').searchParams.get('operationId');
@@ -284,7 +342,7 @@ export function useGraphQLSSE(options: {
               }
               // graphql-sse has checked the id (present, not running on this stream).
               const id = String(params.extensions?.operationId ?? '');
-              const slot = {};
+              const slot: Slot = { started: false };
               reservation.operations.set(id, slot);
               slotOf.set(req.raw, { reservation, id, slot });
             }
@@ -312,7 +370,14 @@ export function useGraphQLSSE(options: {
             if (result && !isAsyncIterable(result) && !('data' in result) && result.errors?.length) {
               return refuseOperation(result.errors);
             }
-            return isAsyncIterable(result) ? stoppable(result) : result;
+            const taken = slotOf.get(req.raw);
+            if (taken) taken.slot.started = true;
+            if (!isAsyncIterable(result)) return result;
+            return stoppable(
+              reservation
+                ? untilExpired(result, watchExpiry(reservation), () => ({ errors: [tokenExpiredError()] }))
+                : result,
+            );
           },
           onComplete(_ctx, req) {
             freeSlot(slotOf.get(req.raw));
@@ -323,23 +388,55 @@ export function useGraphQLSSE(options: {
     },
     onRequest({ request, url, endResponse, serverContext }) {
       if (url.pathname !== GRAPHQL_SSE_PATH || !handler) return;
-      serverContexts.set(request, serverContext as Record<string, unknown>);
-      return handler(request).then((response) => {
-        const reserved = reservedBy.get(request);
+      // A GET that may open a stream reaches graphql-sse with a signal of ours: aborting it ends the
+      // stream through graphql-sse's own cleanup (as when the client goes away), which writes what
+      // is queued, then ends the body, drops the stream and stops its operations.
+      const ending =
+        request.headers.get('accept') === 'text/event-stream' && streamTokenOf(request) !== null
+          ? new AbortController()
+          : undefined;
+      const handled = ending
+        ? new fetchAPI.Request(request.url, {
+            method: request.method,
+            headers: request.headers,
+            signal: ending.signal,
+          })
+        : request;
+      serverContexts.set(handled, serverContext as Record<string, unknown>);
+      return handler(handled).then((response) => {
+        const reserved = reservedBy.get(handled);
         // graphql-sse did not reserve it (406: a PUT that does not accept text/plain).
         if (reserved && response.status !== 201) release(reserved);
-        const opened = openedBy.get(request);
+        const opened = openedBy.get(handled);
         if (opened) {
-          if (response.status === 200 && response.body) {
-            endResponse(onStreamEnd(fetchAPI, response, request.signal, () => release(opened)));
+          const { reservation } = opened;
+          if (response.status === 200 && response.body && ending) {
+            const endStream = () => ending.abort();
+            reservation.endStream = endStream;
+            const cancelExpiry = onTokenExpiry(opened.expiresAt, () => expireStream(reservation));
+            endResponse(
+              onStreamEnd(fetchAPI, response, request.signal, () => {
+                cancelExpiry();
+                release(reservation);
+                endStream();
+              }),
+            );
             return;
           }
-          release(opened);
+          release(reservation);
         }
         endResponse(response);
       });
     },
   };
+}
+
+/** The single-connection stream token a request names (`X-GraphQL-Event-Stream-Token` or `?token=`), if any. */
+function streamTokenOf(request: Request): string | null {
+  return (
+    request.headers.get('x-graphql-event-stream-token') ??
+    new URL(request.url, 'http://localhost').searchParams.get('token')
+  );
 }
 
 /**

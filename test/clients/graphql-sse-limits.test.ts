@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { print } from 'graphql';
 import { type Client, createClient, type ExecutionResult } from 'graphql-sse';
+import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AccountUpdaterCardByIdDocument,
@@ -8,7 +9,7 @@ import {
   LiveCardEventsDocument,
   type LiveCardEventsSubscription,
 } from '../../src/client/generated/index.ts';
-import { member, testToken, useStack, waitForSubscribers } from '../support/fixtures.ts';
+import { expiredTestToken, member, testToken, useStack, waitForSubscribers } from '../support/fixtures.ts';
 
 /** Operations per stream (graphql-ws's setting), reservation time and unopened streams per client. */
 const CAP = 2;
@@ -41,20 +42,54 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
     await waitForSubscribers(use.stack.app, TENANT, 0);
   });
 
+  /** What {@link singleConnectionClient}'s client saw of its stream (its `PUT` and `GET`). */
+  interface StreamSeen {
+    /** The stream token the `PUT` returned. */
+    token?: string;
+    /**
+     * When (ms since the epoch) the server ended the `GET`'s body, read to its end by the client
+     * (unset when the client aborts it).
+     */
+    endedAt?: number;
+  }
+
   /**
    * graphql-sse's client in single-connection mode for `bearer`; `exchanges` records its POSTs and
-   * DELETEs (the client itself keeps only the status of a refusal).
+   * DELETEs (the client itself keeps only the status of a refusal), `stream` its stream.
+   * `operationsBearer` replaces `bearer` in the client's POSTs (a client that refreshed its token
+   * after opening its stream); `lazyCloseTimeout` is the client's (ms it keeps an idle stream open).
    */
-  function singleConnectionClient(bearer: string): { client: Client<true>; exchanges: Exchange[] } {
+  function singleConnectionClient(
+    bearer: string,
+    options: { operationsBearer?: string; lazyCloseTimeout?: number } = {},
+  ): { client: Client<true>; exchanges: Exchange[]; stream: StreamSeen } {
     const exchanges: Exchange[] = [];
+    const stream: StreamSeen = {};
     const client = createClient({
       url: `${use.stack.url}${STREAM}`,
       singleConnection: true,
       retryAttempts: 0,
+      ...(options.lazyCloseTimeout ? { lazyCloseTimeout: options.lazyCloseTimeout } : {}),
       headers: { authorization: `Bearer ${bearer}` },
       fetchFn: async (input: RequestInfo | URL, init?: RequestInit) => {
-        const response = await fetch(input, init);
         const method = init?.method ?? 'GET';
+        const response = await fetch(
+          input,
+          method === 'POST' && options.operationsBearer
+            ? { ...init, headers: { ...init?.headers, authorization: `Bearer ${options.operationsBearer}` } }
+            : init,
+        );
+        if (method === 'PUT' && response.status === 201) stream.token = await response.clone().text();
+        if (method === 'GET' && response.status === 200 && response.body) {
+          const body = response.body.pipeThrough(
+            new TransformStream<Uint8Array, Uint8Array>({
+              flush() {
+                stream.endedAt = Date.now();
+              },
+            }),
+          );
+          return new Response(body, { status: response.status, headers: response.headers });
+        }
         if (method === 'POST' || method === 'DELETE') {
           const text = await response.clone().text();
           exchanges.push({
@@ -67,7 +102,7 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
       },
     });
     clients.push(client);
-    return { client, exchanges };
+    return { client, exchanges, stream };
   }
 
   /** A live card-events subscription on `client`: its results and its end (error or completion). */
@@ -328,5 +363,104 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
     await expectRefusal(await postLive(token, streamToken, 'op-2'), 404, 'stream-not-found');
     // Both reservations expired: the client may reserve again.
     await vi.waitFor(async () => expect((await request('PUT', token)).status).toBe(201), { timeout: 5_000 });
+  });
+
+  /** The SSE events of a graphql-sse stream's text (pings left out), with their JSON `data`. */
+  function eventsOf(text: string): { event: string; data: unknown }[] {
+    return text
+      .split('\n\n')
+      .map((block) => {
+        const lines = block.split('\n');
+        const event = lines
+          .find((line) => line.startsWith('event:'))
+          ?.slice(6)
+          .trim();
+        const data = lines
+          .find((line) => line.startsWith('data:'))
+          ?.slice(5)
+          .trim();
+        return event ? { event, data: data ? JSON.parse(data) : null } : undefined;
+      })
+      .filter((event) => event !== undefined);
+  }
+
+  /** The token's `exp` in ms since the epoch. */
+  const expiryOf = (token: string) => decodeJwt(token).exp! * 1000;
+
+  const TOKEN_EXPIRED_RESULT = {
+    errors: [
+      {
+        message: 'The client token has expired: subscribe again with a fresh token',
+        extensions: { code: 'token-expired' },
+      },
+    ],
+  };
+
+  it("ends an opened stream at the exp of its GET's token, with its operations: token-expired, then the stream's end", async () => {
+    const opening = await testToken({ subject: 'sse-lifetime', expiresInS: 2 });
+    // The client refreshed its token after opening: its operations alone would live 15 minutes.
+    const refreshed = await testToken({ subject: 'sse-lifetime', expiresInS: 900 });
+    const { client, stream } = singleConnectionClient(opening, {
+      operationsBearer: refreshed,
+      // It keeps its stream open after its last operation: only the server ends it.
+      lazyCloseTimeout: 10_000,
+    });
+    const before = use.stack.app.events?.subscriberCount(TENANT) ?? 0;
+    const subscription = live(client);
+    await waitForSubscribers(use.stack.app, TENANT, before + 1);
+
+    await vi.waitFor(() => expect(subscription.outcome).toEqual({ completed: true }), { timeout: 6_000 });
+    expect(subscription.results).toEqual([TOKEN_EXPIRED_RESULT]);
+    // The server ended the GET (the client would still hold it), at the opening token's exp.
+    await expect.poll(() => stream.endedAt).toBeDefined();
+    expect(stream.endedAt).toBeGreaterThanOrEqual(expiryOf(opening));
+    expect(stream.endedAt).toBeLessThan(expiryOf(opening) + 2_000);
+    // Its gateway subscription ended with it, and the stream is gone.
+    await waitForSubscribers(use.stack.app, TENANT, before);
+    await expectRefusal(await postLive(refreshed, stream.token!, 'op-2'), 404, 'stream-not-found');
+    await expectRefusal(
+      await request('DELETE', refreshed, { streamToken: stream.token!, query: '?operationId=op-2' }),
+      404,
+      'stream-not-found',
+    );
+    expect(use.stack.app.events?.subscriberCount(TENANT) ?? 0).toBe(before);
+  });
+
+  it('writes the token-expired result of an operation started before the GET, then ends the GET at exp', async () => {
+    const opening = await testToken({ subject: 'sse-lifetime-raw', expiresInS: 2 });
+    const refreshed = await testToken({ subject: 'sse-lifetime-raw', expiresInS: 900 });
+    const before = use.stack.app.events?.subscriberCount(TENANT) ?? 0;
+    const streamToken = await reserve(opening);
+    expect((await postLive(refreshed, streamToken, 'op-1')).status).toBe(202);
+    await waitForSubscribers(use.stack.app, TENANT, before + 1);
+
+    const opened = await open(opening, streamToken);
+    expect(opened.status).toBe(200);
+    let ended: { text: string; at: number } | undefined;
+    // Resolves when the server ends the body (rejects when afterEach aborts it).
+    opened.text().then(
+      (text) => {
+        ended = { text, at: Date.now() };
+      },
+      () => {},
+    );
+    await vi.waitFor(() => expect(ended).toBeDefined(), { timeout: 6_000 });
+    expect(ended?.at).toBeGreaterThanOrEqual(expiryOf(opening));
+    expect(ended?.at).toBeLessThan(expiryOf(opening) + 2_000);
+    expect(eventsOf(ended?.text ?? '')).toEqual([
+      { event: 'next', data: { id: 'op-1', payload: TOKEN_EXPIRED_RESULT } },
+      { event: 'complete', data: { id: 'op-1' } },
+    ]);
+    await waitForSubscribers(use.stack.app, TENANT, before);
+    await expectRefusal(await postLive(refreshed, streamToken, 'op-2'), 404, 'stream-not-found');
+    await expectRefusal(await open(refreshed, streamToken), 404, 'stream-not-found');
+  });
+
+  it('refuses to open a stream with an expired token (401 token-expired); the stream stays unopened', async () => {
+    const token = await testToken({ subject: 'sse-expired' });
+    const expired = await expiredTestToken({ subject: 'sse-expired' });
+    const streamToken = await reserve(token);
+    await expectRefusal(await open(expired, streamToken), 401, 'token-expired');
+    expect((await open(token, streamToken)).status).toBe(200);
   });
 });

@@ -2,7 +2,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
 import { CreateCard, EnrolCard } from '../support/documents.ts';
-import { type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts';
+import { expiredTestToken, type Stack, startStack, TEST_JWT_SECRET } from '../support/fixtures.ts';
 
 /**
  * Client authorization through the gateway's GraphQL API (docs/gap-decisions.md "Client tokens";
@@ -276,13 +276,7 @@ describe('authorization through GraphQL', () => {
 
   describe('token failures', () => {
     it('answers HTTP 401 token-expired for an expired token, with no upstream call', async () => {
-      const nowS = Math.floor(Date.now() / 1000);
-      const expired = await new SignJWT({ scope: 'cards:read cards:write', vaults: [VAULT1] })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setSubject('test-user')
-        .setIssuedAt(nowS - 3_600)
-        .setExpirationTime(nowS - 60)
-        .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+      const expired = await expiredTestToken({ vaults: [VAULT1], scopes: ['cards:read', 'cards:write'] });
       const before = upstreamRequests();
       const result = await stack.execute(CreateCard, { input: NEW_CARD }, expired);
       expect(result.status).toBe(401);

@@ -7,6 +7,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import fc from 'fast-check';
 import { type ExecutionResult, print } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
+import { SignJWT } from 'jose';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
@@ -116,6 +117,23 @@ export function testToken(options: TokenOptions = {}): Promise<string> {
     scopes: options.scopes ?? UPSTREAM_SCOPES,
     expiresInS: options.expiresInS ?? 600,
   });
+}
+
+/**
+ * A client JWT like {@link testToken}'s that expired 60 s ago (past the verifier's 5 s clock skew),
+ * issued an hour before: refused with `token-expired`.
+ */
+export function expiredTestToken(options: Omit<TokenOptions, 'expiresInS'> = {}): Promise<string> {
+  const nowS = Math.floor(Date.now() / 1000);
+  return new SignJWT({
+    scope: (options.scopes ?? UPSTREAM_SCOPES).join(' '),
+    vaults: options.vaults ?? ['tntsandbox1'],
+  })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(options.subject ?? 'test-user')
+    .setIssuedAt(nowS - 3_600)
+    .setExpirationTime(nowS - 60)
+    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
 }
 
 /**
