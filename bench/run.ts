@@ -663,7 +663,8 @@ const cgOne = queries.oneCard?.cardgraph;
 const floorOne = queries.oneCard?.floor;
 const ws10k = fanOut[`ws-${PLAN.subscriberCounts.at(-1)}`];
 /** The largest of `values`; NaN (no verdict) when a measure was left out. */
-const worst = (values: number[]) => (values.length ? Math.max(...values) : Number.NaN);
+/** The largest value, NaN for none: the best rate of the ingest concurrencies, the worst stall. */
+const largest = (values: number[]) => (values.length ? Math.max(...values) : Number.NaN);
 const sqliteRun = ingestResults.sqlite;
 const redisRun = ingestResults.redis;
 const targets = {
@@ -685,11 +686,11 @@ const targets = {
   },
   ingestSqlitePerSecond: {
     target: '≥ 5,000',
-    value: worst(sqliteRun?.ingest.map((r) => r.acknowledgedPerSecond) ?? []),
+    value: largest(sqliteRun?.ingest.map((r) => r.acknowledgedPerSecond) ?? []),
   },
   ingestRedisPerSecond: {
     target: '≥ 10,000',
-    value: worst(redisRun?.ingest.map((r) => r.acknowledgedPerSecond) ?? []),
+    value: largest(redisRun?.ingest.map((r) => r.acknowledgedPerSecond) ?? []),
   },
   acknowledgedMissingFromLog: {
     target: '0',
@@ -699,17 +700,19 @@ const targets = {
   },
   queryStallDuringIngestMs: {
     target: '≤ 50',
-    value: worst(Object.values(ingestResults).flatMap((r) => r.ingest.map((i) => i.queryDuringIngestMaxMs))),
+    value: largest(
+      Object.values(ingestResults).flatMap((r) => r.ingest.map((i) => i.queryDuringIngestMaxMs)),
+    ),
   },
   historyPageSqliteMs: {
     target: '≤ 20',
-    value: worst(
+    value: largest(
       sqliteRun?.history ? [sqliteRun.history.firstPage.p99Ms, sqliteRun.history.deepPage.p99Ms] : [],
     ),
   },
   historyPageRedisMs: {
     target: '≤ 20',
-    value: worst(
+    value: largest(
       redisRun?.history ? [redisRun.history.firstPage.p99Ms, redisRun.history.deepPage.p99Ms] : [],
     ),
   },
