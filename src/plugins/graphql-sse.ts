@@ -55,7 +55,109 @@ export const SSE_ERROR_CODES = {
   tooManyUnopenedStreams: 'too-many-unopened-streams',
   /** 404: no stream with this token was reserved by this client (unknown, expired, closed or another client's). */
   streamNotFound: 'stream-not-found',
+  /** 409: the stream is open already (a second `GET`). */
+  streamAlreadyOpen: 'stream-already-open',
+  /** 409: an operation with this id runs on the stream already. */
+  operationIdInUse: 'operation-id-in-use',
+  /** 400: a `POST` or `DELETE` on a stream without `extensions.operationId` / `?operationId=`. */
+  operationIdMissing: 'operation-id-missing',
+  /** 405: a method the protocol does not have, or a mutation over `GET`. */
+  methodNotAllowed: 'method-not-allowed',
+  /** 406: a `PUT` that does not accept `text/plain`, or a `GET` stream that does not accept `text/event-stream`. */
+  notAcceptable: 'not-acceptable',
+  /** 415: a `POST` whose body is not `application/json`. */
+  unsupportedMediaType: 'unsupported-media-type',
+  /** 400: a request graphql-sse could not read (Yoga's code for the same on `/graphql`). */
+  badRequest: 'BAD_REQUEST',
 } as const;
+
+/**
+ * graphql-sse's own refusal messages (its request parsing and PROTOCOL.md's answers), each with the
+ * code the gateway answers it with. A message not listed is a JSON parser's, which quotes the body.
+ */
+const GRAPHQL_SSE_MESSAGE_CODES: Readonly<Record<string, string>> = {
+  'Stream already open': SSE_ERROR_CODES.streamAlreadyOpen,
+  'Stream already registered': SSE_ERROR_CODES.streamAlreadyOpen,
+  'Operation with ID already exists': SSE_ERROR_CODES.operationIdInUse,
+  'Operation ID is missing': SSE_ERROR_CODES.operationIdMissing,
+  'Stream not found': SSE_ERROR_CODES.streamNotFound,
+  'Cannot perform mutations over GET': SSE_ERROR_CODES.methodNotAllowed,
+  'Unable to detect operation AST': SSE_ERROR_CODES.badRequest,
+  'Unparsable URL': SSE_ERROR_CODES.badRequest,
+  'Missing body': SSE_ERROR_CODES.badRequest,
+  'JSON body must be an object': SSE_ERROR_CODES.badRequest,
+  'Missing query': SSE_ERROR_CODES.badRequest,
+  'Invalid query': SSE_ERROR_CODES.badRequest,
+  'Invalid variables': SSE_ERROR_CODES.badRequest,
+  'Invalid extensions': SSE_ERROR_CODES.badRequest,
+};
+
+/** graphql-sse's body-less refusals, by status: the message and code the gateway answers with. */
+const GRAPHQL_SSE_STATUS_ERRORS: Readonly<Record<number, { message: string; code: string }>> = {
+  404: { message: 'Stream not found', code: SSE_ERROR_CODES.streamNotFound },
+  405: { message: 'Method not allowed', code: SSE_ERROR_CODES.methodNotAllowed },
+  406: {
+    message: 'Not acceptable: a PUT accepts text/plain, a stream text/event-stream',
+    code: SSE_ERROR_CODES.notAcceptable,
+  },
+  415: {
+    message: 'Unsupported media type: send application/json',
+    code: SSE_ERROR_CODES.unsupportedMediaType,
+  },
+};
+
+/**
+ * A 4xx answer of graphql-sse itself as the gateway's refusals are: a JSON `errors` body whose every
+ * error carries `extensions.code`, and no word of the client's input. graphql-sse answers a body
+ * that is not JSON with the parser's message, which quotes the body (and so any card number in it):
+ * that becomes Yoga's `POST body sent invalid JSON.` (`BAD_REQUEST`), as `/graphql` answers the same
+ * body. An answer whose errors all carry a code already (the gateway's refusals, Yoga's results) and
+ * any other status are returned as they are.
+ * @param fetchAPI Yoga's Fetch API (its `Response` and `Headers`).
+ * @returns the response and the codes it carries (for the access line).
+ */
+async function typedRefusal(
+  fetchAPI: { Response: typeof Response; Headers: typeof Headers },
+  response: Response,
+): Promise<{ response: Response; codes: string[] }> {
+  if (response.status < 400 || response.status >= 500) return { response, codes: [] };
+  const text = await response.text();
+  let sent: { message?: unknown; extensions?: { code?: unknown } }[] = [];
+  try {
+    const parsed = text ? (JSON.parse(text) as { errors?: unknown }) : undefined;
+    if (Array.isArray(parsed?.errors)) sent = parsed.errors;
+  } catch {
+    // Not JSON: answered from the status below.
+  }
+  const headers = new fetchAPI.Headers(response.headers);
+  const init = { status: response.status, statusText: response.statusText, headers };
+  if (sent.length > 0 && sent.every((error) => typeof error.extensions?.code === 'string')) {
+    return { response: new fetchAPI.Response(text, init), codes: [] };
+  }
+  const errors =
+    sent.length > 0
+      ? sent.map((error) => {
+          const code =
+            typeof error.message === 'string' ? GRAPHQL_SSE_MESSAGE_CODES[error.message] : undefined;
+          return code
+            ? { message: error.message as string, extensions: { code } }
+            : { message: 'POST body sent invalid JSON.', extensions: { code: SSE_ERROR_CODES.badRequest } };
+        })
+      : [
+          {
+            message: GRAPHQL_SSE_STATUS_ERRORS[response.status]?.message ?? 'Bad request',
+            extensions: {
+              code: GRAPHQL_SSE_STATUS_ERRORS[response.status]?.code ?? SSE_ERROR_CODES.badRequest,
+            },
+          },
+        ];
+  headers.set('content-type', 'application/json; charset=utf-8');
+  headers.delete('content-length');
+  return {
+    response: new fetchAPI.Response(JSON.stringify({ errors }), init),
+    codes: errors.map((error) => error.extensions.code),
+  };
+}
 
 /** Limits of the single-connection mode (src/config.ts: `websocket`, `sse`). */
 export interface GraphQLSSELimits {
@@ -136,6 +238,9 @@ function principalOf(viewer: Viewer): string {
  *   started with a token that lives longer), and once they are written the event stream ends and the
  *   stream is released (any request naming it gets 404 `stream-not-found`). A `GET` with an expired
  *   token is refused like any request (401 `token-expired`).
+ *
+ * graphql-sse's own refusals (either mode) are answered the same way, by {@link typedRefusal}: a JSON
+ * `errors` body with a code ({@link SSE_ERROR_CODES}), never a word of the client's input.
  */
 export function useGraphQLSSE(options: {
   /**
@@ -403,7 +508,10 @@ export function useGraphQLSSE(options: {
           })
         : request;
       serverContexts.set(handled, serverContext as Record<string, unknown>);
-      return handler(handled).then((response) => {
+      return handler(handled).then(async (answered) => {
+        const { response, codes } = await typedRefusal(fetchAPI, answered);
+        for (const code of codes)
+          requestRecordOf(serverContext as Record<string, unknown>)?.errorCodes.add(code);
         const reserved = reservedBy.get(handled);
         // graphql-sse did not reserve it (406: a PUT that does not accept text/plain).
         if (reserved && response.status !== 201) release(reserved);

@@ -9,7 +9,15 @@ import {
   LiveCardEventsDocument,
   type LiveCardEventsSubscription,
 } from '../../src/client/generated/index.ts';
-import { expiredTestToken, member, testToken, useStack, waitForSubscribers } from '../support/fixtures.ts';
+import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
+import {
+  assertNoTestPanIn,
+  expiredTestToken,
+  member,
+  testToken,
+  useStack,
+  waitForSubscribers,
+} from '../support/fixtures.ts';
 
 /** Operations per stream (graphql-ws's setting), reservation time and unopened streams per client. */
 const CAP = 2;
@@ -138,7 +146,14 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
   function request(
     method: string,
     bearer: string,
-    options: { streamToken?: string; headers?: Record<string, string>; body?: unknown; query?: string } = {},
+    options: {
+      streamToken?: string;
+      headers?: Record<string, string>;
+      body?: unknown;
+      /** Sent as it is, instead of `body` as JSON. */
+      rawBody?: string;
+      query?: string;
+    } = {},
   ): Promise<Response> {
     const abort = new AbortController();
     aborts.push(abort);
@@ -152,6 +167,7 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
         ...options.headers,
       },
       ...(options.body ? { body: JSON.stringify(options.body) } : {}),
+      ...(options.rawBody !== undefined ? { body: options.rawBody } : {}),
     });
   }
 
@@ -462,5 +478,50 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
     const streamToken = await reserve(token);
     await expectRefusal(await open(expired, streamToken), 401, 'token-expired');
     expect((await open(token, streamToken)).status).toBe(200);
+  });
+
+  it("answers graphql-sse's own refusals with a typed code and never echoes a body that is not JSON", async () => {
+    const token = await testToken({ subject: 'sse-refusals' });
+    const pan = SANDBOX_TEST_CARDS[0]!.pan;
+    // Distinct connections: graphql-sse words a body that is not JSON with the parser's message,
+    // which quotes the body; the gateway answers as /graphql does.
+    const malformed = await request('POST', token, {
+      headers: { accept: 'text/event-stream', 'content-type': 'application/json' },
+      rawBody: `x${pan}`,
+    });
+    expect(malformed.status).toBe(400);
+    const text = await malformed.text();
+    assertNoTestPanIn(text);
+    expect(JSON.parse(text)).toEqual({
+      errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }],
+    });
+    const unparsable = await request('GET', token, {
+      headers: { accept: 'text/event-stream' },
+      query: `?query=${encodeURIComponent(print(LiveCardEventsDocument))}&variables=%7B${pan}`,
+    });
+    expect(await expectRefusal(unparsable, 400, 'BAD_REQUEST')).toBe('Unparsable URL');
+
+    const streamToken = await reserve(token);
+    expect((await open(token, streamToken)).status).toBe(200);
+    expect(await expectRefusal(await open(token, streamToken), 409, 'stream-already-open')).toBe(
+      'Stream already open',
+    );
+    expect((await postLive(token, streamToken, 'op-1')).status).toBe(202);
+    await expectRefusal(await postLive(token, streamToken, 'op-1'), 409, 'operation-id-in-use');
+    await expectRefusal(
+      await request('POST', token, { streamToken, body: { query: print(LiveCardEventsDocument) } }),
+      400,
+      'operation-id-missing',
+    );
+    await expectRefusal(
+      await request('POST', token, { streamToken, headers: { 'content-type': 'text/plain' }, rawBody: 'x' }),
+      415,
+      'unsupported-media-type',
+    );
+    await expectRefusal(
+      await request('PUT', token, { headers: { accept: 'application/json' } }),
+      406,
+      'not-acceptable',
+    );
   });
 });
