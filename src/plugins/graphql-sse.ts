@@ -265,6 +265,11 @@ export function useGraphQLSSE(options: {
   const reservedBy = new WeakMap<Request, Reservation>();
   /** A GET that opens its reservation, with its token's `exp` (ms): its stream's end releases it. */
   const openedBy = new WeakMap<Request, { reservation: Reservation; expiresAt: number }>();
+  /**
+   * A POST's operation id as graphql-sse reserved it on its stream before `onSubscribe`: graphql-sse
+   * keeps it when `onSubscribe` refuses the operation, so a refusal gives it back.
+   */
+  const operationIdOf = new WeakMap<Request, { reservation: Reservation; id: string }>();
   /** Our own requests (dropping an expired reservation through graphql-sse's handler). */
   const internal = new WeakSet<Request>();
   let handler: ((request: Request) => Promise<Response>) | undefined;
@@ -333,6 +338,20 @@ export function useGraphQLSSE(options: {
       taken.reservation.operations.delete(taken.id);
       endWhenIdle(taken.reservation);
     }
+  };
+  /**
+   * Gives a refused operation's id back to its stream: graphql-sse reserves the id before
+   * `onSubscribe` and keeps it when `onSubscribe` answers with a refusal, so the client could never
+   * use that id again on the stream (409). An internal DELETE removes it through graphql-sse's own
+   * handling.
+   */
+  const forgetOperationId = async (reservation: Reservation, id: string) => {
+    const request = new fetchAPI.Request(
+      `http://localhost${GRAPHQL_SSE_PATH}?operationId=${encodeURIComponent(id)}`,
+      { method: 'DELETE', headers: { 'x-graphql-event-stream-token': reservation.token } },
+    );
+    internal.add(request);
+    await handler!(request);
   };
   /**
    * Drops a reservation that was not opened in time, with the operations started on it: graphql-sse
@@ -437,6 +456,7 @@ export function useGraphQLSSE(options: {
           async onSubscribe(req, params) {
             const reservation = reservationOf.get(req.raw);
             if (reservation) {
+              operationIdOf.set(req.raw, { reservation, id: String(params.extensions?.operationId ?? '') });
               if (reservation.operations.size >= limits.maxOperationsPerStream) {
                 return refuse(
                   req.raw,
@@ -510,6 +530,8 @@ export function useGraphQLSSE(options: {
       serverContexts.set(handled, serverContext as Record<string, unknown>);
       return handler(handled).then(async (answered) => {
         const { response, codes } = await typedRefusal(fetchAPI, answered);
+        const refusedOperation = response.status >= 400 ? operationIdOf.get(handled) : undefined;
+        if (refusedOperation) await forgetOperationId(refusedOperation.reservation, refusedOperation.id);
         for (const code of codes)
           requestRecordOf(serverContext as Record<string, unknown>)?.errorCodes.add(code);
         const reserved = reservedBy.get(handled);

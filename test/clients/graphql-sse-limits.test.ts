@@ -480,6 +480,27 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
     expect((await open(token, streamToken)).status).toBe(200);
   });
 
+  it("gives a refused operation's id back to its stream: the client may send it again", async () => {
+    const token = await testToken({ subject: 'sse-refused-id' });
+    const streamToken = await reserve(token);
+    expect((await open(token, streamToken)).status).toBe(200);
+    // Refused by validation (graphql-sse had reserved the id before asking the gateway).
+    await expectRefusal(
+      await request('POST', token, {
+        streamToken,
+        body: { query: 'subscription { noSuchField }', extensions: { operationId: 'op-1' } },
+      }),
+      400,
+      'GRAPHQL_VALIDATION_FAILED',
+    );
+    expect((await postLive(token, streamToken, 'op-1')).status).toBe(202);
+    // Refused by the operation cap, then sent again once a slot is free.
+    expect((await postLive(token, streamToken, 'op-2')).status).toBe(202);
+    await expectRefusal(await postLive(token, streamToken, 'op-3'), 429, 'too-many-subscriptions');
+    expect((await request('DELETE', token, { streamToken, query: '?operationId=op-2' })).status).toBe(200);
+    expect((await postLive(token, streamToken, 'op-3')).status).toBe(202);
+  });
+
   it("answers graphql-sse's own refusals with a typed code and never echoes a body that is not JSON", async () => {
     const token = await testToken({ subject: 'sse-refusals' });
     const pan = SANDBOX_TEST_CARDS[0]!.pan;
