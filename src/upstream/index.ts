@@ -77,24 +77,86 @@ export function createUpstream(
     http,
     ...(telemetry.metrics ? { metrics: telemetry.metrics } : {}),
   });
-  const clientsOver = (clientHttp: UpstreamHttp): Upstream => {
-    /** One area's client over `clientHttp`, its failures mapped through the area's error table. */
-    const area = <Client extends object>(
-      AreaClient: new (opts: UpstreamClientOptions) => Client,
-      baseUrl: string,
-      errors: UpstreamErrorTable,
-    ) => withGatewayErrors(new AreaClient({ baseUrl, tokens, http: clientHttp }), errors);
-    return {
-      http: clientHttp,
-      tokens,
-      cardInterface: area(CardInterfaceClient, config.cardInterfaceUrl, CARD_INTERFACE_ERRORS),
-      accountUpdater: area(AccountUpdaterClient, config.accountUpdaterUrl, ACCOUNT_UPDATER_ERRORS),
-      networkTokens: area(NetworkTokensClient, config.accountUpdaterUrl, NETWORK_TOKEN_ERRORS),
-      cardAttributes: area(CardAttributesClient, config.cardAttributesUrl, CARD_ATTRIBUTES_ERRORS),
-      accounts: area(AccountsClient, config.accountsUrl, ACCOUNTS_ERRORS),
-      close: (graceMs) => http.close(graceMs),
-      withBudget: (budget) => clientsOver(budgetedHttp(http, budget)),
-    };
-  };
-  return clientsOver(http);
+  return new UpstreamClients(config, tokens, http, http);
+}
+
+/**
+ * {@link Upstream} over one `UpstreamHttp` (`http`: the pool, or an operation's budgeted view of it):
+ * each area's client is built on its first use, so an operation's clients ({@link Upstream.withBudget},
+ * one set per operation and per live subscriber) cost nothing until a resolver calls the upstream,
+ * which a card read served from the card read cache never does.
+ */
+class UpstreamClients implements Upstream {
+  readonly http: UpstreamHttp;
+  readonly tokens: AccessTokenProvider;
+  readonly #config: UpstreamConfig;
+  /** The pooled client every budgeted view shares; `close` closes it. */
+  readonly #pool: UpstreamHttp;
+  #cardInterface: CardInterfaceClient | undefined;
+  #accountUpdater: AccountUpdaterClient | undefined;
+  #networkTokens: NetworkTokensClient | undefined;
+  #cardAttributes: CardAttributesClient | undefined;
+  #accounts: AccountsClient | undefined;
+
+  constructor(config: UpstreamConfig, tokens: AccessTokenProvider, http: UpstreamHttp, pool: UpstreamHttp) {
+    this.#config = config;
+    this.tokens = tokens;
+    this.http = http;
+    this.#pool = pool;
+  }
+
+  get cardInterface(): CardInterfaceClient {
+    this.#cardInterface ??= this.#area(
+      CardInterfaceClient,
+      this.#config.cardInterfaceUrl,
+      CARD_INTERFACE_ERRORS,
+    );
+    return this.#cardInterface;
+  }
+  get accountUpdater(): AccountUpdaterClient {
+    this.#accountUpdater ??= this.#area(
+      AccountUpdaterClient,
+      this.#config.accountUpdaterUrl,
+      ACCOUNT_UPDATER_ERRORS,
+    );
+    return this.#accountUpdater;
+  }
+  /** Network tokens share account updater v1's base address (spec "Endpoints"). */
+  get networkTokens(): NetworkTokensClient {
+    this.#networkTokens ??= this.#area(
+      NetworkTokensClient,
+      this.#config.accountUpdaterUrl,
+      NETWORK_TOKEN_ERRORS,
+    );
+    return this.#networkTokens;
+  }
+  get cardAttributes(): CardAttributesClient {
+    this.#cardAttributes ??= this.#area(
+      CardAttributesClient,
+      this.#config.cardAttributesUrl,
+      CARD_ATTRIBUTES_ERRORS,
+    );
+    return this.#cardAttributes;
+  }
+  get accounts(): AccountsClient {
+    this.#accounts ??= this.#area(AccountsClient, this.#config.accountsUrl, ACCOUNTS_ERRORS);
+    return this.#accounts;
+  }
+
+  close(graceMs?: number): Promise<void> {
+    return this.#pool.close(graceMs);
+  }
+
+  withBudget(budget: UpstreamCallBudget): Upstream {
+    return new UpstreamClients(this.#config, this.tokens, budgetedHttp(this.#pool, budget), this.#pool);
+  }
+
+  /** One area's client over this set's `http`, its failures mapped through the area's error table. */
+  #area<Client extends object>(
+    AreaClient: new (options: UpstreamClientOptions) => Client,
+    baseUrl: string,
+    errors: UpstreamErrorTable,
+  ): Client {
+    return withGatewayErrors(new AreaClient({ baseUrl, tokens: this.tokens, http: this.http }), errors);
+  }
 }
