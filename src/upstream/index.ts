@@ -81,66 +81,70 @@ export function createUpstream(
 }
 
 /**
+ * The area clients of {@link Upstream}, each described once: its class, the configuration member
+ * holding its base address (contract §1) and its error table.
+ */
+const AREAS = {
+  cardInterface: { Client: CardInterfaceClient, baseUrl: 'cardInterfaceUrl', errors: CARD_INTERFACE_ERRORS },
+  accountUpdater: {
+    Client: AccountUpdaterClient,
+    baseUrl: 'accountUpdaterUrl',
+    errors: ACCOUNT_UPDATER_ERRORS,
+  },
+  // Network tokens share account updater v1's base address (spec "Endpoints").
+  networkTokens: { Client: NetworkTokensClient, baseUrl: 'accountUpdaterUrl', errors: NETWORK_TOKEN_ERRORS },
+  cardAttributes: {
+    Client: CardAttributesClient,
+    baseUrl: 'cardAttributesUrl',
+    errors: CARD_ATTRIBUTES_ERRORS,
+  },
+  accounts: { Client: AccountsClient, baseUrl: 'accountsUrl', errors: ACCOUNTS_ERRORS },
+} as const satisfies Record<
+  string,
+  {
+    Client: new (options: UpstreamClientOptions) => object;
+    baseUrl: keyof UpstreamConfig;
+    errors: UpstreamErrorTable;
+  }
+>;
+
+type AreaName = keyof typeof AREAS;
+
+/**
  * {@link Upstream} over one `UpstreamHttp` (`http`: the pool, or an operation's budgeted view of it):
  * each area's client is built on its first use, so an operation's clients ({@link Upstream.withBudget},
  * one set per operation and per live subscriber) cost nothing until a resolver calls the upstream,
  * which a card read served from the card read cache never does.
  */
 class UpstreamClients implements Upstream {
+  declare readonly cardInterface: CardInterfaceClient;
+  declare readonly accountUpdater: AccountUpdaterClient;
+  declare readonly networkTokens: NetworkTokensClient;
+  declare readonly cardAttributes: CardAttributesClient;
+  declare readonly accounts: AccountsClient;
   readonly http: UpstreamHttp;
   readonly tokens: AccessTokenProvider;
   readonly #config: UpstreamConfig;
   /** The pooled client every budgeted view shares; `close` closes it. */
   readonly #pool: UpstreamHttp;
-  #cardInterface: CardInterfaceClient | undefined;
-  #accountUpdater: AccountUpdaterClient | undefined;
-  #networkTokens: NetworkTokensClient | undefined;
-  #cardAttributes: CardAttributesClient | undefined;
-  #accounts: AccountsClient | undefined;
+  readonly #built: Partial<Record<AreaName, object>> = {};
+
+  static {
+    // One getter per area (the `declare`d members above), building its client on first use.
+    for (const name of Object.keys(AREAS) as AreaName[]) {
+      Object.defineProperty(UpstreamClients.prototype, name, {
+        get(this: UpstreamClients) {
+          return this.#client(name);
+        },
+      });
+    }
+  }
 
   constructor(config: UpstreamConfig, tokens: AccessTokenProvider, http: UpstreamHttp, pool: UpstreamHttp) {
     this.#config = config;
     this.tokens = tokens;
     this.http = http;
     this.#pool = pool;
-  }
-
-  get cardInterface(): CardInterfaceClient {
-    this.#cardInterface ??= this.#area(
-      CardInterfaceClient,
-      this.#config.cardInterfaceUrl,
-      CARD_INTERFACE_ERRORS,
-    );
-    return this.#cardInterface;
-  }
-  get accountUpdater(): AccountUpdaterClient {
-    this.#accountUpdater ??= this.#area(
-      AccountUpdaterClient,
-      this.#config.accountUpdaterUrl,
-      ACCOUNT_UPDATER_ERRORS,
-    );
-    return this.#accountUpdater;
-  }
-  /** Network tokens share account updater v1's base address (spec "Endpoints"). */
-  get networkTokens(): NetworkTokensClient {
-    this.#networkTokens ??= this.#area(
-      NetworkTokensClient,
-      this.#config.accountUpdaterUrl,
-      NETWORK_TOKEN_ERRORS,
-    );
-    return this.#networkTokens;
-  }
-  get cardAttributes(): CardAttributesClient {
-    this.#cardAttributes ??= this.#area(
-      CardAttributesClient,
-      this.#config.cardAttributesUrl,
-      CARD_ATTRIBUTES_ERRORS,
-    );
-    return this.#cardAttributes;
-  }
-  get accounts(): AccountsClient {
-    this.#accounts ??= this.#area(AccountsClient, this.#config.accountsUrl, ACCOUNTS_ERRORS);
-    return this.#accounts;
   }
 
   close(graceMs?: number): Promise<void> {
@@ -151,12 +155,13 @@ class UpstreamClients implements Upstream {
     return new UpstreamClients(this.#config, this.tokens, budgetedHttp(this.#pool, budget), this.#pool);
   }
 
-  /** One area's client over this set's `http`, its failures mapped through the area's error table. */
-  #area<Client extends object>(
-    AreaClient: new (options: UpstreamClientOptions) => Client,
-    baseUrl: string,
-    errors: UpstreamErrorTable,
-  ): Client {
-    return withGatewayErrors(new AreaClient({ baseUrl, tokens: this.tokens, http: this.http }), errors);
+  /** This set's client of `name` over its `http`, failures mapped through the area's error table. */
+  #client(name: AreaName): object {
+    const { Client, baseUrl, errors } = AREAS[name];
+    this.#built[name] ??= withGatewayErrors(
+      new Client({ baseUrl: this.#config[baseUrl] as string, tokens: this.tokens, http: this.http }),
+      errors,
+    );
+    return this.#built[name];
   }
 }
