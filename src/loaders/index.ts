@@ -177,17 +177,18 @@ export class RequestLoaders {
   }
 
   get cardInterfaceCard(): DataLoader<VaultCardKey, InVault<CardInterfaceCard>, string> {
-    const cards = this.#upstream.cardInterface;
+    // The client is taken at read time: a read served from the card read cache builds none.
+    const upstream = this.#upstream;
     this.#cardInterfaceCard ??= this.#cardReader('card-interface', (key) =>
-      cards.getCard(key.vaultId, key.cardId),
+      upstream.cardInterface.getCard(key.vaultId, key.cardId),
     );
     return this.#cardInterfaceCard;
   }
 
   get accountUpdaterCard(): DataLoader<VaultCardKey, InVault<AccountUpdaterCard>, string> {
-    const cards = this.#upstream.accountUpdater;
+    const upstream = this.#upstream;
     this.#accountUpdaterCard ??= this.#cardReader('account-updater', (key) =>
-      cards.getCard(key.vaultId, key.cardId),
+      upstream.accountUpdater.getCard(key.vaultId, key.cardId),
     );
     return this.#accountUpdaterCard;
   }

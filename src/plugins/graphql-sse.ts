@@ -456,7 +456,9 @@ export function useGraphQLSSE(options: {
           async onSubscribe(req, params) {
             const reservation = reservationOf.get(req.raw);
             if (reservation) {
-              operationIdOf.set(req.raw, { reservation, id: String(params.extensions?.operationId ?? '') });
+              // graphql-sse has checked the id (present, not running on this stream) and reserved it.
+              const id = String(params.extensions?.operationId ?? '');
+              operationIdOf.set(req.raw, { reservation, id });
               if (reservation.operations.size >= limits.maxOperationsPerStream) {
                 return refuse(
                   req.raw,
@@ -465,8 +467,6 @@ export function useGraphQLSSE(options: {
                   `At most ${limits.maxOperationsPerStream} operations per connection`,
                 );
               }
-              // graphql-sse has checked the id (present, not running on this stream).
-              const id = String(params.extensions?.operationId ?? '');
               const slot: Slot = { started: false };
               reservation.operations.set(id, slot);
               slotOf.set(req.raw, { reservation, id, slot });
