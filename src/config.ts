@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { SANDBOX_WIRES, type SandboxWire } from './contracts/wire-reading.ts';
 
 /**
  * The one reader of `process.env`. Every setting of the gateway and of the embedded sandbox is parsed
@@ -58,6 +59,8 @@ export interface EmbeddedUpstreamConfig extends UpstreamClientSettings {
     port: number;
     /** Delay before the sandbox completes an async enrolment and sends its notification (ms). */
     webhookDelayMs: number;
+    /** The wire reading the sandbox answers in: `SANDBOX_WIRE` (`documented` by default). */
+    wire: SandboxWire;
   };
 }
 
@@ -386,6 +389,7 @@ const envObject = z.object({
   UPSTREAM: optionalString.pipe(z.enum(['embedded', 'remote']).optional()),
   SANDBOX_PORT: port.default(4010),
   SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
+  SANDBOX_WIRE: z.enum(SANDBOX_WIRES).default('documented'),
   CARD_INTERFACE_URL: url.optional(),
   ACCOUNT_UPDATER_URL: url.optional(),
   CARD_ATTRIBUTES_URL: url.optional(),
@@ -590,7 +594,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstream: embedded
       ? {
           mode: 'embedded',
-          sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS },
+          sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS, wire: e.SANDBOX_WIRE },
           credentials: e.UPSTREAM_CREDENTIALS ?? SANDBOX_CREDENTIALS,
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
         }
@@ -704,6 +708,8 @@ export interface SandboxConfig {
   host: string;
   logLevel: string;
   webhookDelayMs: number;
+  /** The wire reading the sandbox answers in: `SANDBOX_WIRE` (`documented` by default). */
+  wire: SandboxWire;
   /** Optional endpoint registered for both vaults at start: `SANDBOX_WEBHOOK_URL`. */
   webhookUrl?: string;
   /** Its signing secret: `SANDBOX_WEBHOOK_SECRET` (generated when unset). */
@@ -717,6 +723,7 @@ const sandboxEnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
+  SANDBOX_WIRE: z.enum(SANDBOX_WIRES).default('documented'),
   SANDBOX_WEBHOOK_URL: optionalString.pipe(url.optional()),
   SANDBOX_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16).optional()),
   ...otelEnvShape,
@@ -735,6 +742,7 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
     webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
+    wire: e.SANDBOX_WIRE,
     ...(e.SANDBOX_WEBHOOK_URL ? { webhookUrl: e.SANDBOX_WEBHOOK_URL } : {}),
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET ?? `whsec_${randomBytes(24).toString('base64url')}`,
     ...tracingConfig({ ...e, OTEL_SERVICE_NAME: e.OTEL_SERVICE_NAME ?? 'cardgraph-sandbox' }),

@@ -65,6 +65,7 @@ export async function startDevelopment(
         host: '127.0.0.1',
         logger: createLogger({ name: 'sandbox', level: config.logLevel, destination }),
         webhookDelayMs: config.upstream.sandbox.webhookDelayMs,
+        wire: config.upstream.sandbox.wire,
         ...options.sandbox,
         ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
       });

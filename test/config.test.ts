@@ -18,7 +18,7 @@ describe('loadConfig', () => {
     expect(config.port).toBe(4000);
     expect(config.upstream).toEqual({
       mode: 'embedded',
-      sandbox: { port: 4010, webhookDelayMs: 1000 },
+      sandbox: { port: 4010, webhookDelayMs: 1000, wire: 'documented' },
       credentials: SANDBOX_CREDENTIALS,
       timeoutMs: 10_000,
     });

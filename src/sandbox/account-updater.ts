@@ -11,6 +11,7 @@ import {
 } from '../contracts/account-updater.ts';
 import type { billingAddress } from '../contracts/common.ts';
 import { FORMAT_PRESERVING_ALIAS_PATTERN } from '../contracts/common.ts';
+import type { SandboxWire } from '../contracts/wire-reading.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
 import { VaultCardStore } from './card-store.ts';
@@ -97,6 +98,8 @@ export interface AccountUpdaterDeps {
   isSubscribedElsewhere: (vault: string, pan: string) => boolean;
   /** Registered merchants per vault; {@link SANDBOX_MERCHANTS} by default. */
   merchants?: Readonly<Record<string, readonly RegisteredMerchant[]>>;
+  /** The wire reading to answer in (`SandboxOptions.wire`); `documented` when absent. */
+  wire?: SandboxWire;
 }
 
 /**

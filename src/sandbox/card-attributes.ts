@@ -11,6 +11,7 @@ import {
   PREPAID_TYPES,
   REGULATION_STATUSES,
 } from '../contracts/card-attributes.ts';
+import type { SandboxWire } from '../contracts/wire-reading.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
 import { badRequest, httpError, JSON_MEDIA_TYPE, type Router, readJsonBody, sendJson } from './http.ts';
 import type { AliasVault } from './vault.ts';
@@ -158,6 +159,8 @@ export interface CardAttributeDeps {
   aliases: AliasVault;
   /** The table answering lookups; {@link loadShippedBinTable} by default. */
   binTable?: BinTable;
+  /** The wire reading to answer in (`SandboxOptions.wire`); `documented` when absent. */
+  wire?: SandboxWire;
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   echoedCardAttributes,
   type subscriptionDocument,
 } from '../contracts/card-interface.ts';
+import type { SandboxWire } from '../contracts/wire-reading.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
 import { VaultCardStore } from './card-store.ts';
 import {
@@ -138,6 +139,8 @@ export interface CardInterfaceDeps {
   now: () => number;
   /** How long a 4998 card leaves `POST /cards` unanswered before a 504, in ms. */
   hangMs: number;
+  /** The wire reading to answer in (`SandboxOptions.wire`); `documented` when absent. */
+  wire?: SandboxWire;
 }
 
 /**

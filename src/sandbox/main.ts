@@ -26,6 +26,7 @@ async function main(): Promise<void> {
     host: config.host,
     logger,
     webhookDelayMs: config.webhookDelayMs,
+    wire: config.wire,
     ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
   });
   const { url } = await sandbox.start();

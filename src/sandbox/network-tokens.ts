@@ -7,6 +7,7 @@ import {
   PHONE_NUMBER_MAX_DIGITS,
 } from '../contracts/account-updater.ts';
 import { FORMAT_PRESERVING_ALIAS_PATTERN } from '../contracts/common.ts';
+import type { SandboxWire } from '../contracts/wire-reading.ts';
 import type { Logger } from '../lib/logger.ts';
 import { cardBrandOf } from '../lib/pan.ts';
 import { ACCOUNT_UPDATER_PREFIX } from './account-updater.ts';
@@ -148,6 +149,8 @@ export interface NetworkTokenDeps {
   webhookDelayMs: number;
   /** Starts delivery of a built notification to the vault's endpoints (`WebhookDispatcher.deliver`). */
   deliver: (vault: string, notification: { envelope: NotificationEnvelope; body: string }) => void;
+  /** The wire reading to answer in (`SandboxOptions.wire`); `documented` when absent. */
+  wire?: SandboxWire;
 }
 
 /** `YYYY-MM` of a month 1-12 and a two- or four-digit year. */

@@ -7,6 +7,7 @@ import type {
   VAULT_ENVIRONMENTS,
   vaultMembership,
 } from '../contracts/accounts.ts';
+import type { SandboxWire } from '../contracts/wire-reading.ts';
 import {
   type ErrorObject,
   HttpError,
@@ -253,6 +254,8 @@ export const SANDBOX_DIRECTORY: OrganizationDirectory = {
 export function registerOrganizationMemberRoutes(
   router: Router,
   directory: OrganizationDirectory = SANDBOX_DIRECTORY,
+  /** The wire reading to answer in (`SandboxOptions.wire`); `documented` by default. */
+  _wire: SandboxWire = 'documented',
 ): void {
   const organizationOr404 = (id: string) => {
     const organization = directory.organizations.get(id);

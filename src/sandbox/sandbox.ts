@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SpanKind, type Tracer } from '@opentelemetry/api';
+import { SANDBOX_WIRES, type SandboxWire } from '../contracts/wire-reading.ts';
 import type { Logger } from '../lib/logger.ts';
 import { routeTemplate } from '../lib/metrics.ts';
 import { extractTraceContext } from '../lib/tracing.ts';
@@ -29,6 +30,7 @@ import { type DeliveryRecord, WebhookDispatcher } from './webhooks.ts';
 
 export type { ResponseViolation } from './response-validation.ts';
 export type { DeliveryRecord } from './webhooks.ts';
+export { SANDBOX_WIRES, type SandboxWire };
 
 /** Options of {@link createSandbox}. Durations in ms. */
 export interface SandboxOptions {
@@ -57,6 +59,14 @@ export interface SandboxOptions {
    * W3C `traceparent` the caller sent, so one trace spans gateway and upstream in embedded mode.
    */
   tracer?: Tracer;
+  /**
+   * Which reading of the wire the sandbox answers in (`SANDBOX_WIRE`): `documented` (default) answers
+   * in the statuses, envelopes, member types and notification shapes the provider's own documentation
+   * shows (sandbox contract §8, `../shared/provider-docs/examples.json`); `specification` answers in the
+   * interface specification's readings where the two differ (docs/gap-decisions.md), so the gateway's
+   * tolerant reader is tested against both.
+   */
+  wire?: SandboxWire;
 }
 
 /** One answered request of the sandbox's request log. `path` has no query string. */
@@ -116,6 +126,7 @@ function mediaTypeOfPath(path: string): string {
 export function createSandbox(options: SandboxOptions): Sandbox {
   const logger = options.logger;
   const now = options.now ?? Date.now;
+  const wire: SandboxWire = options.wire ?? 'documented';
   const timers = new TimerSet();
   const tokens = new TokenStore(now);
   const aliases = new AliasVault();
@@ -127,6 +138,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     logger,
     timers,
     now,
+    wire,
     ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
     ...(options.deliveryTimeoutMs !== undefined ? { deliveryTimeoutMs: options.deliveryTimeoutMs } : {}),
   });
@@ -141,6 +153,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     timers,
     now,
     hangMs: options.hangMs ?? DEFAULT_HANG_MS,
+    wire,
   });
   registerAccountUpdaterRoutes(router, {
     store: accountUpdaterStore,
@@ -151,6 +164,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     webhookDelayMs: options.webhookDelayMs,
     notify: (input) => dispatcher.notify(input),
     isSubscribedElsewhere: (vault, pan) => cardInterfaceStore.hasSubscribedPan(vault, pan),
+    wire,
   });
   registerNetworkTokenRoutes(router, {
     aliases,
@@ -159,9 +173,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     logger,
     webhookDelayMs: options.webhookDelayMs,
     deliver: (vault, notification) => dispatcher.deliver(vault, notification),
+    wire,
   });
-  registerCardAttributeRoutes(router, { aliases });
-  registerOrganizationMemberRoutes(router);
+  registerCardAttributeRoutes(router, { aliases, wire });
+  registerOrganizationMemberRoutes(router, undefined, wire);
   registerWebhookEndpointRoutes(router, { dispatcher, resolveToken: (token) => tokens.resolve(token) });
   registerOpenApiRoute(router);
 

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { request } from 'undici';
+import type { SandboxWire } from '../contracts/wire-reading.ts';
 import type { Logger } from '../lib/logger.ts';
 import { signWebhookBody } from '../lib/webhook-signature.ts';
 import { isoUtc, isoUtcSeconds, randomBase62 } from './ids.ts';
@@ -203,6 +204,8 @@ export interface WebhookDispatcherOptions {
   deliveryTimeoutMs?: number;
   /** Clock in ms since the epoch for `createdAtMs`; `Date.now` by default. */
   now?: () => number;
+  /** The wire reading notifications are built in (`SandboxOptions.wire`); `documented` when absent. */
+  wire?: SandboxWire;
 }
 
 /** An attempt waiting for its timer, cancellable when its endpoint is removed. */

@@ -477,6 +477,8 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
     logger: createLogger({ name: 'sandbox', level: 'silent' }),
     webhookDelayMs: 50,
     validateResponses: true,
+    // `SANDBOX_WIRE=specification npm test` runs every test against the specification's readings.
+    ...(process.env.SANDBOX_WIRE === 'specification' ? { wire: 'specification' as const } : {}),
     ...options,
   });
   const { url } = await sandbox.start();
