@@ -30,6 +30,7 @@ import { CardInterfaceClient } from '../../src/upstream/card-interface/client.ts
 import { createUpstreamHttp, type UpstreamHttp } from '../../src/upstream/http.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
 import { graphql } from '../generated/index.ts';
+import { V1_ENROL_STATUS } from './wire.ts';
 
 export {
   cardEvent,
@@ -296,6 +297,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     UPSTREAM_TIMEOUT_MS: '2000',
     DATA_DIR: join(dir, 'data'),
+    // `SANDBOX_WIRE=specification` runs the stack's embedded sandbox in the specification's reading too.
+    ...(process.env.SANDBOX_WIRE === 'specification' ? { SANDBOX_WIRE: 'specification' } : {}),
     ...env,
   });
   const { startDevelopment } = await import('../../src/dev.ts');
@@ -518,11 +521,11 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
           exp_month: 6,
           exp_year: 30,
           ...(vault === 'tntsandbox2'
-            ? { merchant: { service_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'Shop' } }
+            ? { merchant: { vgs_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'Shop' } }
             : {}),
         },
       });
-      expect(response.status).toBe(201);
+      expect(response.status).toBe(V1_ENROL_STATUS);
       return response.body.data.id as string;
     },
     async token(vault, scope) {
