@@ -23,9 +23,13 @@ export const NT_PROVISION_STATUS = DOCUMENTED ? 200 : 202;
 /** Name of the merchant id in v1 answers: `vgs_merchant_id` documented, `service_merchant_id` otherwise. */
 export const MERCHANT_ID_MEMBER = DOCUMENTED ? 'vgs_merchant_id' : 'service_merchant_id';
 
+/** JSON members as tests read them (arbitrary, asserted on). */
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON members and assert on them
+type Json = Record<string, any>;
+
 /** A network token answer's token: the body itself (documented) or its `data` (specification). */
-export function tokenOf(body: unknown): Record<string, any> {
-  return (DOCUMENTED ? body : (body as { data: unknown }).data) as Record<string, any>;
+export function tokenOf(body: unknown): Json {
+  return (DOCUMENTED ? body : (body as { data: unknown }).data) as Json;
 }
 
 /** A network token body as the wire reading answers it: bare (documented) or in `data`. */
