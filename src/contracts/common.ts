@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cardBrandOf, isLuhnValid } from '../lib/pan.ts';
+import { cardBrandOf } from '../lib/pan.ts';
 
 /**
  * Rules shared by several REST areas, each written once: identifiers, aliases, card data formats,
@@ -37,8 +37,9 @@ export const FORMAT_PRESERVING_ALIAS_PATTERN = /^\d{6}[0-9A-Za-z]{0,9}[A-Za-z][0
 /**
  * An all-digit alias of a PAN, as the provider's network token documentation shows one
  * (`9914040119524512000`, 19 digits; sandbox contract §8 "Network token `pan_alias`"): 13 to 19
- * digits. Such a value has the shape of a PAN, so {@link isPanAlias} takes it only when it is not a
- * Luhn-valid number of a card family (a PAN passed by mistake never becomes an alias).
+ * digits. Such a value has the shape of a PAN, so {@link isPanAlias} takes it only when it does not
+ * start like a card of a known family (a PAN passed by mistake, even mistyped, never becomes an alias;
+ * the documented example starts with 99, which no card family uses).
  */
 export const DIGIT_ALIAS_PATTERN = /^\d{13,19}$/;
 
@@ -66,13 +67,14 @@ export function isSafePathSegment(value: unknown): value is string {
  * Whether `value` is an alias of a PAN in one of the documented forms (sandbox contract §6, §8): a
  * `tok_` alias (`tok_sandbox_…`, `tok_svzgzzX8SDJMRjk93GVKG6b`), a format-preserving alias
  * (`5573495XTjZP21V7312`), or an all-digit alias ({@link DIGIT_ALIAS_PATTERN},
- * `9914040119524512000`) that is not a Luhn-valid number of a card family; and always a safe path
+ * `9914040119524512000`) that does not start like a card of a known family; and always a safe path
  * segment ({@link isSafePathSegment}). A plain PAN is never an alias.
  */
 export function isPanAlias(value: unknown): value is string {
   if (!isSafePathSegment(value)) return false;
   if (TOK_ALIAS_PATTERN.test(value) || FORMAT_PRESERVING_ALIAS_PATTERN.test(value)) return true;
-  return DIGIT_ALIAS_PATTERN.test(value) && !(isLuhnValid(value) && cardBrandOf(value) !== undefined);
+  // Digits starting like a card of a known family are taken for a PAN, Luhn-valid or mistyped.
+  return DIGIT_ALIAS_PATTERN.test(value) && cardBrandOf(value) === undefined;
 }
 
 /** Vault (tenant) id: 11 letters or digits (spec, notification `tenant` 11 to 11; contract §2). */
