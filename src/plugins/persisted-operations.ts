@@ -322,15 +322,32 @@ export function usePersistedOperations(options: {
       }
     },
     onValidate({ context }) {
-      const params = (context as { params?: object }).params;
+      const params = paramsOf(context);
       const registration = params === undefined ? undefined : pendingRegistrations.get(params);
       if (!registration) return;
       pendingRegistrations.delete(params!);
       return ({ valid }) => {
         // Stores log and swallow their own failures; a registration never fails the operation.
-        if (valid) void apqStore.set(registration.hash, registration.query);
+        if (valid) storing.set(params!, Promise.resolve(apqStore.set(registration.hash, registration.query)));
       };
     },
+    // The operation runs once its registration is stored: a client registering faster than the
+    // store takes them waits, instead of queueing documents in this process's memory.
+    async onExecute({ args }) {
+      await stored(args.contextValue);
+    },
+    async onSubscribe({ args }) {
+      await stored(args.contextValue);
+    },
+  };
+  const storing = new WeakMap<object, Promise<unknown>>();
+  const paramsOf = (context: unknown) => (context as { params?: object } | undefined)?.params;
+  const stored = async (context: unknown) => {
+    const params = paramsOf(context);
+    const pending = params === undefined ? undefined : storing.get(params);
+    if (pending === undefined) return;
+    storing.delete(params!);
+    await pending;
   };
   const resolver: Plugin =
     mode === 'require'
