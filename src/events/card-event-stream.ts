@@ -186,6 +186,7 @@ export async function createEventStream<E extends LogEvent>(
   const inFlight = new Set<Promise<unknown>>();
   /** When the latest append failed (ms since the epoch), none succeeding since; undefined when fine. */
   let appendFailedAtMs: number | undefined;
+  metrics?.eventLogAppendFailing.set({ log: kind.name }, 0);
   const trimTimer = setInterval(() => {
     log.trim().then(
       (dropped) => dropped > 0 && logger.info({ dropped, log: kind.name }, 'event retention applied'),
