@@ -7,6 +7,9 @@ import { CARD_ID } from './card-read-cache.ts';
 /** The Redis pub/sub channel of card changes, shared by every replica on one Redis. */
 export const CARD_INVALIDATION_CHANNEL = 'cardgraph:card-invalidations';
 
+/** Longest wait for Redis to take one card change (ms); then the mutation answers without it. */
+export const PUBLISH_TIMEOUT_MS = 1_000;
+
 /** A card a mutation changed: the vault (tenant) and card id (`CRD…`), never a card number. */
 export interface CardChange {
   vaultId: string;
@@ -61,11 +64,17 @@ export async function openRedisCardInvalidations(options: {
 }): Promise<CardInvalidationChannel> {
   const { logger } = options;
   const origin = randomUUID();
-  const publisher = createClient({ url: options.url });
+  // Offline, a publish fails at once instead of waiting in node-redis's queue for a reconnect, and
+  // a Redis that does not answer costs a mutation at most PUBLISH_TIMEOUT_MS.
+  const publisher = createClient({
+    url: options.url,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: PUBLISH_TIMEOUT_MS },
+  });
   publisher.on('error', (error: Error) =>
     logger.error({ err: error.message }, 'redis card invalidation publisher error'),
   );
-  const subscriber = publisher.duplicate();
+  const subscriber = createClient({ url: options.url });
   subscriber.on('error', (error: Error) =>
     logger.error({ err: error.message }, 'redis card invalidation subscriber error'),
   );

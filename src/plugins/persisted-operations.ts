@@ -125,6 +125,9 @@ export function createMemoryApqStore(options: ApqStoreLimits): APQStore {
   };
 }
 
+/** Longest wait for one Redis APQ lookup or registration (ms); a lookup then misses. */
+export const REDIS_APQ_TIMEOUT_MS = 2_000;
+
 /**
  * Keys of the Redis APQ store (one hash tag, so a Redis Cluster keeps them on one shard for the
  * scripts): the documents by hash, their registration times (ms since the epoch) and the running
@@ -193,7 +196,13 @@ return redis.call('HGET', KEYS[1], ARGV[1])
 export async function createRedisApqStore(
   options: ApqStoreLimits & { url: string; logger: Logger; now?: () => number },
 ): Promise<APQStore & { close(): Promise<void> }> {
-  const client = createClient({ url: options.url });
+  // Offline or silent, Redis costs an operation at most REDIS_APQ_TIMEOUT_MS (a miss, or an
+  // unstored registration), never a wait in node-redis's queue for a reconnect.
+  const client = createClient({
+    url: options.url,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: REDIS_APQ_TIMEOUT_MS },
+  });
   client.on('error', (error: Error) => options.logger.error({ err: error.message }, 'redis APQ store error'));
   await client.connect();
   const now = options.now ?? Date.now;

@@ -6,6 +6,7 @@ import {
   type CardChange,
   type CardInvalidationChannel,
   openRedisCardInvalidations,
+  PUBLISH_TIMEOUT_MS,
 } from '../../src/loaders/card-invalidations.ts';
 import { CardReadCache } from '../../src/loaders/card-read-cache.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
@@ -102,5 +103,26 @@ describe('card changes over Redis pub/sub', () => {
         ]),
       WAIT,
     );
+  });
+});
+
+describe('card changes when the caches’ Redis is gone', () => {
+  it('a mutation’s publish gives up at once (logged), and the card is still dropped here', async () => {
+    const redis = await startRedisServer();
+    const channel = await openRedisCardInvalidations({
+      url: redis.url,
+      logger: createLogger({ name: 'card-invalidations-test', level: 'silent' }),
+    });
+    try {
+      const cache = new CardReadCache({ ttlMs: 300_000, maxEntries: 10, publish: channel.publish });
+      await cache.get('card-interface', 'tntsandbox1', CARD, async () => ({ state: 'old' }));
+      await redis.stop();
+      const started = performance.now();
+      await cache.changed('tntsandbox1', CARD);
+      expect(performance.now() - started).toBeLessThan(PUBLISH_TIMEOUT_MS + 500);
+      expect(cache.size).toBe(0);
+    } finally {
+      await channel.close();
+    }
   });
 });

@@ -6,6 +6,7 @@ import {
   createMemoryApqStore,
   createRedisApqStore,
   REDIS_APQ_KEYS,
+  REDIS_APQ_TIMEOUT_MS,
 } from '../../src/plugins/persisted-operations.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
@@ -131,5 +132,29 @@ describe('Redis APQ store', () => {
     await a.set('three', documentOf('three', KIB));
     expect(await held()).toEqual({ hashes: ['two', 'three'], bytes: 2 * KIB, documents: 2 });
     expect(await b.get('three')).toBe(documentOf('three', KIB));
+  });
+});
+
+describe('Redis APQ store when Redis is gone', () => {
+  it('a lookup misses and a registration gives up at once (logged), never waiting for a reconnect', async () => {
+    const redis = await startRedisServer();
+    const store = await createRedisApqStore({
+      url: redis.url,
+      maxEntries: 10,
+      maxBytes: 1024 * KIB,
+      ttlS: 60,
+      logger: createLogger({ name: 'apq-stores-test', level: 'silent' }),
+    });
+    try {
+      await store.set('a', documentOf('a', KIB));
+      expect(await store.get('a')).toBe(documentOf('a', KIB));
+      await redis.stop();
+      const started = performance.now();
+      expect(await store.get('a')).toBeNull();
+      await store.set('b', documentOf('b', KIB));
+      expect(performance.now() - started).toBeLessThan(REDIS_APQ_TIMEOUT_MS);
+    } finally {
+      await store.close();
+    }
   });
 });
