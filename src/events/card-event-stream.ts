@@ -111,7 +111,7 @@ const REPLAY_PAGE = 500;
  * the log cannot append (issue 20 item 1), then clears on its own so a replica whose log recovered
  * while no webhook arrived is taken back by its balancer; the provider's retry tests it again.
  */
-export const APPEND_FAILURE_HOLD_MS = 30_000;
+export const APPEND_FAILURE_HOLD_MS = 10_000;
 
 /** Thrown by `ping` while appends fail: readiness shows the constant code `append-failed`. */
 export class EventLogAppendFailingError extends Error {
