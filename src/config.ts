@@ -206,7 +206,8 @@ export interface Config {
   persistedOperations: {
     /**
      * Trusted documents (the codegen manifest of src/client/operations.graphql):
-     * - `off`: not consulted; any operation runs, Automatic Persisted Queries (APQ) register any;
+     * - `off`: not consulted; any operation runs, Automatic Persisted Queries (APQ) register any valid
+     *   document sent with a client token;
      * - `allow`: a manifest id runs its document; anything else as with `off`;
      * - `require`: only manifest documents run (by id); APQ registration is refused.
      */

@@ -33,7 +33,8 @@ import type { Logger } from '../lib/logger.ts';
 export type PersistedOperationsPlugin = Plugin & {
   /**
    * Resolves one operation's parameters as the Yoga pipeline does (same plugins, same order), for
-   * transports that do not pass through Yoga's request handling (graphql-ws).
+   * transports that do not pass through Yoga's request handling (graphql-ws). An APQ registration
+   * through it counts as authenticated: graphql-ws opens a connection only for a valid token.
    * @returns the parameters with `query` set to the document to run.
    * @throws GraphQLError with the codes of the table above.
    */
