@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import type { It_Au_CheckMutation, MerchantInput } from '../generated/graphql.ts';
@@ -526,6 +527,10 @@ describe('account updater v1 through GraphQL', () => {
       const text = JSON.stringify(result);
       expect(text).not.toContain(pan);
       expect(text).not.toContain(CVV);
+      // The documented answer carried the plain PAN: it reaches no log line either.
+      const logged = readFileSync(t.stack.logFile, 'utf8');
+      expect(logged).not.toContain(pan);
+      expect(logged).not.toContain(replacementPan(pan));
     });
 
     it.each(CHECK_CARDS_AMEX_DISCOVER)(
