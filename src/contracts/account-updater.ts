@@ -98,7 +98,7 @@ const subMerchantMid = z.union([
   z.number().int().min(0),
   z
     .string()
-    .regex(/^\d{1,18}$/)
+    .regex(/^\d{1,15}$/)
     .transform(Number),
 ]);
 
@@ -210,7 +210,8 @@ export const documentedEnrolRequest = z.strictObject({
  * plain PAN the documented card check answers; sandbox contract §8). The client reads such numbers
  * as their source text and masks them; they never leave it.
  */
-const v1Number = z.union([z.string().min(1), z.number().int().min(0)]);
+// Not `.int()`: zod's integers stop at 2^53, and a 19-digit PAN read without its source text is a larger double.
+const v1Number = z.union([z.string().min(1), z.number().min(0)]);
 
 /**
  * A v1 card (spec "Card (account updater, version 1)"; the documented enrol and get-card answers,
@@ -251,7 +252,7 @@ export const cardCheckResult = z.object({
   number: v1Number,
   exp_month: expMonth,
   exp_year: v1ExpYear,
-  cvv: z.union([z.string(), z.number().int().min(0)]).nullish(),
+  cvv: z.union([z.string(), z.number().min(0)]).nullish(),
   merchant: merchant.nullish(),
   failure_code: z.string().nullish(),
   event: openEnum(CARD_EVENTS),

@@ -199,6 +199,20 @@ describe('AccountUpdaterClient', () => {
     });
   });
 
+  it('checks a 19-digit PAN: its digits survive the JSON number of the documented answer until masked', async () => {
+    const pan = panWith('400021', '7719', 19);
+    expect(await check('K', pan)).toEqual({
+      name: 'K',
+      ...(DOCUMENTED
+        ? { maskedNumber: '400021*********7719' }
+        : { numberAlias: expect.stringMatching(aliasOf(pan)), maskedNumber: '400021******7719' }),
+      expMonth: 4,
+      expYear: 30,
+      event: 'au_card.valid',
+    });
+    expect(fixture.logLines.join('\n')).not.toContain(pan);
+  });
+
   it('keeps the number out of a 400 error and carries its pointer', async () => {
     const error = (await rejectionOf(check('I', '4000210000593002'))) as UpstreamError;
     expect(error).toMatchObject({ status: 400, code: 'bad-request', pointer: '/number' });
