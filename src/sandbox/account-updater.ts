@@ -1,10 +1,12 @@
 import type { z } from 'zod';
 import {
   ACCOUNT_UPDATER_CAPABILITY,
+  CARD_CHECK_NAME_MAX_LENGTH,
   cardCheckRequest,
   type cardCheckResult,
   ENROLLING_EVENT,
   enrolRequest,
+  isCardCheckNumber,
   type merchant as merchantAnswer,
   merchantIdOf,
   type merchantRequest,
@@ -203,6 +205,31 @@ function resolveMerchant(
   };
 }
 
+/**
+ * The documented card-check request limits (sandbox contract §8), which the sandbox enforces when it
+ * answers in the documented reading: `name` at most 255 characters, `number` 13-19 characters (a PAN
+ * or a format-preserving alias, not `tok_`), `exp_year` two digits.
+ * @throws HttpError 400 `bad-request`, one error per member with its `source.pointer`.
+ */
+function checkDocumentedCardCheck(body: { name?: string; number: string; exp_year: number }): void {
+  const errors: ErrorObject[] = [];
+  const refuse = (member: string, detail: string) =>
+    errors.push({
+      status: '400',
+      code: 'bad-request',
+      detail: `${member}: ${detail}`,
+      source: { pointer: `/${member}` },
+    });
+  if (body.name !== undefined && body.name.length > CARD_CHECK_NAME_MAX_LENGTH) {
+    refuse('name', `at most ${CARD_CHECK_NAME_MAX_LENGTH} characters`);
+  }
+  if (!isCardCheckNumber(body.number)) {
+    refuse('number', 'must be 13 to 19 characters, a card number or a format-preserving alias');
+  }
+  if (body.exp_year > 99) refuse('exp_year', 'must be two digits');
+  if (errors.length > 0) throw new HttpError(400, errors);
+}
+
 /** `exp_year` + 3, keeping a two-digit year two digits. */
 function yearPlusThree(year: number): number {
   return year < 100 ? (year + 3) % 100 : year + 3;
@@ -217,7 +244,8 @@ function yearPlusThree(year: number): number {
  * - `POST /card-check` (`cards:write`): documented 202 `{data: result}` whose `number` is the plain
  *   PAN and `cvv` the given CVV, both JSON numbers, merchant id as `vgs_merchant_id`; specification
  *   200 with `number` the format-preserving alias, no `cvv`, `service_merchant_id`; 400, 404, 422 as
- *   for enrol.
+ *   for enrol. Documented, the request is held to the documented limits too (400 for a `name` over
+ *   255 characters, a `tok_` or malformed `number`, an `exp_year` over 99).
  * Requests are read in both readings alike (the merchant id as `vgs_merchant_id` or
  * `service_merchant_id`).
  */
@@ -337,6 +365,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
 
   router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/card-check`, 'cards:write', async ({ req, res, auth }) => {
     const body = await readValidJsonBody(req, JSON_MEDIA_TYPE, cardCheckRequest);
+    if (wire === 'documented') checkDocumentedCardCheck(body);
     const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
     const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant, wire);
     /**

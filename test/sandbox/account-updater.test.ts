@@ -373,8 +373,9 @@ describe('POST /account-updater/card-check', () => {
     await t.call('POST', `/card-interface/cards/${ci.body.data.id}/card-update-subscriptions`, {
       token: token1,
     });
+    // The documented card check takes no tok_ alias (contract §8): the PAN itself there.
     const response = await cardCheck({
-      number: ci.body.data.attributes.pan_alias,
+      number: DOCUMENTED ? pan : ci.body.data.attributes.pan_alias,
       exp_month: 1,
       exp_year: 30,
     });
@@ -408,6 +409,32 @@ describe('POST /account-updater/card-check', () => {
     );
     expect(ok.status).toBe(V1_CHECK_STATUS);
     expect(ok.body.data.merchant).toEqual(MERCHANT_2_ANSWER);
+  });
+
+  it('documented: holds the request to the documented limits (name, number, exp_year); specification: takes them', async () => {
+    const ci = await t.call('POST', '/card-interface/cards', {
+      token: token1,
+      contentType: 'application/vnd.api+json',
+      body: { data: { type: 'cards', attributes: { pan: '4111111111111111', exp_month: 1, exp_year: 30 } } },
+    });
+    const body = {
+      name: 'N'.repeat(256),
+      number: ci.body.data.attributes.pan_alias,
+      exp_month: 4,
+      exp_year: 2030,
+    };
+    const response = await cardCheck(body);
+    if (DOCUMENTED) {
+      expect(response.status).toBe(400);
+      expect(response.body.errors.map((e: { source: { pointer: string } }) => e.source.pointer)).toEqual([
+        '/name',
+        '/number',
+        '/exp_year',
+      ]);
+    } else {
+      expect(response.status).toBe(V1_CHECK_STATUS);
+      expect(response.body.data.event).toBe('au_card.valid');
+    }
   });
 
   it.each([
