@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { SANDBOX_WIRES, type SandboxWire } from './contracts/wire-reading.ts';
@@ -169,6 +170,13 @@ export interface Config {
      */
     maxConnectionsPerAddress: number;
     /**
+     * Balancers whose connections open with a PROXY protocol header (v1 or v2) naming the client
+     * (`TRUSTED_PROXIES`: IPv4/IPv6 addresses and CIDR ranges, e.g. `10.0.0.5,fd00::/64`): on their
+     * connections the per-address cap counts the client the header names; a connection from one of
+     * them without a valid header is closed (issue 20, item 12). Empty: every peer is a client.
+     */
+    trustedProxies: string[];
+    /**
      * Browser origins (`scheme://host[:port]`) allowed to call the API cross-origin, with
      * credentials (CORS). Empty: no cross-origin browser access.
      */
@@ -301,6 +309,14 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
+/** An IPv4/IPv6 address, or a CIDR range (`address/prefix`, prefix within the family's bits). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 /** A switch variable: `on` or `off`; unset or empty takes the environment's default. */
 const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
@@ -422,6 +438,11 @@ const envObject = z.object({
   HTTP_REQUEST_TIMEOUT_MS: integer(100, 600_000, 30_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, 600_000, 5_000),
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: integer(0, 1_000_000, 256),
+  TRUSTED_PROXIES: optionalString.pipe(
+    commaList
+      .pipe(z.array(z.string().refine(isAddressOrCidr, 'each entry is an IP address or CIDR range')))
+      .optional(),
+  ),
   CORS_ORIGINS: optionalString.pipe(
     commaList
       .pipe(
@@ -639,6 +660,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnectionsPerAddress: e.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+      trustedProxies: e.TRUSTED_PROXIES ?? [],
       corsOrigins: e.CORS_ORIGINS ?? [],
     },
     graphql: {
