@@ -118,6 +118,19 @@ export interface Config {
     backend: 'sqlite' | 'redis';
     dataDir: string;
     redisUrl?: string;
+    /**
+     * Redis Sentinel (`REDIS_SENTINELS` host:port list, `REDIS_SENTINEL_MASTER`): the event log asks
+     * the sentinels for the primary and follows it across failovers; `REDIS_URL` then gives only
+     * credentials, database and TLS (issue 20, item 11).
+     */
+    redisSentinel?: { nodes: { host: string; port: number }[]; masterName: string };
+    /**
+     * Replicas that must hold an appended event before its webhook is acknowledged
+     * (`REDIS_MIN_REPLICAS_ACK`, Redis `WAIT`); 0: the primary's answer suffices.
+     */
+    redisMinReplicasAck: number;
+    /** Longest wait for those replicas (ms, `REDIS_REPLICAS_ACK_TIMEOUT_MS`); later the append fails. */
+    redisReplicasAckTimeoutMs: number;
     /** Retention: events older than this (ms) are dropped. */
     retentionMaxAgeMs: number;
     /** Retention: at most this many events are kept. */
@@ -317,6 +330,11 @@ function isAddressOrCidr(entry: string): boolean {
   if (prefix === undefined) return true;
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
+/** `host:port` or `[ipv6]:port` (validated) as its parts. */
+function hostAndPort(entry: string): { host: string; port: number } {
+  const colon = entry.lastIndexOf(':');
+  return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)) };
+}
 /** A switch variable: `on` or `off`; unset or empty takes the environment's default. */
 const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
@@ -424,6 +442,26 @@ const envObject = z.object({
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_SENTINELS: optionalString.pipe(
+    commaList
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, 'each sentinel is host:port')
+              .refine(
+                (entry) => Number(entry.slice(entry.lastIndexOf(':') + 1)) <= 65_535,
+                'port above 65535',
+              ),
+          )
+          .min(1),
+      )
+      .optional(),
+  ),
+  REDIS_SENTINEL_MASTER: optionalString,
+  REDIS_MIN_REPLICAS_ACK: integer(0, 16, 0),
+  REDIS_REPLICAS_ACK_TIMEOUT_MS: integer(10, 60_000, 1_000),
   EVENTS_RETENTION_HOURS: z.coerce
     .number()
     .positive()
@@ -515,6 +553,13 @@ const envSchema = envObject.superRefine((env, ctx) => {
   }
   if (env.EVENTS_BACKEND === 'redis' && !env.REDIS_URL) {
     ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required when EVENTS_BACKEND=redis' });
+  }
+  if ((env.REDIS_SENTINELS === undefined) !== (env.REDIS_SENTINEL_MASTER === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [env.REDIS_SENTINELS === undefined ? 'REDIS_SENTINELS' : 'REDIS_SENTINEL_MASTER'],
+      message: 'REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together',
+    });
   }
   if (env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL) {
     ctx.addIssue({
@@ -644,6 +689,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backend: e.EVENTS_BACKEND,
       dataDir: e.DATA_DIR,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+      ...(e.REDIS_SENTINELS && e.REDIS_SENTINEL_MASTER
+        ? {
+            redisSentinel: { nodes: e.REDIS_SENTINELS.map(hostAndPort), masterName: e.REDIS_SENTINEL_MASTER },
+          }
+        : {}),
+      redisMinReplicasAck: e.REDIS_MIN_REPLICAS_ACK,
+      redisReplicasAckTimeoutMs: e.REDIS_REPLICAS_ACK_TIMEOUT_MS,
       retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
       retentionMaxCount: e.EVENTS_RETENTION_COUNT,
     },

@@ -172,7 +172,15 @@ export async function openEventLog<E extends LogEvent>(
 ): Promise<EventLog<E>> {
   const retention = { maxAgeMs: config.events.retentionMaxAgeMs, maxCount: config.events.retentionMaxCount };
   if (config.events.backend === 'redis') {
-    return createRedisEventLog({ url: config.events.redisUrl!, retention, logger, kind });
+    return createRedisEventLog({
+      url: config.events.redisUrl!,
+      ...(config.events.redisSentinel ? { sentinel: config.events.redisSentinel } : {}),
+      minReplicasAck: config.events.redisMinReplicasAck,
+      replicasAckTimeoutMs: config.events.redisReplicasAckTimeoutMs,
+      retention,
+      logger,
+      kind,
+    });
   }
   return createSqliteEventLog({ dataDir: config.events.dataDir, retention, kind });
 }
