@@ -276,8 +276,8 @@ export async function startRedisSentinels(
   await vi.waitFor(
     async () => {
       for (const sentinel of sentinels) {
-        const known = await sentinelCommand(sentinel.port, ['SENTINEL', 'SENTINELS', options.masterName]);
-        const replicas = await sentinelCommand(sentinel.port, ['SENTINEL', 'REPLICAS', options.masterName]);
+        const known = await redisCommand(sentinel.port, ['SENTINEL', 'SENTINELS', options.masterName]);
+        const replicas = await redisCommand(sentinel.port, ['SENTINEL', 'REPLICAS', options.masterName]);
         if (
           (known as unknown[]).length !== count - 1 ||
           (replicas as unknown[]).length !== expectedReplicas
@@ -293,7 +293,7 @@ export async function startRedisSentinels(
 
 /** The primary's `host:port` as the sentinel on `port` names it now (`SENTINEL GET-MASTER-ADDR-BY-NAME`). */
 export async function primaryAddressOf(port: number, masterName: string): Promise<string> {
-  const [host, primaryPort] = (await sentinelCommand(port, [
+  const [host, primaryPort] = (await redisCommand(port, [
     'SENTINEL',
     'GET-MASTER-ADDR-BY-NAME',
     masterName,
@@ -302,7 +302,7 @@ export async function primaryAddressOf(port: number, masterName: string): Promis
 }
 
 /** One command to the Redis (or sentinel) on 127.0.0.1:`port`, on a connection of its own. */
-export async function sentinelCommand(port: number, command: string[]): Promise<unknown> {
+export async function redisCommand(port: number, command: string[]): Promise<unknown> {
   const client = createClient({ socket: { host: '127.0.0.1', port, reconnectStrategy: false } });
   client.on('error', () => undefined);
   await client.connect();
@@ -311,4 +311,15 @@ export async function sentinelCommand(port: number, command: string[]): Promise<
   } finally {
     client.destroy();
   }
+}
+
+/** `INFO replication` of the Redis on 127.0.0.1:`port` as its fields (`role`, `master_port`, …). */
+export async function replicationOf(port: number): Promise<Record<string, string>> {
+  const info = String(await redisCommand(port, ['INFO', 'replication']));
+  return Object.fromEntries(
+    info
+      .split('\r\n')
+      .filter((line) => line.includes(':'))
+      .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1)]),
+  );
 }

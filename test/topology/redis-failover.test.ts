@@ -14,6 +14,7 @@ import {
   type GatewayProcess,
   primaryAddressOf,
   type RedisProcess,
+  replicationOf,
   startGatewayProcess,
   startRedisNode,
   startRedisSentinels,
@@ -124,8 +125,16 @@ describe('Redis failover through Sentinel with REDIS_MIN_REPLICAS_ACK=1', () => 
       }),
     );
     await failover;
+    // Settled: the old primary is the new primary's replica, in sync (Sentinel reconfigured it and
+    // it resynchronised, dropping whatever was written to it alone).
+    await expect
+      .poll(() => replicationOf(restarted!.port), { timeout: 20_000, interval: 100 })
+      .toMatchObject({ role: 'slave', master_port: String(replica.port), master_link_status: 'up' });
+    // Both gateways append to the new primary now.
+    const afterwards = gateways.map(() => notification({ tenant: 'tntsandbox1' }));
+    await Promise.all(afterwards.map((body, i) => deliver(body, gateways[i]!)));
 
-    const sent = notifications.map((body) => body.id);
+    const sent = [...notifications, ...afterwards].map((body) => body.id);
     // The failover happened mid-burst and cost refusals (no replica to acknowledge the appends
     // until the old primary rejoined), each a server error the provider retries.
     for (const sentinel of sentinels) {
