@@ -64,7 +64,7 @@ describe('Redis failover through Sentinel with REDIS_MIN_REPLICAS_ACK=1', () => 
       REDIS_REPLICAS_ACK_TIMEOUT_MS: '300',
     };
     gateways = await Promise.all([startGatewayProcess({ env }), startGatewayProcess({ env })]);
-  }, 40_000);
+  }, 60_000);
 
   afterAll(async () => {
     await Promise.all(subscribers.map((subscriber) => subscriber.close()));
