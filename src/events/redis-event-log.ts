@@ -181,7 +181,12 @@ async function connectToServer(url: string, logger: Logger): Promise<LogConnecti
   const commands = watch(createClient({ url }), 'commands');
   await commands.connect();
   const appends = watch(commands.duplicate(), 'appends');
-  await appends.connect();
+  try {
+    await appends.connect();
+  } catch (error) {
+    commands.destroy();
+    throw error;
+  }
   const tail = watch(commands.duplicate(), 'tail');
   return {
     commands: commands as unknown as LogCommands,
@@ -251,6 +256,7 @@ async function connectThroughSentinel(
     );
   });
   await sentinel.connect();
+  // Two leases of the three connections, held for the log's lifetime (taken at once: the pool is idle).
   const appends = await sentinel.acquire();
   const tail = await sentinel.acquire();
   let tailReleased = false;
