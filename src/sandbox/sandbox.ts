@@ -67,6 +67,12 @@ export interface SandboxOptions {
    * tolerant reader is tested against both.
    */
   wire?: SandboxWire;
+  /**
+   * Vaults whose account has the card interface's Duplicate Card Check on (sandbox contract §8:
+   * `POST /cards` of a PAN already on file answers 303 with the existing card). Default: `tntsandbox2`
+   * in the documented wire, none in the specification's (docs/gap-decisions.md "Card interface").
+   */
+  duplicateCardCheckVaults?: readonly string[];
 }
 
 /** One answered request of the sandbox's request log. `path` has no query string. */
@@ -154,6 +160,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     now,
     hangMs: options.hangMs ?? DEFAULT_HANG_MS,
     wire,
+    ...(options.duplicateCardCheckVaults
+      ? { duplicateCardCheckVaults: options.duplicateCardCheckVaults }
+      : {}),
   });
   registerAccountUpdaterRoutes(router, {
     store: accountUpdaterStore,
