@@ -143,8 +143,9 @@ export const cardRecordAttributes = z.object({
   first8: z.string().regex(FIRST8_PATTERN).optional(),
   last4: z.string().regex(LAST4_PATTERN),
   brand: openEnum(CARD_BRANDS).optional(),
-  exp_month: expMonth,
-  exp_year: twoDigitYear,
+  // The stored copy of the documented 201 ends before them; the create reader takes the request's.
+  exp_month: expMonth.optional(),
+  exp_year: twoDigitYear.optional(),
   ...echoedCardAttributes.shape,
   // A value the provider adds later must not fail the read (open enumeration).
   cvc_status: openEnum(CVC_STATUSES).optional(),

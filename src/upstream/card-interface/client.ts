@@ -59,7 +59,7 @@ export class CardInterfaceClient extends areaClient('card-interface', JSON_API) 
       body: JSON.stringify(createCardDocument(input)),
       expectStatus: [200, 201, 303],
       optionalBodyStatuses: [303],
-      schema: createCardAnswerSchema,
+      schema: createCardAnswerSchema({ expMonth: input.expMonth, expYear: input.expYear }),
     });
     const duplicate = answer.status === 303;
     if (answer.data.kind === 'card') return { ...answer.data.card, duplicate };
