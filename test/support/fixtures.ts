@@ -494,6 +494,8 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
       method,
       headers,
       ...(body !== undefined ? { body } : {}),
+      // A 303 (card interface Duplicate Card Check) is an answer to look at, not to follow.
+      redirect: 'manual',
     });
     const text = await response.text();
     let parsed: unknown;
