@@ -296,6 +296,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     UPSTREAM_TIMEOUT_MS: '2000',
     DATA_DIR: join(dir, 'data'),
+    // `SANDBOX_WIRE=specification npm test` runs the stacks' sandboxes in the specification's readings too.
+    ...(process.env.SANDBOX_WIRE ? { SANDBOX_WIRE: process.env.SANDBOX_WIRE } : {}),
     ...env,
   });
   const { startDevelopment } = await import('../../src/dev.ts');
