@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ALPHA3_COUNTRY_CODES } from '../../src/sandbox/card-attributes.ts';
 import type { It4_Ca_AttributesFieldsFragment } from '../generated/graphql.ts';
 import { graphql } from '../generated/index.ts';
-import { ALPHA3_COUNTRY_CODES } from '../../src/sandbox/card-attributes.ts';
 import { CreateCard } from '../support/documents.ts';
 import { member, US_PERSONAL_16_DIGITS, useStack } from '../support/fixtures.ts';
 
