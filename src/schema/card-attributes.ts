@@ -179,7 +179,7 @@ builder.queryField('cardAttributes', (t) =>
     type: CardAttributesRef,
     nullable: true,
     description:
-      'Attributes of a card product by BIN, PAN or `tok_` alias (POST /attributes/attributes); null for a BIN the data set does not know (its 404); `BinNotDiscernedError` when the upstream can discern no BIN in the number (its 422).',
+      'Attributes of a card product by BIN, PAN or `tok_` alias (POST /attributes/attributes); null for a BIN the data set does not know (its 404, or its 422 for a raw 6-digit BIN); `BinNotDiscernedError` when the upstream can discern no BIN in a PAN or alias (its documented 422).',
     authScopes: { scope: 'card-attributes:basic' },
     extensions: costExtension({ upstreamCalls: 1 }),
     errors: { types: [InputValidationError, BinNotDiscernedError] },
@@ -209,12 +209,10 @@ export function attributesOfBin(
   vaultId: string,
   bin: string | undefined,
 ) {
-  if (!bin || !/^\d{6}/.test(bin)) return null;
-  // A BIN the upstream cannot place (its documented 422) has no attributes to join, as a 404 has none.
-  return context.loaders.binAttributes.load({ vaultId, bin: bin.slice(0, 6) }).catch((error: unknown) => {
-    if (error instanceof BinNotDiscernedError) return null;
-    throw error;
-  });
+  // A BIN the upstream cannot place (404, or the documented 422) is null, cached by the loader.
+  return bin && /^\d{6}/.test(bin)
+    ? context.loaders.binAttributes.load({ vaultId, bin: bin.slice(0, 6) })
+    : null;
 }
 
 builder.objectField(CardRef, 'attributes', (t) =>
