@@ -39,13 +39,6 @@ export const CARD_INTERFACE_PREFIX = '/card-interface';
 export const DEFAULT_HANG_MS = 120_000;
 
 /**
- * Vaults whose account has Duplicate Card Check on by default in the documented wire: `tntsandbox2`
- * (docs/gap-decisions.md "Card interface"); the provider turns it on per account, so one sandbox
- * vault shows each behaviour. The specification's reading has none.
- */
-export const DEFAULT_DUPLICATE_CARD_CHECK_VAULTS: readonly string[] = ['tntsandbox2'];
-
-/**
  * A new card interface card id: in the documented wire `CRD` + 49 Base62 characters, 52 in all, the
  * length of the card interface's own test table (sandbox contract §8); in the specification's reading
  * the 25 characters of v1 (`newCardId`).
@@ -198,9 +191,10 @@ export interface CardInterfaceDeps {
   /** The wire reading to answer in (`SandboxOptions.wire`); `documented` when absent. */
   wire?: SandboxWire;
   /**
-   * Vaults whose account has Duplicate Card Check on (sandbox contract §8): `POST /cards` of a PAN
-   * already on file in the vault answers 303 with the existing card's id. Default
-   * {@link DEFAULT_DUPLICATE_CARD_CHECK_VAULTS} in the documented wire, none in the specification's.
+   * Vaults whose account has Duplicate Card Check on (sandbox contract §8: the provider turns it on
+   * per account): `POST /cards` of a PAN already on file in the vault answers 303 with the existing
+   * card's id. None by default; the specification's reading has no duplicate detection, so the list is
+   * read in the documented wire only.
    */
   duplicateCardCheckVaults?: readonly string[];
 }
@@ -209,8 +203,8 @@ export interface CardInterfaceDeps {
  * Registers under {@link CARD_INTERFACE_PREFIX}:
  * - `POST /cards` (`cards:write`): 201 card record (documented wire: the documented members, `pan`
  *   and `cvc` included, no `brand` nor timestamps); 303 `{"data":{"type":"cards","id"}}` with
- *   `Location: /card-interface/cards/{id}` when the vault has Duplicate Card Check on and a card of
- *   the vault holds the PAN; 400 `bad-request` (validation, pointer under `/data/attributes`), 415,
+ *   `Location: /card-interface/cards/{id}` when the vault has Duplicate Card Check on
+ *   (`duplicateCardCheckVaults`, documented wire) and a card of the vault holds the PAN; 400 `bad-request` (validation, pointer under `/data/attributes`), 415,
  *   413; fault cards 4401/4403/4500/4502/4503/4504 answer that status; 4998 answers 504
  *   `gateway-timeout` only after `hangMs`.
  * - `GET /cards/{card_id}` (`cards:read`): 200 card record; 404 `card-not-found`.
@@ -224,9 +218,7 @@ export interface CardInterfaceDeps {
 export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceDeps): void {
   const { store, aliases, timers, now } = deps;
   const wire = deps.wire ?? 'documented';
-  const duplicateCardCheck = new Set(
-    deps.duplicateCardCheckVaults ?? (wire === 'documented' ? DEFAULT_DUPLICATE_CARD_CHECK_VAULTS : []),
-  );
+  const duplicateCardCheck = new Set(wire === 'documented' ? (deps.duplicateCardCheckVaults ?? []) : []);
   const cardOr404 = (auth: AuthContext, id: string): StoredCard => {
     const card = store.find(auth.vault, id);
     if (!card) throw httpError(404, 'card-not-found', 'no card with this id in the vault');

@@ -69,8 +69,9 @@ export interface SandboxOptions {
   wire?: SandboxWire;
   /**
    * Vaults whose account has the card interface's Duplicate Card Check on (sandbox contract §8:
-   * `POST /cards` of a PAN already on file answers 303 with the existing card). Default: `tntsandbox2`
-   * in the documented wire, none in the specification's (docs/gap-decisions.md "Card interface").
+   * `POST /cards` of a PAN already on file answers 303 with the existing card;
+   * `SANDBOX_DUPLICATE_CARD_CHECK`). None by default; read in the documented wire only, the
+   * specification's reading has no duplicate detection (docs/gap-decisions.md "Card interface").
    */
   duplicateCardCheckVaults?: readonly string[];
 }

@@ -159,7 +159,8 @@ const AMEX_DUPLICATE = '378282246310005';
 const VAULT1 = 'tntsandbox1';
 
 describe('card interface through GraphQL', () => {
-  const t = useStack();
+  // Vault 2's account has the card interface's Duplicate Card Check on (read in the documented wire).
+  const t = useStack({ SANDBOX_DUPLICATE_CARD_CHECK: 'tntsandbox2' });
 
   /** Creates a card in vault 1 from a PAN (expiry 11/29) and returns it. */
   async function createCard(pan: string) {
@@ -311,7 +312,7 @@ describe('card interface through GraphQL', () => {
   });
 
   describe('Duplicate Card Check (sandbox contract §8: 303 with the existing card)', () => {
-    it('answers the existing card with duplicate: true where the vault has it on (documented tntsandbox2)', async () => {
+    it('answers the existing card with duplicate: true where the vault has it on (SANDBOX_DUPLICATE_CARD_CHECK)', async () => {
       const input = { pan: AMEX_DUPLICATE, expMonth: 6, expYear: 30 };
       const first = await t.stack.execute(CreateCard, { input }, t.vault2Token);
       const created = member(first.data?.createCard, 'MutationCreateCardSuccess');

@@ -18,7 +18,7 @@ let token1: string;
 let token2: string;
 
 beforeAll(async () => {
-  t = await startSandbox({ wire: 'documented' });
+  t = await startSandbox({ wire: 'documented', duplicateCardCheckVaults: ['tntsandbox2'] });
   [token1, token2] = await Promise.all([t.token('tntsandbox1'), t.token('tntsandbox2')]);
 });
 afterAll(() => t.stop());
@@ -106,14 +106,14 @@ describe('card interface POST /cards, documented', () => {
     expect(response.body.data.meta).toEqual({ customer_id: 7 });
   });
 
-  it('creates a new card for a PAN already on file in a vault without Duplicate Card Check (tntsandbox1)', async () => {
+  it('creates a new card for a PAN already on file in a vault without Duplicate Card Check', async () => {
     const first = await createCard(token1, { pan: '4000056655665556', exp_month: 3, exp_year: 30 });
     const second = await createCard(token1, { pan: '4000056655665556', exp_month: 3, exp_year: 30 });
     expect([first.status, second.status]).toEqual([201, 201]);
     expect(second.body.data.id).not.toBe(first.body.data.id);
   });
 
-  it('answers 303 with the existing card for a PAN already on file in tntsandbox2 (Duplicate Card Check on)', async () => {
+  it('answers 303 with the existing card for a PAN already on file in a vault with Duplicate Card Check on', async () => {
     const first = await createCard(token2, { pan: '378282246310005', exp_month: 1, exp_year: 31 });
     expect(first.status).toBe(201);
     const id = first.body.data.id as string;
@@ -141,6 +141,19 @@ describe('card interface POST /cards, documented', () => {
     expect((await createCard(token1, { pan: '378282246310005', exp_month: 1, exp_year: 31 })).status).toBe(
       201,
     );
+  });
+
+  it('has Duplicate Card Check off unless turned on, and never in the specification wire', async () => {
+    const card = { pan: '6011111111111117', exp_month: 2, exp_year: 28 };
+    for (const options of [
+      { wire: 'documented' as const },
+      { wire: 'specification' as const, duplicateCardCheckVaults: ['tntsandbox1'] },
+    ]) {
+      const sandbox = leftover(await startSandbox(options), (s) => s.stop());
+      const token = await sandbox.token('tntsandbox1');
+      expect((await createCard(token, card, sandbox)).status).toBe(201);
+      expect((await createCard(token, card, sandbox)).status).toBe(201);
+    }
   });
 
   it('turns Duplicate Card Check per vault with the duplicateCardCheckVaults option', async () => {
