@@ -204,9 +204,10 @@ export interface CardInterfaceDeps {
  * - `POST /cards` (`cards:write`): 201 card record (documented wire: the documented members, `pan`
  *   and `cvc` included, no `brand` nor timestamps); 303 `{"data":{"type":"cards","id"}}` with
  *   `Location: /card-interface/cards/{id}` when the vault has Duplicate Card Check on
- *   (`duplicateCardCheckVaults`, documented wire) and a card of the vault holds the PAN; 400 `bad-request` (validation, pointer under `/data/attributes`), 415,
- *   413; fault cards 4401/4403/4500/4502/4503/4504 answer that status; 4998 answers 504
- *   `gateway-timeout` only after `hangMs`.
+ *   (`duplicateCardCheckVaults`, documented wire) and a card of the vault holds the PAN; 400
+ *   `bad-request` (validation, pointer under `/data/attributes`), 415, 413; fault cards
+ *   4401/4403/4500/4502/4503/4504 answer that status; 4998 answers 504 `gateway-timeout` only after
+ *   `hangMs`.
  * - `GET /cards/{card_id}` (`cards:read`): 200 card record; 404 `card-not-found`.
  * - `POST /cards/{card_id}/card-update-subscriptions` (`cards:write`): 200 subscription (state
  *   `enrolled`, existing one when already subscribed, `failed` for 4002 cards); 404; 422
