@@ -126,6 +126,38 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(ALL_TEST_PANS.filter((pan) => exported.includes(pan))).toEqual([]);
   });
 
+  it('never lets a PAN written with dots in X-Request-Id or underscores in an operation name out (issue 20 item 8)', async () => {
+    const sent = '4000.0566.5566.5556';
+    const answer = await postGraphql(stack.url, { query: 'query Pan_4000_0566_5566_5556 { nope }' }, token, {
+      'x-request-id': sent,
+    });
+    expect(answer.status).toBe(400);
+    // The id is refused like a malformed one: a generated UUID in the header and the error extensions.
+    const id = answer.headers['x-request-id'];
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(answer.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'GRAPHQL_VALIDATION_FAILED',
+      requestId: id,
+    });
+    expect(JSON.stringify(answer.body)).not.toMatch(/4000.?0566.?5566.?5556/);
+    await stack.app.tracing.forceFlush();
+    await expect
+      .poll(() => receiver.spans.some((span) => span.attributes['cardgraph.request_id'] === id), {
+        timeout: 10_000,
+      })
+      .toBe(true);
+    expect(receiver.bodies.join('\n')).not.toMatch(/4000.?0566.?5566.?5556/);
+    // The access line: its request id is the generated one and the operation name is masked.
+    const lines = readFileSync(stack.logFile, 'utf8');
+    expect(lines).not.toMatch(/4000.?0566.?5566.?5556/);
+    const access = lines
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { msg: string; reqId?: string; operation?: string })
+      .find((line) => line.msg === 'request' && line.reqId === id);
+    expect(access?.operation).toBe('Pan_4000_05**_****_5556');
+  });
+
   it('exports OTLP/HTTP protobuf, the default protocol, configured only by OTEL_* variables', async () => {
     const config = loadConfig({
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
