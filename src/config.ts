@@ -218,8 +218,13 @@ export interface Config {
      * balancer never exposes it; 0 picks a free port. `METRICS_PORT`, default 9464.
      */
     port: number;
-    /** Interface of the metrics listener; `METRICS_HOST`, default `HOST`. */
+    /**
+     * Interface of the metrics listener; `METRICS_HOST`, default `127.0.0.1` (loopback: scrapes come
+     * from the same host or a sidecar unless the operator says otherwise; issue 20 item 5).
+     */
     host: string;
+    /** Vault ids as label values (`METRICS_VAULT_LABELS=on`); off by default: `all`. */
+    vaultLabels: boolean;
   };
   /** OpenTelemetry traces (standard `OTEL_*` variables); undefined when tracing is off. */
   tracing?: TracingConfig;
@@ -490,6 +495,7 @@ const envObject = z.object({
   WS_MAX_BUFFERED_BYTES: integer(16_384, 1_073_741_824, 1_048_576),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
+  METRICS_VAULT_LABELS: onOff,
   ...otelEnvShape,
   AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
   AUTH_JWKS_URL: optionalString.pipe(url.optional()),
@@ -732,7 +738,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       apqTtlS: e.APQ_TTL_S,
       apqMaxEntries: e.APQ_MAX_ENTRIES,
     },
-    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
+    metrics: {
+      port: e.METRICS_PORT,
+      host: e.METRICS_HOST ?? '127.0.0.1',
+      vaultLabels: e.METRICS_VAULT_LABELS === 'on',
+    },
     ...tracingConfig(e),
     auth: {
       ...(jwtSecret ? { jwtSecret } : {}),
