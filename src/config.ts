@@ -269,6 +269,12 @@ export interface TracingConfig {
   samplerRatio: number;
   /** Delay between two batch exports (`OTEL_BSP_SCHEDULE_DELAY`, ms, default 5000). */
   scheduleDelayMs: number;
+  /**
+   * `OTEL_TRUST_CLIENT_TRACE=on`: a client's `traceparent` may continue a trace (its trace id and
+   * sampled flag); off (default): the gateway starts its own trace and its sampler decides
+   * (src/lib/tracing.ts `incomingTraceContext`, issue 20 item 7).
+   */
+  trustClientTrace: boolean;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every bad variable by name, never its value. */
@@ -431,6 +437,7 @@ const otelEnvShape = {
     .default('parentbased_always_on'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   OTEL_BSP_SCHEDULE_DELAY: integer(1, 600_000, 5_000),
+  OTEL_TRUST_CLIENT_TRACE: onOff,
 };
 
 const envObject = z.object({
@@ -649,6 +656,7 @@ function tracingConfig(e: z.output<z.ZodObject<typeof otelEnvShape>>): { tracing
       sampler: e.OTEL_TRACES_SAMPLER,
       samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
       scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+      trustClientTrace: e.OTEL_TRUST_CLIENT_TRACE === 'on',
     },
   };
 }
