@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -289,4 +290,47 @@ describe('Prometheus metrics', () => {
     expect(publicMetrics.statusCode).toBe(404);
     await publicMetrics.body.dump();
   });
+});
+
+describe('metrics listener address', () => {
+  /** An IPv4 address of this machine that is not loopback, when it has one. */
+  const lanAddress = Object.values(networkInterfaces())
+    .flat()
+    .find((nic) => nic && nic.family === 'IPv4' && !nic.internal)?.address;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({ HOST: '0.0.0.0' });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** Whether a TCP connection to `host:port` is accepted. */
+  const accepts = (host: string, port: number) =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(port, host);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+
+  it.skipIf(!lanAddress)(
+    'is reachable on loopback only while the public port listens on every interface (HOST=0.0.0.0)',
+    async () => {
+      const metricsPort = Number(
+        JSON.parse(
+          readFileSync(stack.logFile, 'utf8')
+            .split('\n')
+            .find((line) => line.includes('cardgraph gateway listening'))!,
+        ).metrics.match(/:(\d+)\/metrics$/)[1],
+      );
+      const publicPort = Number(new URL(stack.url).port);
+      expect(await accepts(lanAddress!, publicPort)).toBe(true);
+      expect(await accepts('127.0.0.1', metricsPort)).toBe(true);
+      expect(await accepts(lanAddress!, metricsPort)).toBe(false);
+    },
+  );
 });
