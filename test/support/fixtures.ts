@@ -314,6 +314,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     UPSTREAM_TIMEOUT_MS: '2000',
     DATA_DIR: join(dir, 'data'),
+    // Like startSandbox: `SANDBOX_WIRE=specification npm test` runs the embedded sandbox in that reading.
+    ...(process.env.SANDBOX_WIRE === 'specification' ? { SANDBOX_WIRE: 'specification' } : {}),
     ...env,
   });
   const { startDevelopment } = await import('../../src/dev.ts');
