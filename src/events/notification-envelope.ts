@@ -104,13 +104,18 @@ export function readVaultId(value: unknown): string | undefined {
 }
 
 const NOTIFICATION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /**
- * The notification `id` (a UUID from the provider; any 1-128 letters, digits, `.`, `_`, `:`, `-`
- * starting with a letter or digit are kept, so redeliveries can be recognised), else undefined.
+ * The notification `id`, kept exactly as sent so redeliveries are recognised: a UUID (what the
+ * provider sends), or any other 1-128 letters, digits, `.`, `_`, `:`, `-` starting with a letter or
+ * digit unless it holds something the PAN masker would mask (such an id is unusable: it is never
+ * echoed). Else undefined.
  */
 export function readNotificationId(value: unknown): string | undefined {
-  return typeof value === 'string' && NOTIFICATION_ID.test(value) ? redactPans(value) : undefined;
+  if (typeof value !== 'string') return undefined;
+  if (UUID.test(value)) return value;
+  return NOTIFICATION_ID.test(value) && redactPans(value) === value ? value : undefined;
 }
 
 /**

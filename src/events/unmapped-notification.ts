@@ -15,8 +15,8 @@ export const UNATTRIBUTED_TENANT = '';
 /**
  * A signed notification the gateway could not map to an event (issue 19 item 3: authenticated
  * notifications are never refused for their shape), kept for operators in the durable log.
- * - `id`: the notification's `id` when readable, else `sha256:<hex>` of the raw body (the same on
- *   every redelivery of the same bytes, so a retry is recognised as a duplicate).
+ * - `id`: the notification's `id` when readable, else {@link bodyDigestId} of the raw body (the
+ *   same on every redelivery of the same bytes, so a retry is recognised as a duplicate).
  * - `tenant`: the vault id when readable, else {@link UNATTRIBUTED_TENANT}.
  * - `type`, `reason`: why it could not be mapped ({@link UnmappedReason}).
  * - `event`: the `event` wire name when readable (PAN-masked, at most 128 characters).
@@ -38,6 +38,18 @@ export interface UnmappedNotification {
 }
 
 /**
+ * The id of a notification without a usable one: `body-sha256:` and the SHA-256 of its bytes, each
+ * hex digit written as a letter `a`-`p` (0 → a … f → p), so the id holds no digits the PAN masker
+ * could take for a card number and is shown the same everywhere.
+ */
+export function bodyDigestId(raw: Buffer): string {
+  const hex = createHash('sha256').update(raw).digest('hex');
+  let letters = '';
+  for (const digit of hex) letters += String.fromCharCode(97 + Number.parseInt(digit, 16));
+  return `body-sha256:${letters}`;
+}
+
+/**
  * Builds the stored, redacted form of an unmapped notification.
  * @param raw the exact request body bytes (already verified).
  * @param json its parse (any JSON value).
@@ -55,7 +67,7 @@ export function unmappedNotificationOf(
   const redacted = redactPans(JSON.stringify(redactCardData(json)) ?? 'null');
   const truncated = redacted.length > MAX_UNMAPPED_BODY_CHARS;
   return Object.freeze({
-    id: read.id ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`,
+    id: read.id ?? bodyDigestId(raw),
     tenant: read.tenant ?? UNATTRIBUTED_TENANT,
     type: read.reason,
     reason: read.reason,

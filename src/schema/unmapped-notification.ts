@@ -44,7 +44,7 @@ const UnmappedNotificationRef = builder
     fields: (t) => ({
       id: t.id({
         description:
-          'The notification `id` when it had a readable one, else `sha256:<hex>` of the body (the same for every redelivery).',
+          'The notification `id` when it had a readable one, else `body-sha256:` and the SHA-256 of the body with its hex digits written as letters a-p (the same for every redelivery).',
         resolve: (entry) => entry.id,
       }),
       vaultId: t.string({

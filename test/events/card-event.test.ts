@@ -251,5 +251,13 @@ describe('parseCardNotification', () => {
       ok: false,
       reason: 'no-id',
     });
+    // A card number is never taken as an id (it would be echoed); a UUID is kept exactly, even when
+    // its digit groups happen to pass the Luhn check, so redeliveries are still recognised.
+    expect(parseCardNotification(notification({ envelope: { id: '4111111111111111' } }))).toEqual({
+      ok: false,
+      reason: 'no-id',
+    });
+    const luhnLooking = '23048322-9859-4157-b529-772d14ede23a';
+    expect(eventOf(notification({ envelope: { id: luhnLooking } })).id).toBe(luhnLooking);
   });
 });

@@ -285,7 +285,7 @@ describe('POST /webhooks/card-events', () => {
     const second = await post(array);
     expect(second.status).toBe(200);
     const { id } = JSON.parse(second.text).data;
-    expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(id).toMatch(/^body-sha256:[a-p]{64}$/);
 
     expect(receiver.unmapped).toHaveLength(2);
     expect(receiver.unmapped[0]).toMatchObject({

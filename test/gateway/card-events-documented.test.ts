@@ -279,7 +279,7 @@ describe('documented notifications on the gateway (issue 19 item 3)', () => {
       [null, 'NOT_AN_OBJECT', null],
     ]);
     expect(nodes[0]!.id).toBe(noTenant.id);
-    expect(nodes[2]!.id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(nodes[2]!.id).toMatch(/^body-sha256:[a-p]{64}$/);
     expect(JSON.parse(nodes[0]!.body).summary).toBe('card 411111******1111');
     expect(JSON.parse(nodes[1]!.body).cvc).toBe('[redacted]');
     expect(nodes[2]).toMatchObject({ body: '["411111******1111"]', truncated: false, bodyBytes: 18 });

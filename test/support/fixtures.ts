@@ -861,6 +861,7 @@ export async function startWebhookReceiver(options: {
       published.length = 0;
       networkTokenEvents.length = 0;
       unmapped.length = 0;
+      unmappedKeys.clear();
       logLines.length = 0;
     },
     close: () =>
