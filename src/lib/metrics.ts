@@ -21,7 +21,11 @@ export interface Metrics {
   readonly upstreamDuration: Histogram<'area' | 'operation' | 'status'>;
   /** `cardgraph_upstream_token_fetches_total{vault,outcome}` (OAuth client credentials grants sent). */
   readonly tokenFetches: Counter<'vault' | 'outcome'>;
-  /** `cardgraph_webhook_notifications_total{outcome,reason}`; outcome `accepted`|`duplicate`|`rejected`|`failed`. */
+  /**
+   * `cardgraph_webhook_notifications_total{outcome,reason}`; outcome `accepted`|`duplicate`|`unmapped`
+   * (signed but not mappable, stored for operators; reason `no-tenant`, `not-an-object`, `no-id`)|
+   * `rejected`|`failed` (reason `store-failed`: answered 503).
+   */
   readonly webhookNotifications: Counter<'outcome' | 'reason'>;
   /** `cardgraph_event_log_append_duration_seconds{backend,outcome}`; outcome `appended`|`duplicate`|`failed`. */
   readonly eventLogAppend: Histogram<'backend' | 'outcome'>;
