@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { VAULT_ID_PATTERN } from './contracts/common.ts';
 import { SANDBOX_WIRES, type SandboxWire } from './contracts/wire-reading.ts';
 
 /**
@@ -61,6 +63,8 @@ export interface EmbeddedUpstreamConfig extends UpstreamClientSettings {
     webhookDelayMs: number;
     /** The wire reading the sandbox answers in: `SANDBOX_WIRE` (`documented` by default). */
     wire: SandboxWire;
+    /** Vaults with the card interface's Duplicate Card Check on: `SANDBOX_DUPLICATE_CARD_CHECK` (none by default). */
+    duplicateCardCheckVaults?: string[];
   };
 }
 
@@ -117,6 +121,19 @@ export interface Config {
     backend: 'sqlite' | 'redis';
     dataDir: string;
     redisUrl?: string;
+    /**
+     * Redis Sentinel (`REDIS_SENTINELS` host:port list, `REDIS_SENTINEL_MASTER`): the event log asks
+     * the sentinels for the primary and follows it across failovers; `REDIS_URL` then gives only
+     * credentials, database and TLS (issue 20, item 11).
+     */
+    redisSentinel?: { nodes: { host: string; port: number }[]; masterName: string };
+    /**
+     * Replicas that must hold an appended event before its webhook is acknowledged
+     * (`REDIS_MIN_REPLICAS_ACK`, Redis `WAIT`); 0: the primary's answer suffices.
+     */
+    redisMinReplicasAck: number;
+    /** Longest wait for those replicas (ms, `REDIS_REPLICAS_ACK_TIMEOUT_MS`); later the append fails. */
+    redisReplicasAckTimeoutMs: number;
     /**
      * Redis of the caches shared by replicas (APQ, cache invalidations; issue 20 item 1):
      * `REDIS_CACHE_URL`, else `redisUrl`. A Redis of their own keeps a full cache from ever
@@ -175,6 +192,13 @@ export interface Config {
      */
     maxConnectionsPerAddress: number;
     /**
+     * Balancers whose connections open with a PROXY protocol header (v1 or v2) naming the client
+     * (`TRUSTED_PROXIES`: IPv4/IPv6 addresses and CIDR ranges, e.g. `10.0.0.5,fd00::/64`): on their
+     * connections the per-address cap counts the client the header names; a connection from one of
+     * them without a valid header is closed (issue 20, item 12). Empty: every peer is a client.
+     */
+    trustedProxies: string[];
+    /**
      * Browser origins (`scheme://host[:port]`) allowed to call the API cross-origin, with
      * credentials (CORS). Empty: no cross-origin browser access.
      */
@@ -227,8 +251,13 @@ export interface Config {
      * balancer never exposes it; 0 picks a free port. `METRICS_PORT`, default 9464.
      */
     port: number;
-    /** Interface of the metrics listener; `METRICS_HOST`, default `HOST`. */
+    /**
+     * Interface of the metrics listener; `METRICS_HOST`, default `127.0.0.1` (loopback: scrapes come
+     * from the same host or a sidecar unless the operator says otherwise; issue 20 item 5).
+     */
     host: string;
+    /** Vault ids as label values (`METRICS_VAULT_LABELS=on`); off by default: `all`. */
+    vaultLabels: boolean;
   };
   /** OpenTelemetry traces (standard `OTEL_*` variables); undefined when tracing is off. */
   tracing?: TracingConfig;
@@ -273,6 +302,12 @@ export interface TracingConfig {
   samplerRatio: number;
   /** Delay between two batch exports (`OTEL_BSP_SCHEDULE_DELAY`, ms, default 5000). */
   scheduleDelayMs: number;
+  /**
+   * `OTEL_TRUST_CLIENT_TRACE=on`: a client's `traceparent` may continue a trace (its trace id and
+   * sampled flag); off (default): the gateway starts its own trace and its sampler decides
+   * (src/lib/tracing.ts `incomingTraceContext`, issue 20 item 7).
+   */
+  trustClientTrace: boolean;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every bad variable by name, never its value. */
@@ -310,6 +345,68 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
+/** An IPv4/IPv6 address, or a CIDR range (`address/prefix`, prefix within the family's bits). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+/** `host:port` or `[ipv6]:port` (validated) as its parts. */
+function hostAndPort(entry: string): { host: string; port: number } {
+  const colon = entry.lastIndexOf(':');
+  return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)) };
+}
+/**
+ * `NODE_ENV`, trimmed and lower-cased (`Production`, ` production` are production): `production`,
+ * `development` or `test` (both development), unset or blank for development. Anything else (`prod`,
+ * `staging`) is refused, so a misspelt production never runs with development defaults (GraphiQL,
+ * introspection, suggestions on; issue 20 item 10).
+ */
+const nodeEnvironment = z
+  .string()
+  .optional()
+  .transform((v) => v?.trim().toLowerCase() || undefined)
+  .pipe(
+    z
+      .enum(['production', 'development', 'test'], {
+        error: (issue) =>
+          `unknown environment ${JSON.stringify(String(issue.input).slice(0, 40))}: expected production, development or test`,
+      })
+      .optional(),
+  );
+
+/**
+ * Host names that never leave the machine: `localhost`, 127.0.0.0/8 and `[::1]`. Only they may be
+ * reached over plain `http://` when `NODE_ENV=production` (tests and sidecars on the same host).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Variables holding addresses that carry secrets or trust: JWKS signing keys, upstream areas (PANs,
+ * bearer tokens), the token endpoint (client secrets). `NODE_ENV=production` refuses `http://` for
+ * them unless the host is loopback (issue 20 item 10).
+ */
+const HTTPS_IN_PRODUCTION = [
+  'AUTH_JWKS_URL',
+  'CARD_INTERFACE_URL',
+  'ACCOUNT_UPDATER_URL',
+  'CARD_ATTRIBUTES_URL',
+  'ACCOUNTS_URL',
+  'TOKEN_URL',
+] as const;
+
+/**
+ * Fewest distinct characters an `AUTH_JWT_SECRET` needs when `NODE_ENV=production` (32 identical
+ * characters are 32 characters long and worthless); a random 32-character hex secret has fewer than 10
+ * with probability below 1e-4.
+ */
+export const JWT_SECRET_MIN_DISTINCT_CHARACTERS = 10;
+
 /** A switch variable: `on` or `off`; unset or empty takes the environment's default. */
 const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
@@ -386,11 +483,12 @@ const otelEnvShape = {
     .default('parentbased_always_on'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   OTEL_BSP_SCHEDULE_DELAY: integer(1, 600_000, 5_000),
+  OTEL_TRUST_CLIENT_TRACE: onOff,
 };
 
 const envObject = z.object({
-  // Anything but `production` is a development environment (Node's convention).
-  NODE_ENV: optionalString,
+  // Trimmed and compared without case; anything unknown is refused (issue 20 item 10).
+  NODE_ENV: nodeEnvironment,
   PORT: port.default(4000),
   HOST: z.string().min(1).default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -399,6 +497,9 @@ const envObject = z.object({
   SANDBOX_PORT: port.default(4010),
   SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
   SANDBOX_WIRE: z.enum(SANDBOX_WIRES).default('documented'),
+  SANDBOX_DUPLICATE_CARD_CHECK: commaList
+    .pipe(z.array(z.string().regex(VAULT_ID_PATTERN, 'each must be an 11-character vault id')))
+    .optional(),
   CARD_INTERFACE_URL: url.optional(),
   ACCOUNT_UPDATER_URL: url.optional(),
   CARD_ATTRIBUTES_URL: url.optional(),
@@ -417,6 +518,26 @@ const envObject = z.object({
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_SENTINELS: optionalString.pipe(
+    commaList
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, 'each sentinel is host:port')
+              .refine(
+                (entry) => Number(entry.slice(entry.lastIndexOf(':') + 1)) <= 65_535,
+                'port above 65535',
+              ),
+          )
+          .min(1),
+      )
+      .optional(),
+  ),
+  REDIS_SENTINEL_MASTER: optionalString,
+  REDIS_MIN_REPLICAS_ACK: integer(0, 16, 0),
+  REDIS_REPLICAS_ACK_TIMEOUT_MS: integer(10, 60_000, 1_000),
   REDIS_CACHE_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   EVENTS_RETENTION_HOURS: z.coerce
     .number()
@@ -432,6 +553,11 @@ const envObject = z.object({
   HTTP_REQUEST_TIMEOUT_MS: integer(100, 600_000, 30_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, 600_000, 5_000),
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: integer(0, 1_000_000, 256),
+  TRUSTED_PROXIES: optionalString.pipe(
+    commaList
+      .pipe(z.array(z.string().refine(isAddressOrCidr, 'each entry is an IP address or CIDR range')))
+      .optional(),
+  ),
   CORS_ORIGINS: optionalString.pipe(
     commaList
       .pipe(
@@ -451,6 +577,7 @@ const envObject = z.object({
   WS_MAX_BUFFERED_BYTES: integer(16_384, 1_073_741_824, 1_048_576),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
+  METRICS_VAULT_LABELS: onOff,
   ...otelEnvShape,
   AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
   AUTH_JWKS_URL: optionalString.pipe(url.optional()),
@@ -506,6 +633,13 @@ const envSchema = envObject.superRefine((env, ctx) => {
   if (env.EVENTS_BACKEND === 'redis' && !env.REDIS_URL) {
     ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required when EVENTS_BACKEND=redis' });
   }
+  if ((env.REDIS_SENTINELS === undefined) !== (env.REDIS_SENTINEL_MASTER === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [env.REDIS_SENTINELS === undefined ? 'REDIS_SENTINELS' : 'REDIS_SENTINEL_MASTER'],
+      message: 'REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together',
+    });
+  }
   if (env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL) {
     ctx.addIssue({
       code: 'custom',
@@ -518,7 +652,9 @@ const envSchema = envObject.superRefine((env, ctx) => {
 /**
  * `NODE_ENV=production`: an image started without `UPSTREAM` would otherwise run the embedded sandbox
  * with the well-known development secret, so anyone could sign tokens for every vault. Refuses that,
- * the development secret itself and the sandbox client credentials of contract §2.
+ * the development secret itself, a JWT secret with too few distinct characters, `http://` for the
+ * JWKS, upstream and token addresses (loopback excepted) and the sandbox client credentials of
+ * contract §2.
  */
 function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.RefinementCtx): void {
   if (env.UPSTREAM === undefined) {
@@ -540,6 +676,31 @@ function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.Refine
       path: ['AUTH_JWT_SECRET'],
       message:
         'AUTH_JWT_SECRET or AUTH_JWKS_URL is required when NODE_ENV=production (the development secret is refused)',
+    });
+  }
+  for (const key of HTTPS_IN_PRODUCTION) {
+    const value = env[key];
+    if (
+      value !== undefined &&
+      new URL(value).protocol === 'http:' &&
+      !isLoopbackHost(new URL(value).hostname)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message:
+          'http:// is refused when NODE_ENV=production (use https://; only a loopback host, localhost, 127.0.0.0/8 or [::1], may use http://)',
+      });
+    }
+  }
+  if (
+    env.AUTH_JWT_SECRET !== undefined &&
+    new Set(env.AUTH_JWT_SECRET).size < JWT_SECRET_MIN_DISTINCT_CHARACTERS
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH_JWT_SECRET'],
+      message: `too weak for NODE_ENV=production: needs at least ${JWT_SECRET_MIN_DISTINCT_CHARACTERS} distinct characters (use a random secret, e.g. openssl rand -hex 32)`,
     });
   }
   const sandboxIds = new Set(Object.values(SANDBOX_CREDENTIALS).map((c) => c.clientId));
@@ -578,6 +739,7 @@ function tracingConfig(e: z.output<z.ZodObject<typeof otelEnvShape>>): { tracing
       sampler: e.OTEL_TRACES_SAMPLER,
       samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
       scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+      trustClientTrace: e.OTEL_TRUST_CLIENT_TRACE === 'on',
     },
   };
 }
@@ -605,7 +767,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstream: embedded
       ? {
           mode: 'embedded',
-          sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS, wire: e.SANDBOX_WIRE },
+          sandbox: {
+            port: e.SANDBOX_PORT,
+            webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
+            wire: e.SANDBOX_WIRE,
+            ...(e.SANDBOX_DUPLICATE_CARD_CHECK?.length
+              ? { duplicateCardCheckVaults: e.SANDBOX_DUPLICATE_CARD_CHECK }
+              : {}),
+          },
           credentials: e.UPSTREAM_CREDENTIALS ?? SANDBOX_CREDENTIALS,
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
         }
@@ -634,6 +803,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backend: e.EVENTS_BACKEND,
       dataDir: e.DATA_DIR,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+      ...(e.REDIS_SENTINELS && e.REDIS_SENTINEL_MASTER
+        ? {
+            redisSentinel: { nodes: e.REDIS_SENTINELS.map(hostAndPort), masterName: e.REDIS_SENTINEL_MASTER },
+          }
+        : {}),
+      redisMinReplicasAck: e.REDIS_MIN_REPLICAS_ACK,
+      redisReplicasAckTimeoutMs: e.REDIS_REPLICAS_ACK_TIMEOUT_MS,
       ...(e.REDIS_CACHE_URL || e.REDIS_URL ? { cacheRedisUrl: e.REDIS_CACHE_URL ?? e.REDIS_URL } : {}),
       retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
       retentionMaxCount: e.EVENTS_RETENTION_COUNT,
@@ -651,6 +827,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnectionsPerAddress: e.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+      trustedProxies: e.TRUSTED_PROXIES ?? [],
       corsOrigins: e.CORS_ORIGINS ?? [],
     },
     graphql: {
@@ -669,7 +846,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       apqMaxEntries: e.APQ_MAX_ENTRIES,
       apqMaxBytes: e.APQ_MAX_BYTES,
     },
-    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
+    metrics: {
+      port: e.METRICS_PORT,
+      host: e.METRICS_HOST ?? '127.0.0.1',
+      vaultLabels: e.METRICS_VAULT_LABELS === 'on',
+    },
     ...tracingConfig(e),
     auth: {
       ...(jwtSecret ? { jwtSecret } : {}),
@@ -723,6 +904,8 @@ export interface SandboxConfig {
   webhookDelayMs: number;
   /** The wire reading the sandbox answers in: `SANDBOX_WIRE` (`documented` by default). */
   wire: SandboxWire;
+  /** Vaults with the card interface's Duplicate Card Check on: `SANDBOX_DUPLICATE_CARD_CHECK` (none by default). */
+  duplicateCardCheckVaults?: string[];
   /** Optional endpoint registered for both vaults at start: `SANDBOX_WEBHOOK_URL`. */
   webhookUrl?: string;
   /** Its signing secret: `SANDBOX_WEBHOOK_SECRET` (generated when unset). */
@@ -737,6 +920,9 @@ const sandboxEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
   SANDBOX_WIRE: z.enum(SANDBOX_WIRES).default('documented'),
+  SANDBOX_DUPLICATE_CARD_CHECK: commaList
+    .pipe(z.array(z.string().regex(VAULT_ID_PATTERN, 'each must be an 11-character vault id')))
+    .optional(),
   SANDBOX_WEBHOOK_URL: optionalString.pipe(url.optional()),
   SANDBOX_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16).optional()),
   ...otelEnvShape,
@@ -756,6 +942,9 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     logLevel: e.LOG_LEVEL,
     webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
     wire: e.SANDBOX_WIRE,
+    ...(e.SANDBOX_DUPLICATE_CARD_CHECK?.length
+      ? { duplicateCardCheckVaults: e.SANDBOX_DUPLICATE_CARD_CHECK }
+      : {}),
     ...(e.SANDBOX_WEBHOOK_URL ? { webhookUrl: e.SANDBOX_WEBHOOK_URL } : {}),
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET ?? `whsec_${randomBytes(24).toString('base64url')}`,
     ...tracingConfig({ ...e, OTEL_SERVICE_NAME: e.OTEL_SERVICE_NAME ?? 'cardgraph-sandbox' }),

@@ -27,6 +27,16 @@ describe('loadConfig', () => {
     expect(config.webhooks.secrets[0]).toMatch(/^whsec_/);
   });
 
+  it('reads SANDBOX_DUPLICATE_CARD_CHECK as a list of vault ids, refusing anything else', () => {
+    const config = loadConfig({ SANDBOX_DUPLICATE_CARD_CHECK: 'tntsandbox2, tntsandbox1' });
+    expect(config.upstream).toMatchObject({
+      sandbox: { duplicateCardCheckVaults: ['tntsandbox2', 'tntsandbox1'] },
+    });
+    expect(() => loadConfig({ SANDBOX_DUPLICATE_CARD_CHECK: 'tntsandbox2,vault/1' })).toThrow(
+      /SANDBOX_DUPLICATE_CARD_CHECK.*11-character vault id/s,
+    );
+  });
+
   it('parses per-vault credentials and comma-separated webhook secrets', () => {
     const config = loadConfig({
       UPSTREAM_CREDENTIALS: 'tntsandbox1=id-1:secret:with:colons, tntsandbox2=id-2:s2',
@@ -109,6 +119,60 @@ describe('loadConfig', () => {
     [{ GRAPHQL_LEAN_HTTP: 'false' }, 'GRAPHQL_LEAN_HTTP'],
   ])('accepts only on|off: %o names %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`\\b${variable}\\b: Invalid option`));
+  });
+});
+
+describe('loadConfig: load balancer and Redis failover settings (issue 20, items 11 and 12)', () => {
+  it('reads TRUSTED_PROXIES as addresses and CIDR ranges, and refuses anything else', () => {
+    expect(loadConfig({}).http.trustedProxies).toEqual([]);
+    expect(
+      loadConfig({ TRUSTED_PROXIES: ' 10.0.0.5, 172.28.0.0/24,fd00::/64 ,::1' }).http.trustedProxies,
+    ).toEqual(['10.0.0.5', '172.28.0.0/24', 'fd00::/64', '::1']);
+    for (const bad of ['lb.internal', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/1', '10.0.0.256']) {
+      expect(() => loadConfig({ TRUSTED_PROXIES: bad })).toThrow(
+        /\bTRUSTED_PROXIES\b.*IP address or CIDR range/,
+      );
+    }
+  });
+
+  it('reads the Sentinel addresses and master name together, and the replicas an append waits for', () => {
+    const redis = { EVENTS_BACKEND: 'redis', REDIS_URL: 'redis://:secret@redis:6379/2' };
+    expect(loadConfig(redis).events).toMatchObject({
+      redisMinReplicasAck: 0,
+      redisReplicasAckTimeoutMs: 1_000,
+    });
+    expect(loadConfig(redis).events.redisSentinel).toBeUndefined();
+    const events = loadConfig({
+      ...redis,
+      REDIS_SENTINELS: 'sentinel-1:26379, 10.0.0.7:26380,[fd00::7]:26381',
+      REDIS_SENTINEL_MASTER: 'cardgraph',
+      REDIS_MIN_REPLICAS_ACK: '1',
+      REDIS_REPLICAS_ACK_TIMEOUT_MS: '250',
+    }).events;
+    expect(events).toMatchObject({
+      redisSentinel: {
+        nodes: [
+          { host: 'sentinel-1', port: 26379 },
+          { host: '10.0.0.7', port: 26380 },
+          { host: 'fd00::7', port: 26381 },
+        ],
+        masterName: 'cardgraph',
+      },
+      redisMinReplicasAck: 1,
+      redisReplicasAckTimeoutMs: 250,
+    });
+    expect(() => loadConfig({ ...redis, REDIS_SENTINELS: 'sentinel-1:26379' })).toThrow(
+      /\bREDIS_SENTINEL_MASTER\b: REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together/,
+    );
+    expect(() => loadConfig({ ...redis, REDIS_SENTINEL_MASTER: 'cardgraph' })).toThrow(
+      /\bREDIS_SENTINELS\b: REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together/,
+    );
+    expect(() => loadConfig({ ...redis, REDIS_SENTINELS: 'sentinel-1', REDIS_SENTINEL_MASTER: 'm' })).toThrow(
+      /\bREDIS_SENTINELS\b.*host:port/,
+    );
+    expect(() => loadConfig({ ...redis, REDIS_MIN_REPLICAS_ACK: '-1' })).toThrow(
+      /\bREDIS_MIN_REPLICAS_ACK\b/,
+    );
   });
 });
 
@@ -216,6 +280,74 @@ describe('loadConfig with NODE_ENV=production', () => {
       expect(message).toMatch(/^ {2}UPSTREAM_CREDENTIALS: the sandbox client credentials .* are refused/m);
       expect(message).not.toContain('sandbox-secret');
     }
+  });
+
+  it('reads NODE_ENV trimmed and without case, and refuses an unknown one naming it (issue 20 item 10)', () => {
+    for (const spelling of ['Production', ' production', 'PRODUCTION\n', '\tproduction ']) {
+      expect(loadConfig({ ...remote, NODE_ENV: spelling }).environment).toBe('production');
+      // A misspelt production is production: its checks apply.
+      expect(refusal({ NODE_ENV: spelling })).toMatch(/^ {2}UPSTREAM: required when NODE_ENV=production/m);
+    }
+    for (const spelling of ['development', 'Development ', 'test', ' TEST', '', '  ']) {
+      expect(loadConfig({ NODE_ENV: spelling }).environment).toBe('development');
+    }
+    for (const unknown of ['prod', 'staging', 'production1', 'live']) {
+      expect(refusal({ ...remote, NODE_ENV: unknown })).toMatch(
+        new RegExp(
+          `^ {2}NODE_ENV: unknown environment "${unknown}": expected production, development or test$`,
+          'm',
+        ),
+      );
+    }
+  });
+
+  it('refuses http:// for the JWKS, upstream and token addresses, loopback hosts excepted', () => {
+    const jwks = { ...remote, AUTH_JWT_SECRET: '', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' };
+    expect(loadConfig(jwks).auth.jwksUrl).toBe('https://idp.example.com/jwks.json');
+    const plain = [
+      ['AUTH_JWKS_URL', { ...jwks, AUTH_JWKS_URL: 'http://idp.example.com/jwks.json' }],
+      ['CARD_INTERFACE_URL', { ...remote, CARD_INTERFACE_URL: 'http://cards.example.com' }],
+      ['ACCOUNT_UPDATER_URL', { ...remote, ACCOUNT_UPDATER_URL: 'HTTP://au.example.com' }],
+      ['CARD_ATTRIBUTES_URL', { ...remote, CARD_ATTRIBUTES_URL: 'http://10.0.0.7:8080' }],
+      ['ACCOUNTS_URL', { ...remote, ACCOUNTS_URL: 'http://127.example.com' }],
+      ['TOKEN_URL', { ...remote, TOKEN_URL: 'http://auth.example.com/oauth/token' }],
+    ] as const;
+    for (const [key, env] of plain) {
+      expect(refusal(env)).toMatch(
+        new RegExp(
+          `^ {2}${key}: http:// is refused when NODE_ENV=production \\(use https://; only a loopback host, localhost, 127\\.0\\.0\\.0/8 or \\[::1\\], may use http://\\)$`,
+          'm',
+        ),
+      );
+      // Development keeps accepting plain addresses.
+      expect(refusal({ ...env, NODE_ENV: 'development' })).toBe('');
+    }
+    for (const loopback of [
+      'http://127.0.0.1:4010',
+      'http://localhost:4010',
+      'http://[::1]:4010',
+      'http://127.1.2.3',
+    ]) {
+      expect(refusal({ ...remote, CARD_INTERFACE_URL: loopback, TOKEN_URL: `${loopback}/oauth/token` })).toBe(
+        '',
+      );
+      expect(refusal({ ...jwks, AUTH_JWKS_URL: `${loopback}/jwks.json` })).toBe('');
+    }
+  });
+
+  it('refuses a JWT secret with too few distinct characters', () => {
+    for (const weak of ['a'.repeat(32), 'ab'.repeat(32), '0123456780123456780123456780123456']) {
+      expect(refusal({ ...remote, AUTH_JWT_SECRET: weak })).toMatch(
+        /^ {2}AUTH_JWT_SECRET: too weak for NODE_ENV=production: needs at least 10 distinct characters/m,
+      );
+      expect(refusal({ ...remote, AUTH_JWT_SECRET: weak })).not.toContain(weak);
+    }
+    expect(refusal({ ...remote, AUTH_JWT_SECRET: 'a'.repeat(31) })).toMatch(
+      /^ {2}AUTH_JWT_SECRET: needs at least 32 characters$/m,
+    );
+    expect(loadConfig({ ...remote, AUTH_JWT_SECRET: '0123456789'.repeat(4) }).auth.jwtSecret).toBe(
+      '0123456789'.repeat(4),
+    );
   });
 
   it('allows an explicit embedded sandbox deployment with its own secret', () => {

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { CardAttributesNotFoundError, NetworkTokenNotFoundError } from '../errors.ts';
+import { BinNotDiscernedError, CardAttributesNotFoundError, NetworkTokenNotFoundError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
 import type { NetworkTokenEvent } from '../events/network-token-event.ts';
 import type { AccountUpdaterCard } from '../upstream/account-updater/client.ts';
@@ -139,9 +139,12 @@ export class RequestLoaders {
           keys.map((key) =>
             binCache
               .get(key.bin, () =>
-                // No attributes for the BIN (404) is an answer, cached like the others.
+                // No attributes for the BIN is an answer, cached like the others: the specification's
+                // 404, or the documented 422 ("could not discern a bin"), which for a raw 6-digit BIN
+                // says the same (sandbox contract §8).
                 upstream.cardAttributes.lookup(key.vaultId, key.bin).catch((error: unknown) => {
-                  if (error instanceof CardAttributesNotFoundError) return null;
+                  if (error instanceof CardAttributesNotFoundError || error instanceof BinNotDiscernedError)
+                    return null;
                   throw error;
                 }),
               )
@@ -234,7 +237,8 @@ class PerEventRead<E extends { tenant: string }, V> {
 /** App-wide memo of the card behind each published card event (`CardEvent.card`, see {@link PerEventRead}). */
 export class EventCardCache extends PerEventRead<CardEvent, AccountUpdaterCard> {
   constructor(upstream: Upstream) {
-    super((event) => upstream.accountUpdater.getCard(event.tenant, event.cardId));
+    // `CardEvent.card` asks only for events that name a card (null otherwise).
+    super((event) => upstream.accountUpdater.getCard(event.tenant, event.cardId ?? ''));
   }
 
   /**
@@ -252,7 +256,8 @@ export class EventCardCache extends PerEventRead<CardEvent, AccountUpdaterCard> 
  */
 export class EventNetworkTokenCache extends PerEventRead<NetworkTokenEvent, NetworkToken> {
   constructor(upstream: Upstream) {
-    super((event) => upstream.networkTokens.get(event.tenant, event.panAlias));
+    // `NetworkTokenEvent.token` asks only for events that name an alias (null otherwise).
+    super((event) => upstream.networkTokens.get(event.tenant, event.panAlias ?? ''));
   }
 
   /**

@@ -17,9 +17,23 @@ import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
 import { type GatewayConfig, loadConfig, type VaultCredentials } from '../../src/config.ts';
 import type { CardEvent } from '../../src/events/card-event.ts';
-import { type CardEventBus, createInMemoryCardEventBus } from '../../src/events/card-event-bus.ts';
+import {
+  type CardEventBus,
+  createInMemoryBus,
+  createInMemoryCardEventBus,
+  type InMemoryBus,
+} from '../../src/events/card-event-bus.ts';
 import { encodeCursor } from '../../src/events/event-log.ts';
-import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
+import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
+import type {
+  UnmappedNotification,
+  UnmappedNotificationSink,
+} from '../../src/events/unmapped-notification.ts';
+import {
+  CARD_EVENTS_WEBHOOK_PATH,
+  createWebhookReceiver,
+  type NetworkTokenEventSink,
+} from '../../src/events/webhook-receiver.ts';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
 import { signWebhookBody, verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
@@ -33,8 +47,12 @@ import { graphql } from '../generated/index.ts';
 import { V1_ENROL_STATUS } from './wire.ts';
 
 export {
+  CARD_INTERFACE_TEST_CARD_IDS,
   cardEvent,
   cardNotificationBurst,
+  DOCUMENTED_V1_DETAILS,
+  documentedNetworkTokenNotification,
+  documentedV1Notification,
   INTEGRATION_IDS,
   type NetworkTokenNotificationOverrides,
   NOTIFICATION_DETAILS_MEMBERS,
@@ -219,7 +237,7 @@ export const BULK_TEST_PANS: readonly string[] = BULK_BINS.flatMap(([bin, length
  * joined first (`4111 1111 …`, as card numbers are written).
  */
 export function luhnWindows(text: string, joinGroups = true): string[] {
-  const compact = joinGroups ? text.replace(/(\d{3})[ -](?=\d{3})/g, '$1') : text;
+  const compact = joinGroups ? text.replace(/(\d{3})[ \-_.x/](?=\d{3})/g, '$1') : text;
   const found: string[] = [];
   for (const run of compact.match(/\d{13,}/g) ?? []) {
     for (let start = 0; start + 13 <= run.length; start++) {
@@ -297,8 +315,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     UPSTREAM_TIMEOUT_MS: '2000',
     DATA_DIR: join(dir, 'data'),
-    // `SANDBOX_WIRE=specification` runs the stack's embedded sandbox in the specification's reading too.
-    ...(process.env.SANDBOX_WIRE === 'specification' ? { SANDBOX_WIRE: 'specification' } : {}),
+    // `SANDBOX_WIRE=specification npm test` runs the stacks' sandboxes in the specification's readings too.
+    ...(process.env.SANDBOX_WIRE ? { SANDBOX_WIRE: process.env.SANDBOX_WIRE } : {}),
     ...env,
   });
   const { startDevelopment } = await import('../../src/dev.ts');
@@ -497,6 +515,8 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
       method,
       headers,
       ...(body !== undefined ? { body } : {}),
+      // A 303 (card interface Duplicate Card Check) is an answer to look at, not to follow.
+      redirect: 'manual',
     });
     const text = await response.text();
     let parsed: unknown;
@@ -667,10 +687,21 @@ export interface ReceivedRequest {
 /** How long the fixtures' waits ({@link vi.waitFor}) give asynchronous work: 5 s, checking every 10 ms. */
 export const WAIT = { timeout: 5_000, interval: 10 } as const;
 
-/** The decoded `details` member of a notification request (JSON in a JSON string, contract §4). */
+/**
+ * The decoded `details` member of a notification request: JSON in a JSON string (contract §4) or a
+ * JSON object (the documented network token notification, contract §8).
+ */
 export function detailsOf(request: ReceivedRequest): Record<string, unknown> {
-  return JSON.parse(JSON.parse(request.body.toString('utf8')).details as string) as Record<string, unknown>;
+  const { details } = JSON.parse(request.body.toString('utf8')) as { details: unknown };
+  return (typeof details === 'string' ? JSON.parse(details) : details) as Record<string, unknown>;
 }
+
+/**
+ * The wire reading the test sandboxes answer in ({@link startSandbox}): `specification` under
+ * `SANDBOX_WIRE=specification npm test`, else the default `documented`.
+ */
+export const SANDBOX_WIRE_UNDER_TEST: 'documented' | 'specification' =
+  process.env.SANDBOX_WIRE === 'specification' ? 'specification' : 'documented';
 
 /**
  * Asserts that `request` carries a valid `vgs-signature` of its body under `secret` (300 s tolerance,
@@ -744,6 +775,12 @@ export interface TestWebhookReceiver {
   inner: CardEventBus;
   /** Events the bus published (not duplicates), in order; cleared by {@link reset}. */
   published: CardEvent[];
+  /** The in-memory bus of network token events (subject: PAN alias), for subscribing. */
+  networkTokenBus: InMemoryBus<NetworkTokenEvent>;
+  /** Network token events published (not duplicates), in order; cleared by {@link reset}. */
+  networkTokenEvents: NetworkTokenEvent[];
+  /** Unmapped notifications stored (not duplicates), in order; cleared by {@link reset}. */
+  unmapped: UnmappedNotification[];
   /** The receiver's JSON log lines; cleared by {@link reset}. */
   logLines: string[];
   reset(): void;
@@ -751,9 +788,10 @@ export interface TestWebhookReceiver {
 }
 
 /**
- * Starts a webhook receiver over an in-memory bus that records what it published, with a fixed clock
- * (`nowMs`) and a logger kept in memory at `logLevel`; other paths answer 404. `bus` replaces the
- * recording bus (e.g. one that fails).
+ * Starts a webhook receiver over in-memory buses (card events, network token events) and an
+ * in-memory unmapped store that record what they received, with a fixed clock (`nowMs`) and a
+ * logger kept in memory at `logLevel`; other paths answer 404. `bus`, `networkTokens` and `unmapped`
+ * replace the recording ones (e.g. by ones that fail).
  */
 export async function startWebhookReceiver(options: {
   secrets: string[];
@@ -761,9 +799,17 @@ export async function startWebhookReceiver(options: {
   toleranceS?: number;
   logLevel?: 'debug' | 'info' | 'silent';
   bus?: CardEventBus;
+  networkTokens?: NetworkTokenEventSink;
+  unmapped?: UnmappedNotificationSink;
 }): Promise<TestWebhookReceiver> {
   const logLines: string[] = [];
   const published: CardEvent[] = [];
+  const networkTokenEvents: NetworkTokenEvent[] = [];
+  const unmapped: UnmappedNotification[] = [];
+  const networkTokenBus = createInMemoryBus<NetworkTokenEvent>({
+    subjectOf: (event) => event.panAlias ?? '',
+  });
+  const unmappedKeys = new Set<string>();
   const inner = createInMemoryCardEventBus();
   // Records what reached subscribers, so "nothing was published" can be asserted directly.
   const recording: CardEventBus = {
@@ -783,6 +829,22 @@ export async function startWebhookReceiver(options: {
       destination: { write: (line: string) => logLines.push(line) },
     }),
     bus: options.bus ?? recording,
+    networkTokens: options.networkTokens ?? {
+      async publish(event) {
+        const outcome = await networkTokenBus.publish(event);
+        if (outcome === 'published') networkTokenEvents.push(event);
+        return outcome;
+      },
+    },
+    unmapped: options.unmapped ?? {
+      async record(entry) {
+        const key = `${entry.tenant}\u0000${entry.id}`;
+        if (unmappedKeys.has(key)) return 'duplicate';
+        unmappedKeys.add(key);
+        unmapped.push(entry);
+        return 'published';
+      },
+    },
     now: () => options.nowMs,
   });
   const server = createServer((req, res) => {
@@ -794,9 +856,15 @@ export async function startWebhookReceiver(options: {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${CARD_EVENTS_WEBHOOK_PATH}`,
     inner,
     published,
+    networkTokenBus,
+    networkTokenEvents,
+    unmapped,
     logLines,
     reset() {
       published.length = 0;
+      networkTokenEvents.length = 0;
+      unmapped.length = 0;
+      unmappedKeys.clear();
       logLines.length = 0;
     },
     close: () =>
@@ -847,14 +915,23 @@ export interface UpstreamFixture {
   close(): Promise<void>;
 }
 
+/** Options of {@link startUpstream} and {@link useUpstream}. */
+export interface UpstreamFixtureOptions {
+  timeoutMs?: number;
+  hangMs?: number;
+  wire?: SandboxOptions['wire'];
+}
+
 /**
  * Starts the embedded sandbox on a free port and builds the clients of contract §1's addresses.
- * @param options `timeoutMs` of the HTTP client (default 5000), `hangMs` of card 4998 (default 2000).
+ * @param options `timeoutMs` of the HTTP client (default 5000), `hangMs` of card 4998 (default 2000),
+ *   `wire` the sandbox answers in (default: `SANDBOX_WIRE`, see {@link startSandbox}).
  */
-export async function startUpstream(
-  options: { timeoutMs?: number; hangMs?: number } = {},
-): Promise<UpstreamFixture> {
-  const { sandbox, url } = await startSandbox({ hangMs: options.hangMs ?? 2000 });
+export async function startUpstream(options: UpstreamFixtureOptions = {}): Promise<UpstreamFixture> {
+  const { sandbox, url } = await startSandbox({
+    hangMs: options.hangMs ?? 2000,
+    ...(options.wire ? { wire: options.wire } : {}),
+  });
   const { logger, lines } = captureLogger();
   const http = createUpstreamHttp({ timeoutMs: options.timeoutMs ?? 5000, logger });
   const tokens = new AccessTokenProvider({ tokenUrl: `${url}/oauth/token`, credentials: CREDENTIALS, http });
@@ -881,7 +958,7 @@ export async function startUpstream(
  * {@link startUpstream} before the tests of the enclosing `describe` (or file), closed after them. The
  * returned object forwards to the started fixture: read its members inside tests and hooks.
  */
-export function useUpstream(options: { timeoutMs?: number; hangMs?: number } = {}): UpstreamFixture {
+export function useUpstream(options: UpstreamFixtureOptions = {}): UpstreamFixture {
   let started: UpstreamFixture | undefined;
   beforeAll(async () => {
     started = await startUpstream(options);
