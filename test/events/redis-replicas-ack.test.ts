@@ -19,7 +19,7 @@ const ACK_TIMEOUT_MS = 200;
 
 function cardEvent(): CardEvent {
   const parsed = parseCardNotification(notification({ tenant: 'tntsandbox1' }));
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  if (!parsed.ok) throw new Error(parsed.reason);
   return parsed.event;
 }
 
