@@ -1,0 +1,268 @@
+import { inspect } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GatewayConfig, gatewayConfig, loadConfig, type UpstreamConfig } from '../../src/config.ts';
+import { NetworkTokenNotFoundError } from '../../src/errors.ts';
+import { createMetrics } from '../../src/lib/metrics.ts';
+import { AccountUpdaterClient } from '../../src/upstream/account-updater/client.ts';
+import { UpstreamError } from '../../src/upstream/errors.ts';
+import { createUpstreamHttp } from '../../src/upstream/http.ts';
+import { createUpstream, type Upstream } from '../../src/upstream/index.ts';
+import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
+import {
+  CREDENTIALS,
+  captureLogger,
+  leftover,
+  rejectionOf,
+  startSandbox,
+  type TestSandbox,
+} from '../support/fixtures.ts';
+import {
+  createTestCertificates,
+  type MitmProxy,
+  startMitmproxy,
+  startTlsFront,
+} from '../support/mitmproxy.ts';
+
+/**
+ * The vaults' outbound forward proxy (sandbox contract §8, issue 19 item 4) through a real intercepting
+ * proxy: mitmdump in regular mode with `--proxyauth`, reached over TLS (`https://user:password@localhost:<port>`,
+ * as the provider's `<vault>.<environment>.verygoodproxy.com:8443`), its own CA re-signing the upstream
+ * TLS, in front of the embedded sandbox served over TLS with a certificate of a test CA the proxy
+ * verifies. The token endpoint and the card interface are called directly (plain HTTP to the sandbox).
+ */
+
+const PROXY_USER = 'vault-user';
+const PROXY_PASSWORD = 'proxy-Secret-31415';
+const UPSTREAM_TIMEOUT_MS = 5_000;
+
+let sandbox: TestSandbox;
+let proxy: MitmProxy;
+let front: { port: number; stop(): Promise<void> };
+
+beforeAll(async () => {
+  const certificates = createTestCertificates();
+  sandbox = await startSandbox();
+  front = await startTlsFront(certificates, Number(new URL(sandbox.url).port));
+  proxy = await startMitmproxy({
+    proxyAuth: `${PROXY_USER}:${PROXY_PASSWORD}`,
+    upstreamCaFile: certificates.caFile,
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await proxy?.stop();
+  await front?.stop();
+  await sandbox?.stop();
+});
+
+/** The gateway's configuration with the proxy variables given, the sandbox's areas behind the TLS front. */
+function config(env: Record<string, string>): GatewayConfig {
+  return gatewayConfig(
+    loadConfig({
+      UPSTREAM: 'remote',
+      CARD_INTERFACE_URL: `${sandbox.url}/card-interface`,
+      ACCOUNT_UPDATER_URL: `https://localhost:${front.port}/account-updater`,
+      CARD_ATTRIBUTES_URL: `${sandbox.url}/card-attributes`,
+      ACCOUNTS_URL: `${sandbox.url}/accounts`,
+      TOKEN_URL: `${sandbox.url}/oauth/token`,
+      UPSTREAM_CREDENTIALS:
+        'tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2',
+      WEBHOOK_SECRETS: 'whsec_test_0123456789abcdef0123',
+      AUTH_JWT_SECRET: 'test-jwt-secret-0123456789abcdef-0123456789',
+      UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
+      ...env,
+    }),
+  );
+}
+
+const proxyUrl = (password = PROXY_PASSWORD, scheme = 'https') =>
+  `${scheme}://${PROXY_USER}:${password}@localhost:${proxy.port}`;
+
+/** The flow lines mitmdump printed for requests to `path` (below the TLS front). */
+const flowsTo = (path: string) =>
+  proxy
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(`https://localhost:${front.port}${path}`));
+
+/** An account updater client over its own pooled HTTP client with `upstream`'s proxy settings, unmapped errors. */
+function rawAccountUpdater(upstream: UpstreamConfig) {
+  const { logger, lines } = captureLogger();
+  const metrics = createMetrics({ knownOperationNames: [] });
+  const http = leftover(
+    createUpstreamHttp({
+      timeoutMs: upstream.timeoutMs,
+      logger,
+      metrics,
+      ...(upstream.proxy ? { proxy: upstream.proxy } : {}),
+    }),
+    (client) => client.close(),
+  );
+  const tokens = new AccessTokenProvider({ tokenUrl: upstream.tokenUrl, credentials: CREDENTIALS, http });
+  const client = new AccountUpdaterClient({ baseUrl: upstream.accountUpdaterUrl, tokens, http });
+  return { client, lines, metrics };
+}
+
+/** Fails when `text` shows the proxy password (plain or in the Basic credentials). */
+function expectNoProxyCredentials(text: string) {
+  expect(text).not.toContain(PROXY_PASSWORD);
+  expect(text).not.toContain(Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString('base64'));
+}
+
+describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => {
+  it('sends account updater and network token calls through the proxy over TLS, the token request and the card interface directly', async () => {
+    const { logger, lines } = captureLogger();
+    const settings = config({ UPSTREAM_PROXY: proxyUrl(), UPSTREAM_CA_FILE: proxy.caFile });
+    expect(settings.upstream.proxy?.areas).toEqual(['account-updater', 'network-tokens']);
+    const upstream: Upstream = leftover(createUpstream(settings.upstream, logger), (u) => u.close());
+    const tokenRequestsBefore = sandbox.sandbox.requests().filter((r) => r.path === '/oauth/token').length;
+
+    const enrolled = await upstream.accountUpdater.enrollCard('tntsandbox1', {
+      name: 'Ada',
+      number: '4111111111111111',
+      expMonth: 1,
+      expYear: 30,
+    });
+    const read = await upstream.accountUpdater.getCard('tntsandbox1', enrolled.id);
+    expect(read.id).toBe(enrolled.id);
+    // An alias the vault does not hold: the sandbox's 404 came back through the proxy.
+    await expect(upstream.networkTokens.get('tntsandbox1', '5573495XKjDP28V7312')).rejects.toBeInstanceOf(
+      NetworkTokenNotFoundError,
+    );
+    const card = await upstream.cardInterface.createCard('tntsandbox1', {
+      pan: '4000210000993003',
+      expMonth: 12,
+      expYear: 30,
+    });
+
+    // mitmdump saw (and intercepted) exactly the account updater and network token calls.
+    const origin = `https://localhost:${front.port}`;
+    await expect
+      .poll(() => flowsTo('/account-updater/cards'))
+      .toEqual([
+        expect.stringContaining(`: POST ${origin}/account-updater/cards`),
+        expect.stringContaining(`: GET ${origin}/account-updater/cards/${enrolled.id}`),
+      ]);
+    await expect.poll(() => flowsTo('/account-updater/network-tokens/5573495XKjDP28V7312')).toHaveLength(1);
+    expect(proxy.output()).not.toContain('/oauth/token');
+    expect(proxy.output()).not.toContain('/card-interface');
+    expect(proxy.output()).not.toContain(card.id);
+    // The sandbox answered the token request and the card interface itself.
+    expect(sandbox.sandbox.requests().filter((r) => r.path === '/oauth/token').length).toBe(
+      tokenRequestsBefore + 1,
+    );
+    expect(
+      sandbox.sandbox
+        .requests()
+        .filter((r) => r.path === '/card-interface/cards')
+        .at(-1),
+    ).toMatchObject({
+      method: 'POST',
+      status: 201,
+      vault: 'tntsandbox1',
+    });
+    // The log names the proxy by host and port only.
+    const proxied = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((e) => e.proxy);
+    expect(proxied.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(proxied.map((e) => e.proxy))).toEqual(new Set([`localhost:${proxy.port}`]));
+    expectNoProxyCredentials(lines.join('\n'));
+  });
+
+  it('takes per-vault proxies: a vault without one connects directly', async () => {
+    const settings = config({
+      UPSTREAM_PROXY: `tntsandbox1=${proxyUrl()}`,
+      UPSTREAM_CA_FILE: proxy.caFile,
+    });
+    expect(settings.upstream.proxy).toMatchObject({ vaults: { tntsandbox1: proxyUrl() } });
+    const { client } = rawAccountUpdater(settings.upstream);
+    const flowsBefore = flowsTo('/account-updater/cards').length;
+    await expect(client.getCard('tntsandbox1', 'CRDnotthere00000000000000')).rejects.toMatchObject({
+      status: 404,
+      code: 'card-not-found',
+    });
+    await expect.poll(() => flowsTo('/account-updater/cards').length).toBe(flowsBefore + 1);
+    // Directly, the test CA of the TLS front is not trusted (UPSTREAM_CA_FILE is the proxy's only).
+    const direct = (await rejectionOf(
+      client.getCard('tntsandbox2', 'CRDnotthere00000000000000'),
+    )) as UpstreamError;
+    expect(direct).toBeInstanceOf(UpstreamError);
+    expect(direct).toMatchObject({ area: 'account-updater', code: 'request-failed' });
+    expect(direct.proxy).toBeUndefined();
+    expect(flowsTo('/account-updater/cards').length).toBe(flowsBefore + 1);
+  });
+
+  it('fails with proxy-certificate-untrusted, naming the proxy, in bounded time without UPSTREAM_CA_FILE', async () => {
+    const { client, lines } = rawAccountUpdater(config({ UPSTREAM_PROXY: proxyUrl() }).upstream);
+    const started = performance.now();
+    const error = (await rejectionOf(
+      client.getCard('tntsandbox1', 'CRDnotthere00000000000000'),
+    )) as UpstreamError;
+    expect(performance.now() - started).toBeLessThan(UPSTREAM_TIMEOUT_MS);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({
+      area: 'account-updater',
+      code: 'proxy-certificate-untrusted',
+      proxy: `localhost:${proxy.port}`,
+      retryable: false,
+    });
+    expect(error.status).toBeUndefined();
+    expect(error.message).toBe(
+      `upstream account-updater GET /account-updater/cards/CRDnotthere00000000000000 failed: proxy-certificate-untrusted via proxy localhost:${proxy.port}`,
+    );
+    expectNoProxyCredentials(inspect(error, { depth: 5 }));
+    expectNoProxyCredentials(lines.join('\n'));
+  });
+
+  it('fails with proxy-certificate-untrusted when only the intercepted upstream TLS is untrusted (plain http:// proxy)', async () => {
+    const { client } = rawAccountUpdater(
+      config({ UPSTREAM_PROXY: proxyUrl(PROXY_PASSWORD, 'http') }).upstream,
+    );
+    await expect(client.getCard('tntsandbox1', 'CRDnotthere00000000000000')).rejects.toMatchObject({
+      code: 'proxy-certificate-untrusted',
+      proxy: `localhost:${proxy.port}`,
+    });
+    // With the proxy's CA the same plain-HTTP proxy connection works.
+    const trusted = rawAccountUpdater(
+      config({ UPSTREAM_PROXY: proxyUrl(PROXY_PASSWORD, 'http'), UPSTREAM_CA_FILE: proxy.caFile }).upstream,
+    );
+    await expect(trusted.client.getCard('tntsandbox1', 'CRDnotthere00000000000000')).rejects.toMatchObject({
+      status: 404,
+      code: 'card-not-found',
+    });
+  });
+
+  it('fails with proxy-authentication-failed naming the proxy (never its credentials) on wrong proxy credentials', async () => {
+    const wrong = 'wrong-Password-27182';
+    const { client, lines, metrics } = rawAccountUpdater(
+      config({ UPSTREAM_PROXY: proxyUrl(wrong), UPSTREAM_CA_FILE: proxy.caFile }).upstream,
+    );
+    const started = performance.now();
+    const error = (await rejectionOf(
+      client.enrollCard('tntsandbox1', { name: 'Ada', number: '4111111111111111', expMonth: 1, expYear: 30 }),
+    )) as UpstreamError;
+    expect(performance.now() - started).toBeLessThan(UPSTREAM_TIMEOUT_MS);
+    expect(error).toMatchObject({
+      area: 'account-updater',
+      code: 'proxy-authentication-failed',
+      proxy: `localhost:${proxy.port}`,
+      retryable: false,
+    });
+    expect(error.message).toBe(
+      `upstream account-updater POST /account-updater/cards failed: proxy-authentication-failed via proxy localhost:${proxy.port}`,
+    );
+    // mitmdump refused the tunnel itself.
+    await expect
+      .poll(() => proxy.output())
+      .toMatch(/CONNECT localhost:\d+\s+<< 407 Proxy Authentication Required/);
+    const shown = [
+      inspect(error, { depth: 5 }),
+      JSON.stringify(error),
+      lines.join('\n'),
+      await metrics.registry.metrics(),
+    ];
+    for (const text of shown) {
+      expect(text).not.toContain(wrong);
+      expect(text).not.toContain(Buffer.from(`${PROXY_USER}:${wrong}`).toString('base64'));
+    }
+  });
+});
