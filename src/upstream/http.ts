@@ -196,6 +196,12 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
     });
   const retrying = withRetries(agent);
   const proxies = createProxyRoutes(options.proxy, poolOptions, withRetries);
+  if (options.proxy) {
+    logger.info(
+      { proxies: proxies.labels, areas: options.proxy.areas, privateCa: options.proxy.caPem !== undefined },
+      'upstream calls of these areas go through the outbound proxy',
+    );
+  }
   const userAgent = options.userAgent ?? 'cardgraph';
   let closing: Promise<void> | undefined;
   let closed = false;
@@ -204,6 +210,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
 
   function request<T>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>> {
     const route = `${call.method} ${routeTemplate(new URL(call.url).pathname)}`;
+    const proxied = proxies.routeOf(call);
     const started = performance.now();
     const observe = (status: string) =>
       options.metrics?.upstreamDuration.observe(
@@ -231,6 +238,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
           'url.template': routeTemplate(new URL(call.url).pathname),
           'server.address': new URL(call.url).hostname,
           'cardgraph.upstream.area': call.area,
+          // host:port only: the proxy address carries credentials.
+          ...(proxied ? { 'cardgraph.upstream.proxy': proxied.label } : {}),
         },
       },
       async (span) => {
@@ -389,15 +398,19 @@ function parseJson(
 
 /**
  * The outbound forward proxies of {@link UpstreamHttpOptions.proxy}: one {@link ProxyRoute} per
- * distinct proxy address, made once. `routeOf(call)` is the route of a call (undefined: direct), and
- * `close` closes every proxy pool.
+ * distinct proxy address, made once. `routeOf(call)` is the route of a call (undefined: direct),
+ * `labels` the proxies' `host:port`, and `close` closes every proxy pool.
  */
 function createProxyRoutes(
   proxy: UpstreamProxyConfig | undefined,
   poolOptions: { connections: number; connectTimeout: number; headersTimeout: number; bodyTimeout: number },
   withRetries: (dispatcher: Dispatcher) => RetryAgent,
-): { routeOf(call: UpstreamCall<unknown>): ProxyRoute | undefined; close(): Promise<void> } {
-  if (!proxy) return { routeOf: () => undefined, close: async () => {} };
+): {
+  routeOf(call: UpstreamCall<unknown>): ProxyRoute | undefined;
+  labels: string[];
+  close(): Promise<void>;
+} {
+  if (!proxy) return { routeOf: () => undefined, labels: [], close: async () => {} };
   // The provider's CA is trusted besides the system roots (a `ca` option replaces them otherwise),
   // for the TLS to the proxy and for the upstream TLS the proxy intercepts and re-signs.
   const tls = proxy.caPem ? { ca: [...rootCertificates, proxy.caPem] } : {};
@@ -419,6 +432,7 @@ function createProxyRoutes(
       if (!areas.has(call.area)) return undefined;
       return (call.vault === undefined ? undefined : byVault.get(call.vault)) ?? everyVault;
     },
+    labels: [...routes.values()].map((route) => route.label),
     async close() {
       await Promise.all([...routes.values()].map((route) => route.agent.close()));
     },

@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayConfig, gatewayConfig, loadConfig, type UpstreamConfig } from '../../src/config.ts';
@@ -12,6 +13,7 @@ import {
   CREDENTIALS,
   captureLogger,
   leftover,
+  logEntries,
   rejectionOf,
   startSandbox,
   type TestSandbox,
@@ -161,7 +163,14 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
       status: 201,
       vault: 'tntsandbox1',
     });
-    // The log names the proxy by host and port only.
+    // The log names the proxy by host and port only, from the start.
+    expect(logEntries(lines, 'upstream calls of these areas go through the outbound proxy')).toEqual([
+      expect.objectContaining({
+        proxies: [`localhost:${proxy.port}`],
+        areas: ['account-updater', 'network-tokens'],
+        privateCa: true,
+      }),
+    ]);
     const proxied = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((e) => e.proxy);
     expect(proxied.length).toBeGreaterThanOrEqual(3);
     expect(new Set(proxied.map((e) => e.proxy))).toEqual(new Set([`localhost:${proxy.port}`]));
@@ -264,5 +273,34 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
       expect(text).not.toContain(wrong);
       expect(text).not.toContain(Buffer.from(`${PROXY_USER}:${wrong}`).toString('base64'));
     }
+  });
+
+  it('gives upstream-timeout naming the proxy at the call deadline when the proxy never answers', async () => {
+    // Accepts the TCP connection and never says a word (no TLS handshake, no CONNECT answer); its
+    // sockets are destroyed (leftovers run last registered first) before it closes.
+    const silent = leftover(createNetServer(), (server) => new Promise((resolve) => server.close(resolve)));
+    const held = new Set<import('node:net').Socket>();
+    silent.on('connection', (socket) => {
+      held.add(socket);
+      leftover(socket, (s) => s.destroy());
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const { client } = rawAccountUpdater(
+      config({
+        UPSTREAM_PROXY: `https://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${port}`,
+        UPSTREAM_TIMEOUT_MS: '1000',
+      }).upstream,
+    );
+    const started = performance.now();
+    const error = (await rejectionOf(
+      client.getCard('tntsandbox1', 'CRDnotthere00000000000000'),
+    )) as UpstreamError;
+    const elapsedMs = performance.now() - started;
+    expect(elapsedMs).toBeGreaterThanOrEqual(990);
+    expect(elapsedMs).toBeLessThan(2_000);
+    expect(error).toMatchObject({ code: 'upstream-timeout', proxy: `127.0.0.1:${port}`, retryable: true });
+    expect(held.size).toBeGreaterThanOrEqual(1);
+    expectNoProxyCredentials(inspect(error, { depth: 5 }));
   });
 });
