@@ -1,5 +1,6 @@
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { inspect } from 'node:util';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayConfig, gatewayConfig, loadConfig, type UpstreamConfig } from '../../src/config.ts';
 import { NetworkTokenNotFoundError } from '../../src/errors.ts';
@@ -91,18 +92,21 @@ const flowsTo = (path: string) =>
 function rawAccountUpdater(upstream: UpstreamConfig) {
   const { logger, lines } = captureLogger();
   const metrics = createMetrics({ knownOperationNames: [] });
+  const spans = new InMemorySpanExporter();
+  const tracing = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
   const http = leftover(
     createUpstreamHttp({
       timeoutMs: upstream.timeoutMs,
       logger,
       metrics,
+      tracer: tracing.getTracer('test'),
       ...(upstream.proxy ? { proxy: upstream.proxy } : {}),
     }),
     (client) => client.close(),
   );
   const tokens = new AccessTokenProvider({ tokenUrl: upstream.tokenUrl, credentials: CREDENTIALS, http });
   const client = new AccountUpdaterClient({ baseUrl: upstream.accountUpdaterUrl, tokens, http });
-  return { client, lines, metrics };
+  return { client, lines, metrics, spans };
 }
 
 /** Fails when `text` shows the proxy password (plain or in the Basic credentials). */
@@ -242,7 +246,7 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
 
   it('fails with proxy-authentication-failed naming the proxy (never its credentials) on wrong proxy credentials', async () => {
     const wrong = 'wrong-Password-27182';
-    const { client, lines, metrics } = rawAccountUpdater(
+    const { client, lines, metrics, spans } = rawAccountUpdater(
       config({ UPSTREAM_PROXY: proxyUrl(wrong), UPSTREAM_CA_FILE: proxy.caFile }).upstream,
     );
     const started = performance.now();
@@ -263,11 +267,20 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
     await expect
       .poll(() => proxy.output())
       .toMatch(/CONNECT localhost:\d+\s+<< 407 Proxy Authentication Required/);
+    // The token request went directly (no proxy attribute); the refused call names the proxy.
+    const finished = spans.getFinishedSpans();
+    expect(finished.map((span) => [span.name, span.attributes['cardgraph.upstream.proxy']])).toEqual([
+      ['upstream POST /oauth/token', undefined],
+      ['upstream POST /account-updater/cards', `localhost:${proxy.port}`],
+    ]);
     const shown = [
       inspect(error, { depth: 5 }),
       JSON.stringify(error),
       lines.join('\n'),
       await metrics.registry.metrics(),
+      JSON.stringify(
+        finished.map((span) => ({ attributes: span.attributes, status: span.status, events: span.events })),
+      ),
     ];
     for (const text of shown) {
       expect(text).not.toContain(wrong);
@@ -288,7 +301,7 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
     const port = (silent.address() as AddressInfo).port;
     const { client } = rawAccountUpdater(
       config({
-        UPSTREAM_PROXY: `https://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${port}`,
+        UPSTREAM_PROXY: `https://${PROXY_USER}:${PROXY_PASSWORD}@localhost:${port}`,
         UPSTREAM_TIMEOUT_MS: '1000',
       }).upstream,
     );
@@ -299,7 +312,7 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
     const elapsedMs = performance.now() - started;
     expect(elapsedMs).toBeGreaterThanOrEqual(990);
     expect(elapsedMs).toBeLessThan(2_000);
-    expect(error).toMatchObject({ code: 'upstream-timeout', proxy: `127.0.0.1:${port}`, retryable: true });
+    expect(error).toMatchObject({ code: 'upstream-timeout', proxy: `localhost:${port}`, retryable: true });
     expect(held.size).toBeGreaterThanOrEqual(1);
     expectNoProxyCredentials(inspect(error, { depth: 5 }));
   });
