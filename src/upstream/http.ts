@@ -164,7 +164,9 @@ export function proxyLabel(proxyUrl: string): string {
 
 /**
  * Creates the upstream HTTP client: one undici `Agent` (keep-alive pool) used directly for POST, and
- * wrapped in a `RetryAgent` for GET, PUT and DELETE. A POST that creates or enrols must not be sent
+ * wrapped in a `RetryAgent` for GET, PUT and DELETE; likewise one `ProxyAgent` per outbound proxy
+ * address (`options.proxy`, sandbox contract §8) for the calls routed through it, all closed by
+ * `close`. A POST that creates or enrols must not be sent
  * twice behind the caller's back, so only idempotent methods are retried automatically; timeouts are
  * never retried here (the upstream may still be working on the request).
  *
