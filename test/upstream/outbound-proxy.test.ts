@@ -316,4 +316,36 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
     expect(held.size).toBeGreaterThanOrEqual(1);
     expectNoProxyCredentials(inspect(error, { depth: 5 }));
   });
+
+  it.each([
+    [403, false],
+    [502, true],
+  ])(
+    'gives proxy-refused naming the proxy when it answers the tunnel request with %i (retryable: %s)',
+    async (status, retryable) => {
+      // A forward proxy that refuses every CONNECT with `status`.
+      const refusing = leftover(
+        createNetServer((socket) => {
+          socket.once('data', () => socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-length: 0\r\n\r\n`));
+        }),
+        (server) => new Promise((resolve) => server.close(resolve)),
+      );
+      await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+      const port = (refusing.address() as AddressInfo).port;
+      const { client } = rawAccountUpdater(
+        config({ UPSTREAM_PROXY: `http://${PROXY_USER}:${PROXY_PASSWORD}@localhost:${port}` }).upstream,
+      );
+      const error = (await rejectionOf(
+        client.enrollCard('tntsandbox1', {
+          name: 'Ada',
+          number: '4111111111111111',
+          expMonth: 1,
+          expYear: 30,
+        }),
+      )) as UpstreamError;
+      expect(error).toMatchObject({ code: 'proxy-refused', proxy: `localhost:${port}`, retryable });
+      expect(error.status).toBeUndefined();
+      expectNoProxyCredentials(inspect(error, { depth: 5 }));
+    },
+  );
 });
