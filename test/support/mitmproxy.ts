@@ -61,7 +61,7 @@ export async function startMitmproxy(options: {
     ],
     // COLUMNS: mitmdump cuts URLs to the terminal's width otherwise (80 without a terminal).
     {
-      env: { PATH: process.env.PATH ?? '', HOME: confdir, COLUMNS: '1000' },
+      env: { PATH: process.env.PATH ?? '', HOME: confdir, COLUMNS: '1000', PYTHONUNBUFFERED: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

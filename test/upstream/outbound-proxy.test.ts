@@ -106,7 +106,7 @@ function rawAccountUpdater(upstream: UpstreamConfig) {
   );
   const tokens = new AccessTokenProvider({ tokenUrl: upstream.tokenUrl, credentials: CREDENTIALS, http });
   const client = new AccountUpdaterClient({ baseUrl: upstream.accountUpdaterUrl, tokens, http });
-  return { client, lines, metrics, spans };
+  return { client, http, lines, metrics, spans };
 }
 
 /** Fails when `text` shows the proxy password (plain or in the Basic credentials). */
@@ -348,4 +348,25 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
       expectNoProxyCredentials(inspect(error, { depth: 5 }));
     },
   );
+
+  it('reuses its pooled connections to the proxy across calls and closes them with the client', async () => {
+    const { client, http } = rawAccountUpdater(
+      config({ UPSTREAM_PROXY: proxyUrl(), UPSTREAM_CA_FILE: proxy.caFile }).upstream,
+    );
+    const flowsBefore = flowsTo('/account-updater/cards/CRDpooled').length;
+    for (let i = 0; i < 6; i++) {
+      await expect(client.getCard('tntsandbox1', 'CRDpooled0000000000000000')).rejects.toMatchObject({
+        status: 404,
+      });
+    }
+    await expect.poll(() => flowsTo('/account-updater/cards/CRDpooled').length).toBe(flowsBefore + 6);
+    // Fewer tunnels than calls (mitmdump's `<client address>:` prefix names the connection).
+    const clients = new Set(flowsTo('/account-updater/cards/CRDpooled').map((line) => line.split(': ')[0]));
+    expect(clients.size).toBeLessThan(6);
+    for (const address of clients) expect(proxy.output()).not.toContain(`${address}: client disconnect`);
+    await http.close();
+    for (const address of clients) {
+      await expect.poll(() => proxy.output()).toContain(`${address}: client disconnect`);
+    }
+  });
 });
