@@ -166,9 +166,9 @@ export function proxyLabel(proxyUrl: string): string {
  * Creates the upstream HTTP client: one undici `Agent` (keep-alive pool) used directly for POST, and
  * wrapped in a `RetryAgent` for GET, PUT and DELETE; likewise one `ProxyAgent` per outbound proxy
  * address (`options.proxy`, sandbox contract §8) for the calls routed through it, all closed by
- * `close`. A POST that creates or enrols must not be sent
- * twice behind the caller's back, so only idempotent methods are retried automatically; timeouts are
- * never retried here (the upstream may still be working on the request).
+ * `close`. A POST that creates or enrols must not be sent twice behind the caller's back, so only
+ * idempotent methods are retried automatically; timeouts are never retried here (the upstream may
+ * still be working on the request).
  *
  * Every failure rejects with {@link UpstreamError}; bodies are always read to the end (or destroyed by
  * undici on error) so sockets return to the pool.
@@ -405,7 +405,10 @@ function parseJson(
  */
 function createProxyRoutes(
   proxy: UpstreamProxyConfig | undefined,
-  poolOptions: { connections: number; connectTimeout: number; headersTimeout: number; bodyTimeout: number },
+  poolOptions: Pick<
+    ProxyAgent.Options,
+    'connections' | 'connectTimeout' | 'headersTimeout' | 'bodyTimeout' | 'maxResponseSize'
+  >,
   withRetries: (dispatcher: Dispatcher) => RetryAgent,
 ): {
   routeOf(call: UpstreamCall<unknown>): ProxyRoute | undefined;
