@@ -165,6 +165,12 @@ export interface Config {
     backend: 'sqlite' | 'redis';
     dataDir: string;
     redisUrl?: string;
+    /**
+     * Redis of the caches shared by replicas (APQ, cache invalidations; issue 20 item 1):
+     * `REDIS_CACHE_URL`, else `redisUrl`. A Redis of their own keeps a full cache from ever
+     * stopping the event log's appends.
+     */
+    cacheRedisUrl?: string;
     /** Retention: events older than this (ms) are dropped. */
     retentionMaxAgeMs: number;
     /** Retention: at most this many events are kept. */
@@ -248,7 +254,8 @@ export interface Config {
   persistedOperations: {
     /**
      * Trusted documents (the codegen manifest of src/client/operations.graphql):
-     * - `off`: not consulted; any operation runs, Automatic Persisted Queries (APQ) register any;
+     * - `off`: not consulted; any operation runs, Automatic Persisted Queries (APQ) register any valid
+     *   document sent with a client token;
      * - `allow`: a manifest id runs its document; anything else as with `off`;
      * - `require`: only manifest documents run (by id); APQ registration is refused.
      */
@@ -257,8 +264,10 @@ export interface Config {
     manifestPath: string;
     /** APQ entries live this long (s), in Redis and in memory alike. */
     apqTtlS: number;
-    /** In-memory APQ store (without Redis): least recently used entries beyond this are dropped. */
+    /** APQ entries kept, in Redis and in memory alike (oldest dropped beyond it; issue 20 item 1). */
     apqMaxEntries: number;
+    /** Bytes of APQ document text kept, in Redis and in memory alike (oldest dropped beyond it). */
+    apqMaxBytes: number;
   };
   metrics: {
     /**
@@ -266,8 +275,13 @@ export interface Config {
      * balancer never exposes it; 0 picks a free port. `METRICS_PORT`, default 9464.
      */
     port: number;
-    /** Interface of the metrics listener; `METRICS_HOST`, default `HOST`. */
+    /**
+     * Interface of the metrics listener; `METRICS_HOST`, default `127.0.0.1` (loopback: scrapes come
+     * from the same host or a sidecar unless the operator says otherwise; issue 20 item 5).
+     */
     host: string;
+    /** Vault ids as label values (`METRICS_VAULT_LABELS=on`); off by default: `all`. */
+    vaultLabels: boolean;
   };
   /** OpenTelemetry traces (standard `OTEL_*` variables); undefined when tracing is off. */
   tracing?: TracingConfig;
@@ -312,6 +326,12 @@ export interface TracingConfig {
   samplerRatio: number;
   /** Delay between two batch exports (`OTEL_BSP_SCHEDULE_DELAY`, ms, default 5000). */
   scheduleDelayMs: number;
+  /**
+   * `OTEL_TRUST_CLIENT_TRACE=on`: a client's `traceparent` may continue a trace (its trace id and
+   * sampled flag); off (default): the gateway starts its own trace and its sampler decides
+   * (src/lib/tracing.ts `incomingTraceContext`, issue 20 item 7).
+   */
+  trustClientTrace: boolean;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every bad variable by name, never its value. */
@@ -349,6 +369,55 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
+/**
+ * `NODE_ENV`, trimmed and lower-cased (`Production`, ` production` are production): `production`,
+ * `development` or `test` (both development), unset or blank for development. Anything else (`prod`,
+ * `staging`) is refused, so a misspelt production never runs with development defaults (GraphiQL,
+ * introspection, suggestions on; issue 20 item 10).
+ */
+const nodeEnvironment = z
+  .string()
+  .optional()
+  .transform((v) => v?.trim().toLowerCase() || undefined)
+  .pipe(
+    z
+      .enum(['production', 'development', 'test'], {
+        error: (issue) =>
+          `unknown environment ${JSON.stringify(String(issue.input).slice(0, 40))}: expected production, development or test`,
+      })
+      .optional(),
+  );
+
+/**
+ * Host names that never leave the machine: `localhost`, 127.0.0.0/8 and `[::1]`. Only they may be
+ * reached over plain `http://` when `NODE_ENV=production` (tests and sidecars on the same host).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Variables holding addresses that carry secrets or trust: JWKS signing keys, upstream areas (PANs,
+ * bearer tokens), the token endpoint (client secrets). `NODE_ENV=production` refuses `http://` for
+ * them unless the host is loopback (issue 20 item 10).
+ */
+const HTTPS_IN_PRODUCTION = [
+  'AUTH_JWKS_URL',
+  'CARD_INTERFACE_URL',
+  'ACCOUNT_UPDATER_URL',
+  'CARD_ATTRIBUTES_URL',
+  'ACCOUNTS_URL',
+  'TOKEN_URL',
+] as const;
+
+/**
+ * Fewest distinct characters an `AUTH_JWT_SECRET` needs when `NODE_ENV=production` (32 identical
+ * characters are 32 characters long and worthless); a random 32-character hex secret has fewer than 10
+ * with probability below 1e-4.
+ */
+export const JWT_SECRET_MIN_DISTINCT_CHARACTERS = 10;
+
 /** A switch variable: `on` or `off`; unset or empty takes the environment's default. */
 const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
@@ -490,11 +559,12 @@ const otelEnvShape = {
     .default('parentbased_always_on'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   OTEL_BSP_SCHEDULE_DELAY: integer(1, 600_000, 5_000),
+  OTEL_TRUST_CLIENT_TRACE: onOff,
 };
 
 const envObject = z.object({
-  // Anything but `production` is a development environment (Node's convention).
-  NODE_ENV: optionalString,
+  // Trimmed and compared without case; anything unknown is refused (issue 20 item 10).
+  NODE_ENV: nodeEnvironment,
   PORT: port.default(4000),
   HOST: z.string().min(1).default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -538,6 +608,7 @@ const envObject = z.object({
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_CACHE_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   EVENTS_RETENTION_HOURS: z.coerce
     .number()
     .positive()
@@ -571,6 +642,7 @@ const envObject = z.object({
   WS_MAX_BUFFERED_BYTES: integer(16_384, 1_073_741_824, 1_048_576),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
+  METRICS_VAULT_LABELS: onOff,
   ...otelEnvShape,
   AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
   AUTH_JWKS_URL: optionalString.pipe(url.optional()),
@@ -585,6 +657,7 @@ const envObject = z.object({
     .max(30 * 86_400)
     .default(86_400),
   APQ_MAX_ENTRIES: integer(1, 1_000_000, 1_000),
+  APQ_MAX_BYTES: integer(65_536, 1_073_741_824, 16_777_216),
   GRAPHIQL: onOff,
   INTROSPECTION: onOff,
   FIELD_SUGGESTIONS: onOff,
@@ -656,7 +729,9 @@ const envSchema = envObject.superRefine((env, ctx) => {
 /**
  * `NODE_ENV=production`: an image started without `UPSTREAM` would otherwise run the embedded sandbox
  * with the well-known development secret, so anyone could sign tokens for every vault. Refuses that,
- * the development secret itself and the sandbox client credentials of contract §2.
+ * the development secret itself, a JWT secret with too few distinct characters, `http://` for the
+ * JWKS, upstream and token addresses (loopback excepted) and the sandbox client credentials of
+ * contract §2.
  */
 function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.RefinementCtx): void {
   if (env.UPSTREAM === undefined) {
@@ -678,6 +753,31 @@ function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.Refine
       path: ['AUTH_JWT_SECRET'],
       message:
         'AUTH_JWT_SECRET or AUTH_JWKS_URL is required when NODE_ENV=production (the development secret is refused)',
+    });
+  }
+  for (const key of HTTPS_IN_PRODUCTION) {
+    const value = env[key];
+    if (
+      value !== undefined &&
+      new URL(value).protocol === 'http:' &&
+      !isLoopbackHost(new URL(value).hostname)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message:
+          'http:// is refused when NODE_ENV=production (use https://; only a loopback host, localhost, 127.0.0.0/8 or [::1], may use http://)',
+      });
+    }
+  }
+  if (
+    env.AUTH_JWT_SECRET !== undefined &&
+    new Set(env.AUTH_JWT_SECRET).size < JWT_SECRET_MIN_DISTINCT_CHARACTERS
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH_JWT_SECRET'],
+      message: `too weak for NODE_ENV=production: needs at least ${JWT_SECRET_MIN_DISTINCT_CHARACTERS} distinct characters (use a random secret, e.g. openssl rand -hex 32)`,
     });
   }
   const sandboxIds = new Set(Object.values(SANDBOX_CREDENTIALS).map((c) => c.clientId));
@@ -716,6 +816,7 @@ function tracingConfig(e: z.output<z.ZodObject<typeof otelEnvShape>>): { tracing
       sampler: e.OTEL_TRACES_SAMPLER,
       samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
       scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+      trustClientTrace: e.OTEL_TRUST_CLIENT_TRACE === 'on',
     },
   };
 }
@@ -793,6 +894,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backend: e.EVENTS_BACKEND,
       dataDir: e.DATA_DIR,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+      ...(e.REDIS_CACHE_URL || e.REDIS_URL ? { cacheRedisUrl: e.REDIS_CACHE_URL ?? e.REDIS_URL } : {}),
       retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
       retentionMaxCount: e.EVENTS_RETENTION_COUNT,
     },
@@ -825,8 +927,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         fileURLToPath(new URL('./client/generated/persisted-documents.json', import.meta.url)),
       apqTtlS: e.APQ_TTL_S,
       apqMaxEntries: e.APQ_MAX_ENTRIES,
+      apqMaxBytes: e.APQ_MAX_BYTES,
     },
-    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
+    metrics: {
+      port: e.METRICS_PORT,
+      host: e.METRICS_HOST ?? '127.0.0.1',
+      vaultLabels: e.METRICS_VAULT_LABELS === 'on',
+    },
     ...tracingConfig(e),
     auth: {
       ...(jwtSecret ? { jwtSecret } : {}),

@@ -220,6 +220,74 @@ describe('loadConfig with NODE_ENV=production', () => {
     }
   });
 
+  it('reads NODE_ENV trimmed and without case, and refuses an unknown one naming it (issue 20 item 10)', () => {
+    for (const spelling of ['Production', ' production', 'PRODUCTION\n', '\tproduction ']) {
+      expect(loadConfig({ ...remote, NODE_ENV: spelling }).environment).toBe('production');
+      // A misspelt production is production: its checks apply.
+      expect(refusal({ NODE_ENV: spelling })).toMatch(/^ {2}UPSTREAM: required when NODE_ENV=production/m);
+    }
+    for (const spelling of ['development', 'Development ', 'test', ' TEST', '', '  ']) {
+      expect(loadConfig({ NODE_ENV: spelling }).environment).toBe('development');
+    }
+    for (const unknown of ['prod', 'staging', 'production1', 'live']) {
+      expect(refusal({ ...remote, NODE_ENV: unknown })).toMatch(
+        new RegExp(
+          `^ {2}NODE_ENV: unknown environment "${unknown}": expected production, development or test$`,
+          'm',
+        ),
+      );
+    }
+  });
+
+  it('refuses http:// for the JWKS, upstream and token addresses, loopback hosts excepted', () => {
+    const jwks = { ...remote, AUTH_JWT_SECRET: '', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' };
+    expect(loadConfig(jwks).auth.jwksUrl).toBe('https://idp.example.com/jwks.json');
+    const plain = [
+      ['AUTH_JWKS_URL', { ...jwks, AUTH_JWKS_URL: 'http://idp.example.com/jwks.json' }],
+      ['CARD_INTERFACE_URL', { ...remote, CARD_INTERFACE_URL: 'http://cards.example.com' }],
+      ['ACCOUNT_UPDATER_URL', { ...remote, ACCOUNT_UPDATER_URL: 'HTTP://au.example.com' }],
+      ['CARD_ATTRIBUTES_URL', { ...remote, CARD_ATTRIBUTES_URL: 'http://10.0.0.7:8080' }],
+      ['ACCOUNTS_URL', { ...remote, ACCOUNTS_URL: 'http://127.example.com' }],
+      ['TOKEN_URL', { ...remote, TOKEN_URL: 'http://auth.example.com/oauth/token' }],
+    ] as const;
+    for (const [key, env] of plain) {
+      expect(refusal(env)).toMatch(
+        new RegExp(
+          `^ {2}${key}: http:// is refused when NODE_ENV=production \\(use https://; only a loopback host, localhost, 127\\.0\\.0\\.0/8 or \\[::1\\], may use http://\\)$`,
+          'm',
+        ),
+      );
+      // Development keeps accepting plain addresses.
+      expect(refusal({ ...env, NODE_ENV: 'development' })).toBe('');
+    }
+    for (const loopback of [
+      'http://127.0.0.1:4010',
+      'http://localhost:4010',
+      'http://[::1]:4010',
+      'http://127.1.2.3',
+    ]) {
+      expect(refusal({ ...remote, CARD_INTERFACE_URL: loopback, TOKEN_URL: `${loopback}/oauth/token` })).toBe(
+        '',
+      );
+      expect(refusal({ ...jwks, AUTH_JWKS_URL: `${loopback}/jwks.json` })).toBe('');
+    }
+  });
+
+  it('refuses a JWT secret with too few distinct characters', () => {
+    for (const weak of ['a'.repeat(32), 'ab'.repeat(32), '0123456780123456780123456780123456']) {
+      expect(refusal({ ...remote, AUTH_JWT_SECRET: weak })).toMatch(
+        /^ {2}AUTH_JWT_SECRET: too weak for NODE_ENV=production: needs at least 10 distinct characters/m,
+      );
+      expect(refusal({ ...remote, AUTH_JWT_SECRET: weak })).not.toContain(weak);
+    }
+    expect(refusal({ ...remote, AUTH_JWT_SECRET: 'a'.repeat(31) })).toMatch(
+      /^ {2}AUTH_JWT_SECRET: needs at least 32 characters$/m,
+    );
+    expect(loadConfig({ ...remote, AUTH_JWT_SECRET: '0123456789'.repeat(4) }).auth.jwtSecret).toBe(
+      '0123456789'.repeat(4),
+    );
+  });
+
   it('allows an explicit embedded sandbox deployment with its own secret', () => {
     const config = loadConfig({
       NODE_ENV: 'production',
@@ -228,5 +296,20 @@ describe('loadConfig with NODE_ENV=production', () => {
     });
     expect(config.upstream.mode).toBe('embedded');
     expect(config.auth.jwtSecret).toBe(remote.AUTH_JWT_SECRET);
+  });
+});
+
+describe('caches kept apart from the event log (issue 20 item 1)', () => {
+  it('reads REDIS_CACHE_URL (REDIS_URL when unset) and the APQ caps, 64 KiB of text at least', () => {
+    const redis = { EVENTS_BACKEND: 'redis', REDIS_URL: 'redis://events:6379' };
+    expect(loadConfig(redis).events.cacheRedisUrl).toBe('redis://events:6379');
+    expect(loadConfig({ ...redis, REDIS_CACHE_URL: 'redis://caches:6379/1' }).events.cacheRedisUrl).toBe(
+      'redis://caches:6379/1',
+    );
+    expect(() => loadConfig({ ...redis, REDIS_CACHE_URL: 'http://caches' })).toThrow(/\bREDIS_CACHE_URL\b/);
+    const defaults = loadConfig({}).persistedOperations;
+    expect([defaults.apqMaxEntries, defaults.apqMaxBytes]).toEqual([1_000, 16 * 1024 * 1024]);
+    expect(loadConfig({ APQ_MAX_BYTES: '1048576' }).persistedOperations.apqMaxBytes).toBe(1_048_576);
+    expect(() => loadConfig({ APQ_MAX_BYTES: '65535' })).toThrow(/\bAPQ_MAX_BYTES\b/);
   });
 });

@@ -218,7 +218,7 @@ export const BULK_TEST_PANS: readonly string[] = BULK_BINS.flatMap(([bin, length
  * joined first (`4111 1111 …`, as card numbers are written).
  */
 export function luhnWindows(text: string, joinGroups = true): string[] {
-  const compact = joinGroups ? text.replace(/(\d{3})[ -](?=\d{3})/g, '$1') : text;
+  const compact = joinGroups ? text.replace(/(\d{3})[ \-_.x/](?=\d{3})/g, '$1') : text;
   const found: string[] = [];
   for (const run of compact.match(/\d{13,}/g) ?? []) {
     for (let start = 0; start + 13 <= run.length; start++) {
