@@ -770,6 +770,25 @@ function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.Refine
       });
     }
   }
+  // The proxy's user and password travel in the tunnel request (sandbox contract §8: an https:// proxy).
+  const proxies = env.UPSTREAM_PROXY
+    ? [
+        ...(env.UPSTREAM_PROXY.all ? [env.UPSTREAM_PROXY.all] : []),
+        ...Object.values(env.UPSTREAM_PROXY.vaults),
+      ]
+    : [];
+  if (
+    proxies.some(
+      (address) => new URL(address).protocol === 'http:' && !isLoopbackHost(new URL(address).hostname),
+    )
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['UPSTREAM_PROXY'],
+      message:
+        'http:// is refused when NODE_ENV=production (the proxy credentials would travel in clear; use https://)',
+    });
+  }
   if (
     env.AUTH_JWT_SECRET !== undefined &&
     new Set(env.AUTH_JWT_SECRET).size < JWT_SECRET_MIN_DISTINCT_CHARACTERS

@@ -118,6 +118,17 @@ describe('UPSTREAM_PROXY, UPSTREAM_PROXY_AREAS, UPSTREAM_CA_FILE', () => {
     );
   });
 
+  it('refuses an http:// proxy when NODE_ENV=production (loopback excepted)', () => {
+    const production = { ...REMOTE, NODE_ENV: 'production', UPSTREAM_PROXY_AREAS: 'account-updater' };
+    expect(
+      configError({ ...production, UPSTREAM_PROXY: 'tntaaaaaaa1=http://US7x1:p4ss@proxy.internal:3128' }),
+    ).toContain('UPSTREAM_PROXY: http:// is refused when NODE_ENV=production');
+    expect(loadConfig({ ...production, UPSTREAM_PROXY: PROXY_1 }).upstream.proxy?.all).toBe(PROXY_1);
+    expect(
+      loadConfig({ ...production, UPSTREAM_PROXY: 'http://US7x1:p4ss@127.0.0.1:3128' }).upstream.proxy?.all,
+    ).toBe('http://US7x1:p4ss@127.0.0.1:3128');
+  });
+
   it('names a proxy by host and port only', () => {
     expect(proxyLabel(PROXY_1)).toBe('tntaaaaaaa1.sandbox.verygoodproxy.com:8443');
     expect(proxyLabel('http://u:p@proxy.internal')).toBe('proxy.internal:80');
