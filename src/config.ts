@@ -2,6 +2,7 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { VAULT_ID_PATTERN } from './contracts/common.ts';
 import { SANDBOX_WIRES, type SandboxWire } from './contracts/wire-reading.ts';
 
 /**
@@ -109,6 +110,8 @@ export interface EmbeddedUpstreamConfig extends UpstreamClientSettings {
     webhookDelayMs: number;
     /** The wire reading the sandbox answers in: `SANDBOX_WIRE` (`documented` by default). */
     wire: SandboxWire;
+    /** Vaults with the card interface's Duplicate Card Check on: `SANDBOX_DUPLICATE_CARD_CHECK` (none by default). */
+    duplicateCardCheckVaults?: string[];
   };
 }
 
@@ -573,6 +576,9 @@ const envObject = z.object({
   SANDBOX_PORT: port.default(4010),
   SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
   SANDBOX_WIRE: z.enum(SANDBOX_WIRES).default('documented'),
+  SANDBOX_DUPLICATE_CARD_CHECK: commaList
+    .pipe(z.array(z.string().regex(VAULT_ID_PATTERN, 'each must be an 11-character vault id')))
+    .optional(),
   CARD_INTERFACE_URL: url.optional(),
   ACCOUNT_UPDATER_URL: url.optional(),
   CARD_ATTRIBUTES_URL: url.optional(),
@@ -882,7 +888,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstream: embedded
       ? {
           mode: 'embedded',
-          sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS, wire: e.SANDBOX_WIRE },
+          sandbox: {
+            port: e.SANDBOX_PORT,
+            webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
+            wire: e.SANDBOX_WIRE,
+            ...(e.SANDBOX_DUPLICATE_CARD_CHECK?.length
+              ? { duplicateCardCheckVaults: e.SANDBOX_DUPLICATE_CARD_CHECK }
+              : {}),
+          },
           credentials: e.UPSTREAM_CREDENTIALS ?? SANDBOX_CREDENTIALS,
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
           ...upstreamConnection(e),
@@ -1009,6 +1022,8 @@ export interface SandboxConfig {
   webhookDelayMs: number;
   /** The wire reading the sandbox answers in: `SANDBOX_WIRE` (`documented` by default). */
   wire: SandboxWire;
+  /** Vaults with the card interface's Duplicate Card Check on: `SANDBOX_DUPLICATE_CARD_CHECK` (none by default). */
+  duplicateCardCheckVaults?: string[];
   /** Optional endpoint registered for both vaults at start: `SANDBOX_WEBHOOK_URL`. */
   webhookUrl?: string;
   /** Its signing secret: `SANDBOX_WEBHOOK_SECRET` (generated when unset). */
@@ -1023,6 +1038,9 @@ const sandboxEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
   SANDBOX_WIRE: z.enum(SANDBOX_WIRES).default('documented'),
+  SANDBOX_DUPLICATE_CARD_CHECK: commaList
+    .pipe(z.array(z.string().regex(VAULT_ID_PATTERN, 'each must be an 11-character vault id')))
+    .optional(),
   SANDBOX_WEBHOOK_URL: optionalString.pipe(url.optional()),
   SANDBOX_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16).optional()),
   ...otelEnvShape,
@@ -1042,6 +1060,9 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     logLevel: e.LOG_LEVEL,
     webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
     wire: e.SANDBOX_WIRE,
+    ...(e.SANDBOX_DUPLICATE_CARD_CHECK?.length
+      ? { duplicateCardCheckVaults: e.SANDBOX_DUPLICATE_CARD_CHECK }
+      : {}),
     ...(e.SANDBOX_WEBHOOK_URL ? { webhookUrl: e.SANDBOX_WEBHOOK_URL } : {}),
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET ?? `whsec_${randomBytes(24).toString('base64url')}`,
     ...tracingConfig({ ...e, OTEL_SERVICE_NAME: e.OTEL_SERVICE_NAME ?? 'cardgraph-sandbox' }),

@@ -28,6 +28,16 @@ describe('loadConfig', () => {
     expect(config.webhooks.secrets[0]).toMatch(/^whsec_/);
   });
 
+  it('reads SANDBOX_DUPLICATE_CARD_CHECK as a list of vault ids, refusing anything else', () => {
+    const config = loadConfig({ SANDBOX_DUPLICATE_CARD_CHECK: 'tntsandbox2, tntsandbox1' });
+    expect(config.upstream).toMatchObject({
+      sandbox: { duplicateCardCheckVaults: ['tntsandbox2', 'tntsandbox1'] },
+    });
+    expect(() => loadConfig({ SANDBOX_DUPLICATE_CARD_CHECK: 'tntsandbox2,vault/1' })).toThrow(
+      /SANDBOX_DUPLICATE_CARD_CHECK.*11-character vault id/s,
+    );
+  });
+
   it('parses per-vault credentials and comma-separated webhook secrets', () => {
     const config = loadConfig({
       UPSTREAM_CREDENTIALS: 'tntsandbox1=id-1:secret:with:colons, tntsandbox2=id-2:s2',
