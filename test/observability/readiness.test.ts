@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createSandbox, type Sandbox } from '../../src/sandbox/sandbox.ts';
-import { leftover, type Stack, startStack } from '../support/fixtures.ts';
+import { leftover, postGraphql, type Stack, startStack, testToken } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
 interface ReadinessAnswer {
@@ -188,10 +188,28 @@ describe('GET /health and GET /readiness', () => {
     expect(details.body.checks['vault:tntsandbox2']).toEqual({ status: 'failed', code: 'invalid_client' });
     expect(details.body.checks[`upstream:${counterOrigin}`]).toEqual({ status: 'ok' });
 
-    // 50 more probes one after another, and 50 at once on the app: the cached result and the
-    // vault's backoff bound what reaches the token endpoint and the upstream.
+    // 50 more probes one after another, 50 at once on the app and 50 concurrent operations of the
+    // vault: the cached result and the vault's backoff bound what reaches the token endpoint.
     for (let i = 0; i < 50; i++) expect((await readiness(noVault.url)).status).toBe(503);
     await Promise.all(Array.from({ length: 50 }, () => noVault.app.readiness()));
+    const token = await testToken({ vaults: ['tntsandbox2'] });
+    const operations = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        postGraphql(
+          noVault.url,
+          {
+            query: `query Read($cardId: String!) { accountUpdaterCard(cardId: $cardId) { __typename ... on UpstreamError { code } } }`,
+            variables: { cardId: `CRDmissing${String(i).padStart(15, '0')}` },
+          },
+          token,
+        ),
+      ),
+    );
+    for (const operation of operations) {
+      expect(operation.body).toEqual({
+        data: { accountUpdaterCard: { __typename: 'UpstreamError', code: 'invalid_client' } },
+      });
+    }
     const elapsedMs = Date.now() - firstFailureAt;
     expect(refusedTokenRequests() - before).toBeLessThanOrEqual(maxTokenRequests(elapsedMs));
     expect(connections).toBeLessThanOrEqual(1 + Math.ceil(elapsedMs / 1_000));
