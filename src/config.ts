@@ -1,5 +1,6 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { VAULT_ID_PATTERN } from './contracts/common.ts';
@@ -169,6 +170,19 @@ export interface Config {
     dataDir: string;
     redisUrl?: string;
     /**
+     * Redis Sentinel (`REDIS_SENTINELS` host:port list, `REDIS_SENTINEL_MASTER`): the event log asks
+     * the sentinels for the primary and follows it across failovers; `REDIS_URL` then gives only
+     * credentials, database and TLS (issue 20, item 11).
+     */
+    redisSentinel?: { nodes: { host: string; port: number }[]; masterName: string };
+    /**
+     * Replicas that must hold an appended event before its webhook is acknowledged
+     * (`REDIS_MIN_REPLICAS_ACK`, Redis `WAIT`); 0: the primary's answer suffices.
+     */
+    redisMinReplicasAck: number;
+    /** Longest wait for those replicas (ms, `REDIS_REPLICAS_ACK_TIMEOUT_MS`); later the append fails. */
+    redisReplicasAckTimeoutMs: number;
+    /**
      * Redis of the caches shared by replicas (APQ, cache invalidations; issue 20 item 1):
      * `REDIS_CACHE_URL`, else `redisUrl`. A Redis of their own keeps a full cache from ever
      * stopping the event log's appends.
@@ -225,6 +239,13 @@ export interface Config {
      * answered 429 and closed. 0: no limit (e.g. behind a load balancer whose address all share).
      */
     maxConnectionsPerAddress: number;
+    /**
+     * Balancers whose connections open with a PROXY protocol header (v1 or v2) naming the client
+     * (`TRUSTED_PROXIES`: IPv4/IPv6 addresses and CIDR ranges, e.g. `10.0.0.5,fd00::/64`): on their
+     * connections the per-address cap counts the client the header names; a connection from one of
+     * them without a valid header is closed (issue 20, item 12). Empty: every peer is a client.
+     */
+    trustedProxies: string[];
     /**
      * Browser origins (`scheme://host[:port]`) allowed to call the API cross-origin, with
      * credentials (CORS). Empty: no cross-origin browser access.
@@ -372,6 +393,19 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
+/** An IPv4/IPv6 address, or a CIDR range (`address/prefix`, prefix within the family's bits). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+/** `host:port` or `[ipv6]:port` (validated) as its parts. */
+function hostAndPort(entry: string): { host: string; port: number } {
+  const colon = entry.lastIndexOf(':');
+  return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)) };
+}
 /**
  * `NODE_ENV`, trimmed and lower-cased (`Production`, ` production` are production): `production`,
  * `development` or `test` (both development), unset or blank for development. Anything else (`prod`,
@@ -614,6 +648,26 @@ const envObject = z.object({
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_SENTINELS: optionalString.pipe(
+    commaList
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, 'each sentinel is host:port')
+              .refine(
+                (entry) => Number(entry.slice(entry.lastIndexOf(':') + 1)) <= 65_535,
+                'port above 65535',
+              ),
+          )
+          .min(1),
+      )
+      .optional(),
+  ),
+  REDIS_SENTINEL_MASTER: optionalString,
+  REDIS_MIN_REPLICAS_ACK: integer(0, 16, 0),
+  REDIS_REPLICAS_ACK_TIMEOUT_MS: integer(10, 60_000, 1_000),
   REDIS_CACHE_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   EVENTS_RETENTION_HOURS: z.coerce
     .number()
@@ -629,6 +683,11 @@ const envObject = z.object({
   HTTP_REQUEST_TIMEOUT_MS: integer(100, 600_000, 30_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, 600_000, 5_000),
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: integer(0, 1_000_000, 256),
+  TRUSTED_PROXIES: optionalString.pipe(
+    commaList
+      .pipe(z.array(z.string().refine(isAddressOrCidr, 'each entry is an IP address or CIDR range')))
+      .optional(),
+  ),
   CORS_ORIGINS: optionalString.pipe(
     commaList
       .pipe(
@@ -722,6 +781,13 @@ const envSchema = envObject.superRefine((env, ctx) => {
   }
   if (env.EVENTS_BACKEND === 'redis' && !env.REDIS_URL) {
     ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required when EVENTS_BACKEND=redis' });
+  }
+  if ((env.REDIS_SENTINELS === undefined) !== (env.REDIS_SENTINEL_MASTER === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [env.REDIS_SENTINELS === undefined ? 'REDIS_SENTINELS' : 'REDIS_SENTINEL_MASTER'],
+      message: 'REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together',
+    });
   }
   if (env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL) {
     ctx.addIssue({
@@ -926,6 +992,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backend: e.EVENTS_BACKEND,
       dataDir: e.DATA_DIR,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+      ...(e.REDIS_SENTINELS && e.REDIS_SENTINEL_MASTER
+        ? {
+            redisSentinel: { nodes: e.REDIS_SENTINELS.map(hostAndPort), masterName: e.REDIS_SENTINEL_MASTER },
+          }
+        : {}),
+      redisMinReplicasAck: e.REDIS_MIN_REPLICAS_ACK,
+      redisReplicasAckTimeoutMs: e.REDIS_REPLICAS_ACK_TIMEOUT_MS,
       ...(e.REDIS_CACHE_URL || e.REDIS_URL ? { cacheRedisUrl: e.REDIS_CACHE_URL ?? e.REDIS_URL } : {}),
       retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
       retentionMaxCount: e.EVENTS_RETENTION_COUNT,
@@ -943,6 +1016,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnectionsPerAddress: e.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+      trustedProxies: e.TRUSTED_PROXIES ?? [],
       corsOrigins: e.CORS_ORIGINS ?? [],
     },
     graphql: {

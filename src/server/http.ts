@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { context, SpanKind, type Tracer, trace } from '@opentelemetry/api';
 import type { Config } from '../config.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from '../events/webhook-receiver.ts';
-import { httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
+import { acceptProxyProtocol, httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { publicReadiness, type ReadinessReport } from '../lib/readiness.ts';
@@ -121,6 +121,12 @@ export function createHttpServer(options: {
         handleGraphQL(req, res, record);
       }
     });
+  });
+  // Behind trusted balancers the cap counts the client each connection's PROXY header names.
+  acceptProxyProtocol(server, {
+    trustedProxies: options.config.http.trustedProxies,
+    timeoutMs: options.config.http.headersTimeoutMs,
+    logger,
   });
   limitConnectionsPerAddress(server, options.config.http.maxConnectionsPerAddress, logger);
   options.shutdown.onCutOff(() => server.closeAllConnections());
