@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -31,6 +32,43 @@ export interface UpstreamAddresses {
   tokenUrl: string;
 }
 
+/**
+ * The upstream areas whose calls may go through the vault's outbound forward proxy
+ * (`UPSTREAM_PROXY_AREAS`), named as src/upstream/errors.ts `UpstreamArea` names them. The token
+ * endpoint (`oauth`) is not one of them: it is always called directly.
+ */
+export const PROXIABLE_AREAS = [
+  'card-interface',
+  'account-updater',
+  'network-tokens',
+  'card-attributes',
+  'accounts',
+] as const;
+
+/** One of {@link PROXIABLE_AREAS}. */
+export type ProxiableArea = (typeof PROXIABLE_AREAS)[number];
+
+/**
+ * The vaults' outbound forward proxy (sandbox contract §8: account updater and network token calls go
+ * through `https://<user>:<password>@<vault>.<environment>.verygoodproxy.com:8443`, whose TLS and the
+ * intercepted upstream TLS are signed by the provider's CA).
+ * - `all`: the proxy address of every vault without its own (`UPSTREAM_PROXY=<url>`);
+ * - `vaults`: proxy address per vault id (`UPSTREAM_PROXY=<vault>=<url>,…`); a vault in neither
+ *   connects directly;
+ * - `areas`: the areas whose calls go through it (`UPSTREAM_PROXY_AREAS`, default account updater
+ *   and network tokens);
+ * - `caPem`: the PEM bundle of `UPSTREAM_CA_FILE`, trusted besides the system roots for the TLS to
+ *   the proxy and for the upstream TLS it intercepts.
+ * The addresses carry the proxy credentials: they are sent only as `Proxy-Authorization` and never
+ * logged (src/upstream/http.ts names a proxy by `host:port`).
+ */
+export interface UpstreamProxyConfig {
+  all?: string;
+  vaults: Record<string, string>;
+  areas: readonly ProxiableArea[];
+  caPem?: string;
+}
+
 /** How the gateway calls the upstream, whichever it is. */
 interface UpstreamClientSettings {
   /** Client credentials per vault id (tenant). */
@@ -40,6 +78,16 @@ interface UpstreamClientSettings {
    * body (`UPSTREAM_TIMEOUT_MS`).
    */
   timeoutMs: number;
+  /**
+   * How the token request authenticates the client (`UPSTREAM_TOKEN_AUTH`): `form` sends
+   * `client_id` and `client_secret` as form fields, as the provider documents (sandbox contract §8);
+   * `basic` sends them as HTTP Basic (RFC 6749 §2.3.1).
+   */
+  tokenAuth: 'form' | 'basic';
+  /** Space-separated scopes the token request asks for (`UPSTREAM_TOKEN_SCOPE`); none by default (§8). */
+  tokenScope?: string;
+  /** The outbound forward proxy; undefined when every call connects directly (`UPSTREAM_PROXY` unset). */
+  proxy?: UpstreamProxyConfig;
 }
 
 /**
@@ -458,6 +506,71 @@ const credentialsList = z.string().transform((raw, ctx) => {
   return out;
 });
 
+/**
+ * `UPSTREAM_PROXY`: one proxy address for every vault (`https://user:password@host:8443`), or
+ * `vault=address` pairs separated by commas (a comma inside the credentials is percent-encoded, as
+ * in any URL). Each address is `http(s)://[user[:password]@]host[:port]` with no path or query.
+ * Messages never repeat a value: the addresses carry credentials.
+ */
+const proxyList = z.string().transform((raw, ctx): { all?: string; vaults: Record<string, string> } => {
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const vaults: Record<string, string> = {};
+  let all: string | undefined;
+  for (const entry of entries) {
+    const pair = /^([A-Za-z0-9]{1,64})=(.+)$/.exec(entry);
+    const address = pair ? pair[2]! : entry;
+    if (!isProxyAddress(address)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected http(s)://[user:password@]host[:port] or vault=http(s)://…[,…] (no path or query)',
+      });
+      return z.NEVER;
+    }
+    if (pair) vaults[pair[1]!] = address;
+    else all = address;
+  }
+  if (all !== undefined && entries.length > 1) {
+    ctx.addIssue({ code: 'custom', message: 'give one address for every vault, or vault=address pairs' });
+    return z.NEVER;
+  }
+  return { ...(all === undefined ? {} : { all }), vaults };
+});
+
+function isProxyAddress(address: string): boolean {
+  if (!URL.canParse(address)) return false;
+  const parsed = new URL(address);
+  return (
+    (parsed.protocol === 'https:' || parsed.protocol === 'http:') &&
+    parsed.hostname !== '' &&
+    (parsed.pathname === '' || parsed.pathname === '/') &&
+    parsed.search === '' &&
+    parsed.hash === ''
+  );
+}
+
+/** `UPSTREAM_CA_FILE`: a readable file of one or more PEM certificates; its text. */
+const caFile = z.string().transform((path, ctx) => {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `cannot be read (${(error as NodeJS.ErrnoException).code})` });
+    return z.NEVER;
+  }
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  try {
+    if (blocks.length === 0) throw new Error('no certificate');
+    for (const block of blocks) new X509Certificate(block);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'is not a PEM bundle of X.509 certificates' });
+    return z.NEVER;
+  }
+  return pem;
+});
+
 /** The standard OpenTelemetry variables cardgraph reads (gateway and standalone sandbox alike). */
 const otelEnvShape = {
   OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).optional(),
@@ -507,6 +620,23 @@ const envObject = z.object({
   TOKEN_URL: url.optional(),
   UPSTREAM_CREDENTIALS: credentialsList.optional(),
   UPSTREAM_TIMEOUT_MS: integer(100, 300_000, 10_000),
+  UPSTREAM_TOKEN_AUTH: optionalString.pipe(z.enum(['form', 'basic']).default('form')),
+  UPSTREAM_TOKEN_SCOPE: optionalString,
+  UPSTREAM_PROXY: optionalString.pipe(proxyList.optional()),
+  UPSTREAM_PROXY_AREAS: optionalString.pipe(
+    commaList
+      .pipe(
+        z
+          .array(
+            z.enum(PROXIABLE_AREAS, {
+              error: `each area is one of ${PROXIABLE_AREAS.join(', ')} (the token endpoint is always called directly)`,
+            }),
+          )
+          .min(1),
+      )
+      .default(['account-updater', 'network-tokens']),
+  ),
+  UPSTREAM_CA_FILE: optionalString.pipe(caFile.optional()),
   SHUTDOWN_TIMEOUT_MS: integer(500, 600_000, 15_000),
   NODES_MAX_IDS: integer(1, 1_000, 100),
   OPERATION_MAX_COST: integer(100, 10_000_000, 20_000),
@@ -630,6 +760,25 @@ const envSchema = envObject.superRefine((env, ctx) => {
       });
     }
   }
+  if (env.UPSTREAM_CA_FILE && !env.UPSTREAM_PROXY) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['UPSTREAM_CA_FILE'],
+      message: 'is trusted for the outbound proxy only: set UPSTREAM_PROXY too',
+    });
+  }
+  if (env.UPSTREAM_PROXY) {
+    const known = env.UPSTREAM_CREDENTIALS ?? (env.UPSTREAM === 'remote' ? {} : SANDBOX_CREDENTIALS);
+    for (const vault of Object.keys(env.UPSTREAM_PROXY.vaults)) {
+      if (!Object.hasOwn(known, vault)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['UPSTREAM_PROXY'],
+          message: `names vault ${vault}, which has no UPSTREAM_CREDENTIALS`,
+        });
+      }
+    }
+  }
   if (env.EVENTS_BACKEND === 'redis' && !env.REDIS_URL) {
     ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required when EVENTS_BACKEND=redis' });
   }
@@ -693,6 +842,25 @@ function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.Refine
       });
     }
   }
+  // The proxy's user and password travel in the tunnel request (sandbox contract §8: an https:// proxy).
+  const proxies = env.UPSTREAM_PROXY
+    ? [
+        ...(env.UPSTREAM_PROXY.all ? [env.UPSTREAM_PROXY.all] : []),
+        ...Object.values(env.UPSTREAM_PROXY.vaults),
+      ]
+    : [];
+  if (
+    proxies.some(
+      (address) => new URL(address).protocol === 'http:' && !isLoopbackHost(new URL(address).hostname),
+    )
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['UPSTREAM_PROXY'],
+      message:
+        'http:// is refused when NODE_ENV=production (the proxy credentials would travel in clear; use https://)',
+    });
+  }
   if (
     env.AUTH_JWT_SECRET !== undefined &&
     new Set(env.AUTH_JWT_SECRET).size < JWT_SECRET_MIN_DISTINCT_CHARACTERS
@@ -744,6 +912,25 @@ function tracingConfig(e: z.output<z.ZodObject<typeof otelEnvShape>>): { tracing
   };
 }
 
+/** The token request and outbound proxy settings of {@link UpstreamClientSettings} from the parsed variables. */
+function upstreamConnection(
+  e: z.output<typeof envObject>,
+): Pick<UpstreamClientSettings, 'tokenAuth' | 'tokenScope' | 'proxy'> {
+  return {
+    tokenAuth: e.UPSTREAM_TOKEN_AUTH,
+    ...(e.UPSTREAM_TOKEN_SCOPE ? { tokenScope: e.UPSTREAM_TOKEN_SCOPE } : {}),
+    ...(e.UPSTREAM_PROXY
+      ? {
+          proxy: {
+            ...e.UPSTREAM_PROXY,
+            areas: e.UPSTREAM_PROXY_AREAS,
+            ...(e.UPSTREAM_CA_FILE ? { caPem: e.UPSTREAM_CA_FILE } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
 /**
  * Parses the gateway configuration.
  * @param env variables to read; `process.env` by default (tests pass their own object).
@@ -777,6 +964,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           },
           credentials: e.UPSTREAM_CREDENTIALS ?? SANDBOX_CREDENTIALS,
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+          ...upstreamConnection(e),
         }
       : {
           mode: 'remote',
@@ -788,6 +976,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           tokenUrl: e.TOKEN_URL!,
           credentials: e.UPSTREAM_CREDENTIALS!,
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+          ...upstreamConnection(e),
         },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     operationLimits: {
@@ -867,7 +1056,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * once the sandbox has started.
  */
 export function onSandbox(config: Config, sandboxUrl: string): GatewayConfig {
-  const { credentials, timeoutMs } = config.upstream;
+  const { credentials, timeoutMs, tokenAuth, tokenScope, proxy } = config.upstream;
   return {
     ...config,
     upstream: {
@@ -879,6 +1068,9 @@ export function onSandbox(config: Config, sandboxUrl: string): GatewayConfig {
       tokenUrl: `${sandboxUrl}/oauth/token`,
       credentials,
       timeoutMs,
+      tokenAuth,
+      ...(tokenScope === undefined ? {} : { tokenScope }),
+      ...(proxy === undefined ? {} : { proxy }),
     },
   };
 }

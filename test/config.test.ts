@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       sandbox: { port: 4010, webhookDelayMs: 1000, wire: 'documented' },
       credentials: SANDBOX_CREDENTIALS,
       timeoutMs: 10_000,
+      tokenAuth: 'form',
     });
     expect(config.auth).toEqual({ jwtSecret: EMBEDDED_DEV_JWT_SECRET });
     expect(config.webhooks.secrets).toHaveLength(1);
@@ -188,6 +189,7 @@ describe('the gateway configuration', () => {
       tokenUrl: 'http://127.0.0.1:41234/oauth/token',
       credentials: SANDBOX_CREDENTIALS,
       timeoutMs: 10_000,
+      tokenAuth: 'form',
     });
   });
 

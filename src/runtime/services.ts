@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Tracer } from '@opentelemetry/api';
 import { Counter } from 'prom-client';
-import type { Config, GatewayConfig, UpstreamAddresses } from '../config.ts';
+import type { Config, GatewayConfig } from '../config.ts';
 import type { ContextServices } from '../context.ts';
 import { type CardEventStream, createCardEventStream } from '../events/card-event-stream.ts';
 import {
@@ -24,7 +24,7 @@ import { UnmappedNotificationStore } from '../events/unmapped-notification.ts';
 import { createWebhookReceiver } from '../events/webhook-receiver.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
-import { createReadinessProbe, originOf, type ReadinessReport } from '../lib/readiness.ts';
+import { createReadinessProbe, type ReadinessReport, upstreamProbeOrigins } from '../lib/readiness.ts';
 import type { Tracing } from '../lib/tracing.ts';
 import { BinAttributesCache } from '../loaders/bin-attributes-cache.ts';
 import {
@@ -86,7 +86,7 @@ export async function openServices(
     },
     vaults: upstream.tokens.vaults(),
     token: (vault) => upstream.tokens.getToken(vault),
-    upstreamOrigins: upstreamAddresses(config.upstream).map(originOf),
+    upstreamOrigins: upstreamProbeOrigins(config.upstream),
     isShuttingDown: () => shutdown.begun,
   });
   const services = createContextServices(config, { upstream, ...streams, cardReads, logger });
@@ -165,17 +165,6 @@ function createContextServices(
     }),
     limits: config.operationLimits,
   };
-}
-
-/** The five upstream addresses of `upstream` (token endpoint first), e.g. for readiness checks. */
-function upstreamAddresses(upstream: UpstreamAddresses): string[] {
-  return [
-    upstream.tokenUrl,
-    upstream.cardInterfaceUrl,
-    upstream.accountUpdaterUrl,
-    upstream.cardAttributesUrl,
-    upstream.accountsUrl,
-  ];
 }
 
 /** Exports the spans still buffered and stops `tracing`; a failed export is logged, not thrown. */

@@ -273,6 +273,8 @@ export interface Stack {
   /** The gateway's configuration, with the sandbox's real addresses in embedded mode. */
   config: GatewayConfig;
   url: string;
+  /** Base address of the gateway's metrics listener (`/metrics`, and the full `/readiness` report). */
+  metricsUrl: string;
   /** The embedded sandbox; `undefined` with `UPSTREAM=remote`. */
   sandbox: Sandbox | undefined;
   sandboxUrl: string;
@@ -324,13 +326,14 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     logDestination: destination,
     sandbox: { retryScheduleMs: [0, 100, 300], validateResponses: true },
   });
-  const { app, url, sandbox } = development;
+  const { app, url, metricsUrl, sandbox } = development;
   const clients: Client[] = [];
 
   return {
     app,
     config: development.config,
     url,
+    metricsUrl,
     sandbox,
     sandboxUrl: development.sandboxUrl!,
     logFile,
