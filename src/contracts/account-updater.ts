@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   BIN_PATTERN,
   billingAddress,
+  billingAddressAnswer,
   CVC_PATTERN,
   cardId,
   cvc,
@@ -226,7 +227,7 @@ export const v1Card = z.object({
   number: v1Number,
   exp_month: expMonth,
   exp_year: v1ExpYear,
-  billing_address: billingAddress.nullish(),
+  billing_address: billingAddressAnswer.nullish(),
   merchant: merchant.nullish(),
   capabilities: z.array(openEnum([ACCOUNT_UPDATER_CAPABILITY])).default([]),
   created_at: isoTimestamp,
@@ -275,7 +276,7 @@ export const holderInfo = z.object({
   name: z.string().nullish(),
   email: z.string().nullish(),
   number: z.string().nullish(),
-  billing_address: billingAddress.nullish(),
+  billing_address: billingAddressAnswer.nullish(),
 });
 
 /** Body of `POST /network-tokens` (spec; required members per docs/gap-decisions.md). */

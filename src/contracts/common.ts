@@ -155,6 +155,29 @@ export const billingAddress = z.object({
   phone: z.string().optional(),
 });
 
+/** A member of an answer's address that may be absent or `null`, read as absent (tolerant reader). */
+const answerAddressLine = z
+  .string()
+  .nullish()
+  .transform((line) => line ?? undefined);
+
+/**
+ * {@link billingAddress} as upstream answers carry it (issue 19, tolerant reader): each member may also
+ * be `null`, read as absent, and unknown members are ignored, so an address line the provider leaves
+ * empty never fails the read. Output type equals {@link billingAddress}'s.
+ */
+export const billingAddressAnswer = z.object({
+  name: answerAddressLine,
+  company: answerAddressLine,
+  address1: answerAddressLine,
+  address2: answerAddressLine,
+  city: answerAddressLine,
+  region: answerAddressLine,
+  country: answerAddressLine,
+  postal_code: answerAddressLine,
+  phone: answerAddressLine,
+});
+
 /**
  * One JSON:API error object (contract §3): `status` the HTTP status as a string, `code` of the
  * specification's Errors table or of contract §3, `detail` naming fields (never a PAN or CVC), and

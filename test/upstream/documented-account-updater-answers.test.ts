@@ -419,6 +419,32 @@ describe('account updater v1: the specification readings of the same answers', (
     expect(card).not.toHaveProperty('merchant');
     expect(card).not.toHaveProperty('network');
   });
+
+  it('reads a billing address whose lines are null as those lines absent', async () => {
+    answer(
+      'GET /cards/CRDuVQCsenqj6dbHFQq9gen2E',
+      json(200, {
+        data: {
+          ...ENROL_ANSWER.data,
+          billing_address: {
+            ...ENROL_ANSWER.data.billing_address,
+            company: null,
+            address2: null,
+            phone: null,
+          },
+        },
+      }),
+    );
+    const card = await accountUpdater.getCard(VAULT, 'CRDuVQCsenqj6dbHFQq9gen2E');
+    expect(card.billingAddress).toEqual({
+      name: 'John Doe',
+      address1: '555 Example St',
+      city: 'New York',
+      region: 'NY',
+      country: 'US',
+      postalCode: '12301',
+    });
+  });
 });
 
 describe('account updater v1: what the provider refuses is not sent (strict writer)', () => {
