@@ -22,9 +22,19 @@ import {
   sendNoContent,
 } from './http.ts';
 import { cardInterfaceTimestamp, newCardId, newSubscriptionId, randomBase62 } from './ids.ts';
-import { cardInterfaceScenario, checkScenario, replacementPan } from './test-cards.ts';
+import {
+  CARD_MANAGEMENT_NOTIFICATION_CARDS,
+  cardInterfaceScenario,
+  checkScenario,
+  replacementPan,
+} from './test-cards.ts';
 import type { TimerSet } from './timers.ts';
 import type { AliasVault } from './vault.ts';
+import {
+  buildCardManagementNotification,
+  type CardManagementNotificationInput,
+  type NotificationEnvelope,
+} from './webhooks.ts';
 
 /**
  * Card interface area (`{base_url}` = `/card-interface`, application/vnd.api+json): cards, account
@@ -73,8 +83,16 @@ interface StoredCard {
   subscription?: Subscription;
 }
 
-/** In-memory card store of the card interface, all vaults. */
+/**
+ * In-memory card store of the card interface, all vaults, keyed by vault and card id: the documented
+ * notification test cards have one fixed card id (sandbox contract §8), which every vault's card of
+ * that PAN gets, so ids are unique within a vault only.
+ */
 export class CardInterfaceStore extends VaultCardStore<StoredCard> {
+  protected override keyOf(vault: string, id: string): string {
+    return `${vault}\u0000${id}`;
+  }
+
   /** True when a card of this vault with this PAN holds an account updater subscription. */
   hasSubscribedPan(vault: string, pan: string): boolean {
     return this.someWithPan(vault, pan, (card) => card.subscription !== undefined);
@@ -197,7 +215,20 @@ export interface CardInterfaceDeps {
    * read in the documented wire only.
    */
   duplicateCardCheckVaults?: readonly string[];
+  /**
+   * Time between an account updater enrolment (`POST /cards/{id}/card-update-subscriptions`) and its
+   * `cmp_au_card.*` notification, in ms (`SandboxOptions.webhookDelayMs`). Documented wire only.
+   */
+  webhookDelayMs?: number;
+  /**
+   * Starts delivering a built notification to the vault's endpoints (`WebhookDispatcher.deliver`);
+   * without it no card management notification is sent.
+   */
+  deliver?: (vault: string, notification: { envelope: NotificationEnvelope; body: string }) => string;
 }
+
+/** Reason code of the `cmp_au_card.enrollment_failed` a failing (4002) subscription sends (§8). */
+export const SUBSCRIPTION_FAILURE_REASON = 'validation-failed';
 
 /**
  * Registers under {@link CARD_INTERFACE_PREFIX}:
@@ -212,6 +243,11 @@ export interface CardInterfaceDeps {
  * - `POST /cards/{card_id}/card-update-subscriptions` (`cards:write`): 200 subscription (state
  *   `enrolled`, existing one when already subscribed, `failed` for 4002 cards); 404; 422
  *   `card-brand-not-supported` (Diners Club, JCB).
+ *   Documented wire, with `deliver`: `webhookDelayMs` after a new enrolment of a documented
+ *   notification test card (`CARD_MANAGEMENT_NOTIFICATION_CARDS`, §8) its `cmp_au_card.<kind>`
+ *   notification goes to the vault's endpoints, and after a failed (4002) one
+ *   `cmp_au_card.enrollment_failed` with reason code `validation-failed`. A test card's `POST /cards`
+ *   gives it the documented fixed 52-character id (a fresh one when the vault already holds that id).
  * - `DELETE /cards/{card_id}/card-update-subscriptions` (`cards:write`): 204 (also when not subscribed); 404.
  * - `POST /cards/{card_id}/check` (`cards:write`): 200 `card_updates`; 404; 422
  *   `account-updater-not-supported` (Amex/Discover without subscription).
@@ -220,6 +256,43 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
   const { store, aliases, timers, now } = deps;
   const wire = deps.wire ?? 'documented';
   const duplicateCardCheck = new Set(wire === 'documented' ? (deps.duplicateCardCheckVaults ?? []) : []);
+  // Card management notifications (`cmp_au_card.*`) are the documented wire's (sandbox contract §8).
+  const deliver = wire === 'documented' ? deps.deliver : undefined;
+  const notifyLater = (
+    card: StoredCard,
+    input: Pick<CardManagementNotificationInput, 'event' | 'newExpYear' | 'reasonCode'>,
+  ): void => {
+    if (!deliver) return;
+    // Built when the timer fires: the notification's occurrence time is the delivery's start.
+    timers.schedule(deps.webhookDelayMs ?? 0, () => {
+      deliver(
+        card.vault,
+        buildCardManagementNotification({
+          vault: card.vault,
+          cardId: card.id,
+          pan: card.pan,
+          brand: card.brand,
+          expMonth: card.expMonth,
+          expYear: card.expYear,
+          occurredAtMs: now(),
+          ...input,
+        }),
+      );
+    });
+  };
+  /**
+   * The id of a new card of `pan` in `vault`: a documented notification test card's fixed id (§8)
+   * unless a card of the vault already holds it (ids stay unique within a vault: a second card of
+   * that PAN in the same vault gets a fresh id); otherwise a fresh id.
+   */
+  const idOfNewCard = (vault: string, pan: string): string => {
+    const fixed = wire === 'documented' ? CARD_MANAGEMENT_NOTIFICATION_CARDS[pan]?.cardId : undefined;
+    if (fixed !== undefined && !store.find(vault, fixed)) return fixed;
+    let id: string;
+    do id = newCardInterfaceCardId(wire);
+    while (store.find(vault, id));
+    return id;
+  };
   const cardOr404 = (auth: AuthContext, id: string): StoredCard => {
     const card = store.find(auth.vault, id);
     if (!card) throw httpError(404, 'card-not-found', 'no card with this id in the vault');
@@ -291,7 +364,7 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
 
     const createdAtMs = now();
     const card: StoredCard = {
-      id: newCardInterfaceCardId(wire),
+      id: idOfNewCard(auth.vault, pan),
       vault: auth.vault,
       pan,
       brand,
@@ -304,7 +377,7 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
       createdAtMs,
       updatedAtMs: createdAtMs,
     };
-    store.cards.set(card.id, card);
+    store.save(card);
     const created = wire === 'documented' ? documentedCreatedCardDocument(card, cvc) : cardDocument(card);
     sendJson(res, 201, created, JSON_API_MEDIA_TYPE);
   });
@@ -333,11 +406,21 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
     const at = now();
     if (cardInterfaceScenario(card.pan).kind === 'subscription-fails') {
       sendJson(res, 200, subscriptionDocumentOf(newSubscriptionId(), 'failed', at, at), JSON_API_MEDIA_TYPE);
+      notifyLater(card, { event: 'cmp_au_card.enrollment_failed', reasonCode: SUBSCRIPTION_FAILURE_REASON });
       return;
     }
     card.subscription = { id: newSubscriptionId(), createdAtMs: at, updatedAtMs: at };
     card.updatedAtMs = at;
     sendJson(res, 200, subscriptionDocumentOf(card.subscription.id, 'enrolled', at, at), JSON_API_MEDIA_TYPE);
+    // A documented notification test card's enrolment sends its table's notification (§8); an
+    // update reports a new expiry three years on (the updated card's new number is not sent).
+    const testCard = CARD_MANAGEMENT_NOTIFICATION_CARDS[card.pan];
+    if (testCard) {
+      notifyLater(card, {
+        event: testCard.event,
+        ...(testCard.update ? { newExpYear: card.expYear + 3 } : {}),
+      });
+    }
   });
 
   router.add('DELETE', subscriptionsPath, 'cards:write', ({ req, res, auth, params }) => {

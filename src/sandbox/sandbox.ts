@@ -161,6 +161,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     now,
     hangMs: options.hangMs ?? DEFAULT_HANG_MS,
     wire,
+    webhookDelayMs: options.webhookDelayMs,
+    deliver: (vault, notification) => dispatcher.deliver(vault, notification),
     ...(options.duplicateCardCheckVaults
       ? { duplicateCardCheckVaults: options.duplicateCardCheckVaults }
       : {}),

@@ -241,3 +241,47 @@ export function replacementPan(pan: string): string {
     seed = createHash('sha256').update(seed).digest();
   }
 }
+
+/**
+ * The card interface's documented notification test cards (sandbox contract §8; provider-docs
+ * `examples.json`, card-interface WEBHOOK `test_card_ids`; the provider's "Account Updater Webhooks -
+ * Mock Testing" page): PAN → the fixed 52-character card id a card created from it gets, and the
+ * `cmp_au_card.*` notification its account updater enrolment (`POST /cards/{id}/card-update-subscriptions`)
+ * sends. `update` says what the notification reports changed (`number`: a new number and expiry,
+ * `expiry`: a new expiry).
+ */
+export interface CardManagementNotificationCard {
+  cardId: string;
+  event:
+    | 'cmp_au_card.enrolled'
+    | 'cmp_au_card.updated'
+    | 'cmp_au_card.expired'
+    | 'cmp_au_card.closed'
+    | 'cmp_au_card.non_participating';
+  update?: 'number' | 'expiry';
+}
+
+export const CARD_MANAGEMENT_NOTIFICATION_CARDS: Readonly<Record<string, CardManagementNotificationCard>> = {
+  '5100260000079200': {
+    cardId: 'CRDnKQt89XXFRQVBEzcRvkhvmhs5rpBvxkv3PbeAFPB52zFFqjCR',
+    event: 'cmp_au_card.enrolled',
+  },
+  '5100260000069201': {
+    cardId: 'CRDqKgQbzM9cUWNUAQR5EFu9BrZuSLP5tgqxadbJBJdqgc2iKQ5i',
+    event: 'cmp_au_card.updated',
+    update: 'number',
+  },
+  '5100260000059202': {
+    cardId: 'CRDoy3ak2ipNi9Fac1tugukHQQi2JWkKdutozwHdd9MWZk9tj31J',
+    event: 'cmp_au_card.expired',
+    update: 'expiry',
+  },
+  '5100260000049203': {
+    cardId: 'CRDnedYQWP8U4qLZ8dELJTPa3iC3A9ANryT53dAeL8Nmdg21YnZ0',
+    event: 'cmp_au_card.closed',
+  },
+  '5100260000039204': {
+    cardId: 'CRDnExWG9xEu5khrT6Xw3pqi6CEtVei3yeogHgD8GG7jR6fxK2af',
+    event: 'cmp_au_card.non_participating',
+  },
+};

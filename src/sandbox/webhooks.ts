@@ -221,7 +221,7 @@ export function notificationOf(input: {
   occurredAtMs: number;
   description: string;
   summary: string;
-  application: 'account-updater' | 'network-tokens';
+  application: 'account-updater' | 'network-tokens' | 'card-management';
   details: object;
   detailsAsObject?: boolean;
   scope?: NotificationEnvelope['scope'];
@@ -246,6 +246,76 @@ export function notificationOf(input: {
     tenant: input.vault,
   };
   return { envelope, body: JSON.stringify(envelope) };
+}
+
+/**
+ * What a card management (`cmp_au_card.*`) notification reports (sandbox contract §8, the card
+ * interface's account updater notifications). Numbers are masked before they are sent; the PAN itself
+ * is never written to the body.
+ */
+export interface CardManagementNotificationInput {
+  vault: string;
+  /** `cmp_au_card.<kind>`, e.g. `cmp_au_card.updated` or `cmp_au_card.enrollment_failed`. */
+  event: string;
+  /** The card interface card id (`CRD…`, 52 characters for the documented test cards). */
+  cardId: string;
+  /** The card's number (only its masked form and first eight digits are sent). */
+  pan: string;
+  /** Card family of `pan`: `card_first8` is sent for `visa` and `mastercard` only (§8). */
+  brand: string;
+  expMonth: number;
+  expYear: number;
+  /** The new expiry an `updated` / `expired` notification reports; the old one when absent. */
+  newExpMonth?: number;
+  newExpYear?: number;
+  /** Reason code of an `enrollment_failed` notification (`validation-failed`, `declined`, …). */
+  reasonCode?: string;
+  /** When the event occurred, unix ms. */
+  occurredAtMs: number;
+}
+
+/** `description` of the sandbox's card management notifications (38 characters). */
+export const CARD_MANAGEMENT_NOTIFICATION_DESCRIPTION = 'Card management account updater event';
+
+/**
+ * Builds a card management notification (`cmp_au_card.*`, sandbox contract §8, docs/gap-decisions.md
+ * row 18): the envelope of {@link notificationOf} with `producer.application_name`
+ * `card-management` and `details` a JSON string holding, per kind, the members of the documented v1
+ * table ({@link DOCUMENTED_DETAILS_MEMBERS} of `au_card.<kind>`: `card_id` and `occurred_at`, plus
+ * the masked old number and the expiration dates where the kind reports them), `card_first8` for
+ * Visa and Mastercard cards only (the provider's "Account Updater Events" page), and `reason_code`
+ * for `enrollment_failed`. Masked numbers are 16 characters (first six, `******`, last four).
+ * @returns the envelope and its exact body bytes (UTF-8 JSON), which every retry re-sends unchanged.
+ */
+export function buildCardManagementNotification(input: CardManagementNotificationInput): {
+  envelope: NotificationEnvelope;
+  body: string;
+} {
+  const kind = input.event.slice(input.event.indexOf('.') + 1);
+  const all: Partial<NotificationDetails> = {
+    card_id: input.cardId,
+    occurred_at: isoUtc(input.occurredAtMs),
+    old_account_number: maskPan16(input.pan),
+    old_expiration_date: expirationDate(input.expMonth, input.expYear),
+    new_expiration_date: expirationDate(
+      input.newExpMonth ?? input.expMonth,
+      input.newExpYear ?? input.expYear,
+    ),
+  };
+  const members = DOCUMENTED_DETAILS_MEMBERS[`au_card.${kind}`] ?? DEFAULT_DOCUMENTED_MEMBERS;
+  const details: Record<string, unknown> = {};
+  for (const member of members) details[member] = all[member];
+  if (input.brand === 'visa' || input.brand === 'mastercard') details.card_first8 = input.pan.slice(0, 8);
+  if (input.reasonCode !== undefined) details.reason_code = input.reasonCode;
+  return notificationOf({
+    event: input.event,
+    vault: input.vault,
+    occurredAtMs: input.occurredAtMs,
+    description: CARD_MANAGEMENT_NOTIFICATION_DESCRIPTION,
+    summary: `Card ${input.cardId} ${input.event}`,
+    application: 'card-management',
+    details,
+  });
 }
 
 /** Options of {@link WebhookDispatcher}. */
