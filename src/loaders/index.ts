@@ -234,11 +234,40 @@ class PerEventRead<E extends { tenant: string }, V> {
   }
 }
 
-/** App-wide memo of the card behind each published card event (`CardEvent.card`, see {@link PerEventRead}). */
+/** The card interface card behind each published card management event (see {@link PerEventRead}). */
+class EventInterfaceCardReads extends PerEventRead<CardEvent, CardInterfaceCard> {
+  constructor(upstream: Upstream) {
+    super((event) => upstream.cardInterface.getCard(event.tenant, event.cardId ?? ''));
+  }
+
+  /** The card interface card of `event`, read on the first call only. */
+  of(event: CardEvent): Promise<InVault<CardInterfaceCard>> {
+    return this.readOnce(event);
+  }
+}
+
+/**
+ * App-wide memo of the card behind each published card event, see {@link PerEventRead}:
+ * `CardEvent.card` (account updater v1 `GET /cards/{card_id}`, {@link cardOf}) and
+ * `CardEvent.cardInterfaceCard` (card interface `GET /cards/{card_id}` for a `cmp_au_card.*` event,
+ * {@link interfaceCardOf}; issue 19, sandbox contract §8).
+ */
 export class EventCardCache extends PerEventRead<CardEvent, AccountUpdaterCard> {
+  readonly #interfaceCards: EventInterfaceCardReads;
+
   constructor(upstream: Upstream) {
     // `CardEvent.card` asks only for events that name a card (null otherwise).
     super((event) => upstream.accountUpdater.getCard(event.tenant, event.cardId ?? ''));
+    this.#interfaceCards = new EventInterfaceCardReads(upstream);
+  }
+
+  /**
+   * The card interface card named by `details.card_id` of a card management notification, read once
+   * in the event's tenant for every subscriber.
+   * @throws the typed gateway error of the read (e.g. CardNotFoundError).
+   */
+  interfaceCardOf(event: CardEvent): Promise<InVault<CardInterfaceCard>> {
+    return this.#interfaceCards.of(event);
   }
 
   /**

@@ -5,6 +5,7 @@ import type { CardExpiry } from '../events/card-event.ts';
 import type { LoggedCardEvent } from '../events/event-log.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
+import { CardRef } from './card.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
 import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
 import { costExtension } from './paging.ts';
@@ -91,7 +92,7 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
       type: AccountUpdaterCardRef,
       nullable: true,
       description:
-        'The card, read once per event for all subscribers (v1 GET /cards/{card_id}); `CardNotFoundError` for sandbox mock cards, which are never saved; null when the notification names no card.',
+        'The account updater card, read once per event for all subscribers (v1 GET /cards/{card_id}); `CardNotFoundError` for sandbox mock cards, which are never saved; null when the notification names no card or comes from the card interface (`source` `CARD_MANAGEMENT`: see `cardInterfaceCard`).',
       authScopes: { scope: 'cards:read' },
       extensions: costExtension({ upstreamCalls: 1 }),
       errors: { types: [CardNotFoundError] },
@@ -100,10 +101,29 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
       // operation's upstream budget.
       resolve: (event, _args, context, info) => {
         const { cardId } = event;
-        if (cardId === undefined) return null;
+        // A card management card id names a card interface card, which v1 does not hold.
+        if (cardId === undefined || event.source === 'card_management') return null;
         return info.operation.operation === 'subscription'
           ? context.eventCards.cardOf(event)
           : context.loaders.accountUpdaterCard.load({ vaultId: event.tenant, cardId });
+      },
+    }),
+    cardInterfaceCard: t.field({
+      type: CardRef,
+      nullable: true,
+      description:
+        'The card interface card of a card management event (`source` `CARD_MANAGEMENT`, `cmp_au_card.*`), read once per event for all subscribers (card interface GET /cards/{card_id}); null for other sources or when the notification names no card.',
+      authScopes: { scope: 'cards:read' },
+      extensions: costExtension({ upstreamCalls: 1 }),
+      errors: { types: [CardNotFoundError] },
+      // Same reads as `card`: once per live event for every subscriber; a history page through the
+      // request's loaders (one read per distinct card, through the card read cache).
+      resolve: (event, _args, context, info) => {
+        const { cardId } = event;
+        if (cardId === undefined || event.source !== 'card_management') return null;
+        return info.operation.operation === 'subscription'
+          ? context.eventCards.interfaceCardOf(event)
+          : context.loaders.cardInterfaceCard.load({ vaultId: event.tenant, cardId });
       },
     }),
   }),
