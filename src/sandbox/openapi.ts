@@ -509,7 +509,7 @@ const paths: Record<string, OpenApiPathItem> = {
       operationId: 'subscribeCard',
       summary: 'Subscribe a card to account updater',
       description:
-        'An already subscribed card answers its subscription unchanged; test cards 4002 answer `failed`.',
+        'An already subscribed card answers its subscription unchanged; test cards 4002 answer `failed`. Documented wire: a new enrolment of a documented notification test card (5100260000079200, …69201, …59202, …49203, …39204) sends its `cmp_au_card.*` notification after the webhook delay, a failing one `cmp_au_card.enrollment_failed`.',
       security: 'cards:write',
       pathParameters: true,
       responses: (r) => ({

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CARD_MANAGEMENT_NOTIFICATION_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
   assertNoTestPanIn,
+  CARD_INTERFACE_TEST_CARD_IDS,
   type NotifyingSandbox,
   type Receiver,
   startNotifyingSandbox,
@@ -19,15 +19,8 @@ import {
 const JSON_API = 'application/vnd.api+json';
 const SECRETS = { tntsandbox1: 'whsec_cmp_secret_0123456789', tntsandbox2: 'whsec_cmp_other_0123456789' };
 
-/** The documented table, read from the provider's examples file (not from the code under test). */
-const DOCUMENTED_IDS = (
-  JSON.parse(readFileSync('/work/shared/provider-docs/examples.json', 'utf8')) as {
-    area: string;
-    method: string;
-    response: { test_card_ids?: Record<string, string> } | null;
-  }[]
-).find((example) => example.area === 'card-interface' && example.method === 'WEBHOOK')!.response!
-  .test_card_ids!;
+/** The documented table (examples.json `test_card_ids`, kept in the test support, not in the code under test). */
+const DOCUMENTED_IDS = CARD_INTERFACE_TEST_CARD_IDS;
 
 const EVENTS: Record<string, string> = {
   '5100260000079200': 'cmp_au_card.enrolled',

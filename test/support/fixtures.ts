@@ -180,6 +180,14 @@ export const EXTRA_TEST_PANS = [
   '5473721500000508',
   // A Visa on 400000, a BIN the sandbox BIN table does not know (test/gateway/joins.test.ts).
   '4000007000000106',
+  // The card interface's documented notification test cards (sandbox contract §8) and an Amex
+  // failing enrolment (test/sandbox/card-management-notifications.test.ts, card-management-events).
+  '5100260000079200',
+  '5100260000069201',
+  '5100260000059202',
+  '5100260000049203',
+  '5100260000039204',
+  '378200000004002',
 ] as const;
 
 /**
