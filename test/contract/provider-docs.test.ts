@@ -957,15 +957,23 @@ function documentedNetworkTokenNotification(): NotificationCase {
   };
 }
 
+/** The card interface's notification test cards and their events (sandbox contract §8). */
+const CMP_TEST_CARD_EVENTS: Record<string, string> = {
+  '5100260000079200': 'cmp_au_card.enrolled',
+  '5100260000069201': 'cmp_au_card.updated',
+  '5100260000059202': 'cmp_au_card.expired',
+  '5100260000049203': 'cmp_au_card.closed',
+  '5100260000039204': 'cmp_au_card.non_participating',
+};
+
 /** Card interface notifications: each documented event, on the documented 52-character test card ids. */
 function cmpNotifications(): NotificationCase[] {
   const example = exampleOf('card-interface WEBHOOK cmp_au_card.* / cmp_network_token.updated').response as {
     events: string[];
     test_card_ids: Record<string, string>;
   };
-  const ids = Object.values(example.test_card_ids);
   const key = 'card-interface WEBHOOK cmp_au_card.* / cmp_network_token.updated';
-  return example.events.map((event, index): NotificationCase => {
+  return example.events.map((event): NotificationCase => {
     const timestamp = nextTimestamp();
     if (event === 'cmp_network_token.updated') {
       // No body of its own is documented: the network token area's documented details, re-sent
@@ -988,8 +996,10 @@ function cmpNotifications(): NotificationCase[] {
         },
       };
     }
-    // Details: the card id is all the card interface's pages show (§4's occurred_at added).
-    const cardId = ids[index % ids.length]!;
+    // Details: the card id is all the card interface's pages show (§4's occurred_at added). Each
+    // event of a §8 test card goes out on that card's id; the others on the enrolled card's.
+    const pan = Object.entries(CMP_TEST_CARD_EVENTS).find(([, e]) => e === event)?.[0] ?? '5100260000079200';
+    const cardId = example.test_card_ids[pan]!;
     const occurredAt = '2026-11-20T11:00:00.000Z';
     return {
       key,
