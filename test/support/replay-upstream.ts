@@ -139,7 +139,11 @@ interface Answer {
   contentType: string;
 }
 
-/** Card interface card record served for `GET /cards/{card_id}` (see {@link cardInterfaceRead}). */
+/**
+ * The pseudo-example answering the card interface's `GET /cards/{card_id}`: the documented creation
+ * answer (`examples`' card interface `POST /cards`) with status 200.
+ * @throws Error when `examples` holds no card interface `POST /cards`.
+ */
 function cardInterfaceRead(examples: readonly ProviderExample[]): ProviderExample {
   const created = examples.find(
     (e) => e.area === 'card-interface' && e.method === 'POST' && e.path === '/cards',
