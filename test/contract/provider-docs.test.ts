@@ -482,11 +482,7 @@ const ROWS: Record<string, Row> = {
         expMonth: 7,
         expYear: 24,
         cvv: '123',
-        merchant: {
-          serviceMerchantId: 'MCq7GWCbtVXaNt8b4k2xraTw',
-          subMerchantName: 'John',
-          subMerchantMid: '345643355',
-        },
+        merchant: { serviceMerchantId: 'MCq7GWCbtVXaNt8b4k2xraTw', subMerchantName: 'John' },
       },
     },
     // The answer's `number` is the plain PAN (a JSON number): the graph may only show it masked.
@@ -513,11 +509,9 @@ const ROWS: Record<string, Row> = {
           exp_month: 7,
           exp_year: 24,
           cvv: '123',
-          merchant: {
-            vgs_merchant_id: 'MCq7GWCbtVXaNt8b4k2xraTw',
-            sub_merchant_name: 'John',
-            sub_merchant_mid: 345643355,
-          },
+          // The merchant members a request documents (enrol page, §8); `sub_merchant_mid` is an
+          // answer member only.
+          merchant: { vgs_merchant_id: 'MCq7GWCbtVXaNt8b4k2xraTw', sub_merchant_name: 'John' },
         },
       },
     ],
