@@ -117,6 +117,12 @@ export interface Config {
     backend: 'sqlite' | 'redis';
     dataDir: string;
     redisUrl?: string;
+    /**
+     * Redis of the caches shared by replicas (APQ, cache invalidations; issue 20 item 1):
+     * `REDIS_CACHE_URL`, else `redisUrl`. A Redis of their own keeps a full cache from ever
+     * stopping the event log's appends.
+     */
+    cacheRedisUrl?: string;
     /** Retention: events older than this (ms) are dropped. */
     retentionMaxAgeMs: number;
     /** Retention: at most this many events are kept. */
@@ -200,7 +206,8 @@ export interface Config {
   persistedOperations: {
     /**
      * Trusted documents (the codegen manifest of src/client/operations.graphql):
-     * - `off`: not consulted; any operation runs, Automatic Persisted Queries (APQ) register any;
+     * - `off`: not consulted; any operation runs, Automatic Persisted Queries (APQ) register any valid
+     *   document sent with a client token;
      * - `allow`: a manifest id runs its document; anything else as with `off`;
      * - `require`: only manifest documents run (by id); APQ registration is refused.
      */
@@ -209,8 +216,10 @@ export interface Config {
     manifestPath: string;
     /** APQ entries live this long (s), in Redis and in memory alike. */
     apqTtlS: number;
-    /** In-memory APQ store (without Redis): least recently used entries beyond this are dropped. */
+    /** APQ entries kept, in Redis and in memory alike (oldest dropped beyond it; issue 20 item 1). */
     apqMaxEntries: number;
+    /** Bytes of APQ document text kept, in Redis and in memory alike (oldest dropped beyond it). */
+    apqMaxBytes: number;
   };
   metrics: {
     /**
@@ -408,6 +417,7 @@ const envObject = z.object({
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_CACHE_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   EVENTS_RETENTION_HOURS: z.coerce
     .number()
     .positive()
@@ -455,6 +465,7 @@ const envObject = z.object({
     .max(30 * 86_400)
     .default(86_400),
   APQ_MAX_ENTRIES: integer(1, 1_000_000, 1_000),
+  APQ_MAX_BYTES: integer(65_536, 1_073_741_824, 16_777_216),
   GRAPHIQL: onOff,
   INTROSPECTION: onOff,
   FIELD_SUGGESTIONS: onOff,
@@ -623,6 +634,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backend: e.EVENTS_BACKEND,
       dataDir: e.DATA_DIR,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+      ...(e.REDIS_CACHE_URL || e.REDIS_URL ? { cacheRedisUrl: e.REDIS_CACHE_URL ?? e.REDIS_URL } : {}),
       retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
       retentionMaxCount: e.EVENTS_RETENTION_COUNT,
     },
@@ -655,6 +667,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         fileURLToPath(new URL('./client/generated/persisted-documents.json', import.meta.url)),
       apqTtlS: e.APQ_TTL_S,
       apqMaxEntries: e.APQ_MAX_ENTRIES,
+      apqMaxBytes: e.APQ_MAX_BYTES,
     },
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
     ...tracingConfig(e),

@@ -228,3 +228,18 @@ describe('loadConfig with NODE_ENV=production', () => {
     expect(config.auth.jwtSecret).toBe(remote.AUTH_JWT_SECRET);
   });
 });
+
+describe('caches kept apart from the event log (issue 20 item 1)', () => {
+  it('reads REDIS_CACHE_URL (REDIS_URL when unset) and the APQ caps, 64 KiB of text at least', () => {
+    const redis = { EVENTS_BACKEND: 'redis', REDIS_URL: 'redis://events:6379' };
+    expect(loadConfig(redis).events.cacheRedisUrl).toBe('redis://events:6379');
+    expect(loadConfig({ ...redis, REDIS_CACHE_URL: 'redis://caches:6379/1' }).events.cacheRedisUrl).toBe(
+      'redis://caches:6379/1',
+    );
+    expect(() => loadConfig({ ...redis, REDIS_CACHE_URL: 'http://caches' })).toThrow(/\bREDIS_CACHE_URL\b/);
+    const defaults = loadConfig({}).persistedOperations;
+    expect([defaults.apqMaxEntries, defaults.apqMaxBytes]).toEqual([1_000, 16 * 1024 * 1024]);
+    expect(loadConfig({ APQ_MAX_BYTES: '1048576' }).persistedOperations.apqMaxBytes).toBe(1_048_576);
+    expect(() => loadConfig({ APQ_MAX_BYTES: '65535' })).toThrow(/\bAPQ_MAX_BYTES\b/);
+  });
+});

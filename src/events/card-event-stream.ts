@@ -70,7 +70,11 @@ export interface CardEventStream extends CardEventBus {
   history(filter: CardEventFilter, after: HistoryCursor | null, limit: number): Promise<LoggedCardEvent[]>;
   /** Live subscribers, of `tenant` only when given. */
   subscriberCount(tenant?: string): number;
-  /** Resolves when the log's backend answers (readiness); see {@link CardEventLog.ping}. */
+  /**
+   * Resolves when the log's backend answers (readiness; see {@link CardEventLog.ping}) and its latest
+   * append did not fail in the last {@link APPEND_FAILURE_HOLD_MS}.
+   * @throws EventLogAppendFailingError (code `append-failed`) while appends fail.
+   */
   ping(): Promise<void>;
   /** Ends every subscription, waits for appends in flight, stops retention and closes the log. */
   close(): Promise<void>;
@@ -102,6 +106,18 @@ export interface EventStreamOptions<E extends LogEvent>
 }
 
 const REPLAY_PAGE = 500;
+/**
+ * How long after a failed append (with none succeeding since) `ping` fails (ms): readiness reports
+ * the log cannot append (issue 20 item 1), then clears on its own so a replica whose log recovered
+ * while no webhook arrived is taken back by its balancer; the provider's retry tests it again.
+ */
+export const APPEND_FAILURE_HOLD_MS = 10_000;
+
+/** Thrown by `ping` while appends fail: readiness shows the constant code `append-failed`. */
+export class EventLogAppendFailingError extends Error {
+  override name = 'EventLogAppendFailingError';
+  readonly code = 'append-failed';
+}
 /** Receipts remembered for delivery lag and fan-out span parents; the oldest are forgotten first. */
 const MAX_TRACKED_RECEIPTS = 10_000;
 
@@ -168,6 +184,9 @@ export async function createEventStream<E extends LogEvent>(
     if (since !== undefined) metrics.deliveryLag.observe(Math.max(0, Date.now() - since) / 1000);
   }
   const inFlight = new Set<Promise<unknown>>();
+  /** When the latest append failed (ms since the epoch), none succeeding since; undefined when fine. */
+  let appendFailedAtMs: number | undefined;
+  metrics?.eventLogAppendFailing.set({ log: kind.name }, 0);
   const trimTimer = setInterval(() => {
     log.trim().then(
       (dropped) => dropped > 0 && logger.info({ dropped, log: kind.name }, 'event retention applied'),
@@ -246,6 +265,8 @@ export async function createEventStream<E extends LogEvent>(
       } finally {
         inFlight.delete(append);
         metrics?.eventLogAppend.observe({ backend, outcome }, (performance.now() - started) / 1000);
+        appendFailedAtMs = outcome === 'failed' ? Date.now() : undefined;
+        metrics?.eventLogAppendFailing.set({ log: kind.name }, outcome === 'failed' ? 1 : 0);
         if (span) {
           span.setAttribute('cardgraph.event_log.outcome', outcome);
           if (outcome === 'failed') recordSpanFailure(span, 'append-failed');
@@ -261,7 +282,13 @@ export async function createEventStream<E extends LogEvent>(
     resume,
     history: (filter, after, limit) => log.history(filter, after, limit),
     subscriberCount: (tenant) => bus.subscriberCount(tenant),
-    ping: () => log.ping(),
+    async ping() {
+      await log.ping();
+      // A backend that answers PING may still refuse writes (a Redis at `maxmemory`).
+      if (appendFailedAtMs !== undefined && Date.now() - appendFailedAtMs < APPEND_FAILURE_HOLD_MS) {
+        throw new EventLogAppendFailingError(`the ${kind.name} log refused its latest append`);
+      }
+    },
     async close() {
       if (closing) return;
       closing = true;

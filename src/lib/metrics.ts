@@ -25,6 +25,11 @@ export interface Metrics {
   readonly webhookNotifications: Counter<'outcome' | 'reason'>;
   /** `cardgraph_event_log_append_duration_seconds{backend,outcome}`; outcome `appended`|`duplicate`|`failed`. */
   readonly eventLogAppend: Histogram<'backend' | 'outcome'>;
+  /**
+   * `cardgraph_event_log_append_failing{log}`: 1 while the latest append to that log (`card_events`,
+   * `network_token_events`) failed (readiness fails with it, issue 20 item 1), else 0.
+   */
+  readonly eventLogAppendFailing: Gauge<'log'>;
   /** `cardgraph_graphql_live_subscriptions{transport}`; transport `graphql-ws`|`sse`. */
   readonly liveSubscriptions: Gauge<'transport'>;
   /** `cardgraph_event_delivery_lag_seconds`: webhook receipt (or log append on another replica) to subscriber send. */
@@ -140,6 +145,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       help: 'Durable event log appends, by backend and outcome.',
       labelNames: ['backend', 'outcome'],
       buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    eventLogAppendFailing: new Gauge({
+      name: 'cardgraph_event_log_append_failing',
+      help: 'Whether the latest append to a durable event log failed (1) or succeeded (0), by log; readiness fails while it is 1.',
+      labelNames: ['log'],
       registers,
     }),
     liveSubscriptions: new Gauge({

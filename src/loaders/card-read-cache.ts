@@ -15,10 +15,15 @@ export interface CardReadCacheOptions {
   now?: () => number;
   /** Called on every lookup (metrics). */
   onLookup?: (area: CardReadArea, outcome: CardReadOutcome) => void;
+  /**
+   * Tells the other replicas a card changed (src/loaders/card-invalidations.ts, issue 20 item 2),
+   * called by {@link CardReadCache.changed}; none with one gateway.
+   */
+  publish?: (change: { vaultId: string; cardId: string }) => Promise<void>;
 }
 
 /** Card ids the cache accepts (`CRD…`); anything else (never a PAN, but be sure) is read uncached. */
-const CARD_ID = /^CRD[A-Za-z0-9]{1,64}$/;
+export const CARD_ID = /^CRD[A-Za-z0-9]{1,64}$/;
 
 interface Entry {
   value: Promise<unknown>;
@@ -28,8 +33,8 @@ interface Entry {
 /**
  * App-wide, per-vault cache of upstream card reads (issue 13 "Reads cached until the card
  * changes"): a card read once is served from memory until an `au_card.*` event of that card arrives
- * (on this replica or, through the Redis log's tail, any other), a mutation of it succeeds here, or
- * `ttlMs` passes. Keys are area, vault id and card id (`CRD…`), never card numbers. A failed read is
+ * (on this replica or, through the Redis log's tail, any other), a mutation of it succeeds on any
+ * replica ({@link CardReadCache.changed}, published to the others), or `ttlMs` passes. Keys are area, vault id and card id (`CRD…`), never card numbers. A failed read is
  * not kept. Counters `hits`, `misses` and `invalidations` are for metrics.
  */
 export class CardReadCache {
@@ -39,6 +44,7 @@ export class CardReadCache {
   readonly #ttlMs: number;
   readonly #now: () => number;
   readonly #onLookup: CardReadCacheOptions['onLookup'];
+  readonly #publish: CardReadCacheOptions['publish'];
   #hits = 0;
   #misses = 0;
   #invalidations = 0;
@@ -52,6 +58,7 @@ export class CardReadCache {
     this.#entries = new LRUCache({ max: options.maxEntries });
     this.#now = options.now ?? Date.now;
     this.#onLookup = options.onLookup;
+    this.#publish = options.publish;
   }
 
   /** Lookups answered from memory. */
@@ -97,6 +104,16 @@ export class CardReadCache {
       if (this.#entries.peek(key) === fresh) this.#entries.delete(key);
     });
     return value;
+  }
+
+  /**
+   * A mutation here changed the card `cardId` of `vaultId`: drops its reads on this replica, then
+   * tells every other replica to drop theirs (`publish`), so a read through any replica right after
+   * the mutation's answer sees the change (issue 20 item 2). Resolves once published; never rejects.
+   */
+  async changed(vaultId: string, cardId: string): Promise<void> {
+    this.invalidate(vaultId, cardId);
+    await this.#publish?.({ vaultId, cardId });
   }
 
   /** Drops every area's read of `cardId` in `vaultId` (a card event or a mutation changed it). */

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { type APQStore, createInMemoryAPQStore, useAPQ } from '@graphql-yoga/plugin-apq';
+import { type APQStore, hashSHA256 } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations as useTrustedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import { createClient } from 'redis';
 import type { Config } from '../config.ts';
 import { ConfigError } from '../config.ts';
@@ -14,9 +15,11 @@ import type { Logger } from '../lib/logger.ts';
  *
  * | mode      | manifest id               | APQ hash only / hash + query           | query text alone |
  * |-----------|---------------------------|----------------------------------------|------------------|
- * | `off`     | APQ lookup (as any hash)  | stored document / verified and stored  | runs             |
- * | `allow`   | runs its manifest document| stored document / verified and stored  | runs             |
+ * | `off`     | APQ lookup (as any hash)  | stored document / verified and stored* | runs             |
+ * | `allow`   | runs its manifest document| stored document / verified and stored* | runs             |
  * | `require` | runs its manifest document| `persisted-operation-not-found`        | `persisted-operation-required` |
+ *
+ * (*) from an authenticated request only, once the document has passed validation (issue 20 item 1).
  *
  * A request naming a manifest id runs the manifest's document, whatever query text it also carries
  * (graphql-ws and graphql-sse clients must send a string; Apollo's links send the text they hold).
@@ -30,7 +33,8 @@ import type { Logger } from '../lib/logger.ts';
 export type PersistedOperationsPlugin = Plugin & {
   /**
    * Resolves one operation's parameters as the Yoga pipeline does (same plugins, same order), for
-   * transports that do not pass through Yoga's request handling (graphql-ws).
+   * transports that do not pass through Yoga's request handling (graphql-ws). An APQ registration
+   * through it counts as authenticated: graphql-ws opens a connection only for a valid token.
    * @returns the parameters with `query` set to the document to run.
    * @throws GraphQLError with the codes of the table above.
    */
@@ -91,31 +95,128 @@ function persistedQueryHash(params: GraphQLParams): string | undefined {
 }
 
 /**
- * In-memory APQ store: least recently used entries beyond `maxEntries` are dropped, each lives `ttlS`.
- * One gateway only; replicas use {@link createRedisApqStore}.
+ * Bounds of an APQ store (issue 20 item 1), in memory and in Redis alike: at most `maxEntries`
+ * documents holding at most `maxBytes` bytes of UTF-8 text together (the oldest dropped to make room
+ * for a new one), each kept `ttlS` seconds after its registration.
  */
-export function createMemoryApqStore(options: { maxEntries: number; ttlS: number }): APQStore {
-  return createInMemoryAPQStore({ max: options.maxEntries, ttl: options.ttlS * 1000 });
+export interface ApqStoreLimits {
+  maxEntries: number;
+  maxBytes: number;
+  ttlS: number;
 }
 
 /**
- * APQ store in Redis, shared by replicas: key `cardgraph:apq:<sha256 hex>`, each entry expiring after
- * `ttlS` (refreshed when registered again). Redis failures are logged and count as a miss (the client
- * then sends the query), never as a failed operation.
+ * In-memory APQ store within {@link ApqStoreLimits}: least recently used entries are dropped beyond
+ * `maxEntries` or `maxBytes` (document bytes), each lives `ttlS`. One gateway only; replicas use
+ * {@link createRedisApqStore}.
  */
-export async function createRedisApqStore(options: {
-  url: string;
-  ttlS: number;
-  logger: Logger;
-}): Promise<APQStore & { close(): Promise<void> }> {
-  const client = createClient({ url: options.url });
+export function createMemoryApqStore(options: ApqStoreLimits): APQStore {
+  const cache = new LRUCache<string, string>({
+    max: options.maxEntries,
+    maxSize: options.maxBytes,
+    sizeCalculation: (query) => Math.max(1, Buffer.byteLength(query)),
+    ttl: options.ttlS * 1000,
+  });
+  return {
+    get: (hash) => cache.get(hash),
+    set: (hash, query) => {
+      // lru-cache refuses (and does not store) an entry larger than maxSize on its own.
+      if (Buffer.byteLength(query) <= options.maxBytes) cache.set(hash, query);
+    },
+  };
+}
+
+/** Longest wait for one Redis APQ lookup or registration (ms); a lookup then misses. */
+export const REDIS_APQ_TIMEOUT_MS = 2_000;
+
+/**
+ * Keys of the Redis APQ store (one hash tag, so a Redis Cluster keeps them on one shard for the
+ * scripts): the documents by hash, their registration times (ms since the epoch) and the running
+ * total of their bytes.
+ */
+export const REDIS_APQ_KEYS = {
+  documents: 'cardgraph:{apq}:documents',
+  registered: 'cardgraph:{apq}:registered',
+  bytes: 'cardgraph:{apq}:bytes',
+} as const;
+
+/**
+ * Stores one registration and trims the store, atomically (a script runs alone): the hash's earlier
+ * registration and every entry older than the TTL are dropped, then the oldest entries until the new
+ * one fits both caps. KEYS: documents, registered, bytes. ARGV: hash, document, now (ms), TTL (ms),
+ * max entries, max bytes. Returns 1 when stored, 0 when the document alone exceeds max bytes.
+ */
+const APQ_SET_SCRIPT = `
+local documents, registered, total = KEYS[1], KEYS[2], KEYS[3]
+local hash, query = ARGV[1], ARGV[2]
+local now, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
+local maxEntries, maxBytes = tonumber(ARGV[5]), tonumber(ARGV[6])
+local size = string.len(query)
+if size > maxBytes then return 0 end
+local bytes = tonumber(redis.call('GET', total) or '0')
+local function drop(member)
+  bytes = bytes - redis.call('HSTRLEN', documents, member)
+  redis.call('HDEL', documents, member)
+  redis.call('ZREM', registered, member)
+end
+if redis.call('ZSCORE', registered, hash) then drop(hash) end
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', registered, '-inf', now - ttl)) do drop(member) end
+local count = redis.call('ZCARD', registered)
+while count > 0 and (count >= maxEntries or bytes + size > maxBytes) do
+  drop(redis.call('ZRANGE', registered, 0, 0)[1])
+  count = count - 1
+end
+if bytes < 0 then bytes = 0 end
+redis.call('HSET', documents, hash, query)
+redis.call('ZADD', registered, now, hash)
+redis.call('SET', total, bytes + size)
+return 1
+`;
+
+/**
+ * Looks one hash up: its document when registered less than the TTL ago, else nil. Read-only (runs
+ * on a Redis that refuses writes for lack of memory). KEYS: documents, registered. ARGV: hash, now
+ * (ms), TTL (ms).
+ */
+const APQ_GET_SCRIPT = `#!lua flags=no-writes
+local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not score or tonumber(score) <= tonumber(ARGV[2]) - tonumber(ARGV[3]) then return false end
+return redis.call('HGET', KEYS[1], ARGV[1])
+`;
+
+/**
+ * APQ store in Redis, shared by replicas, within {@link ApqStoreLimits} (issue 20 item 1): documents
+ * in one hash, their registration times in a sorted set and their byte total in a counter
+ * ({@link REDIS_APQ_KEYS}), trimmed atomically on every registration (oldest first), so the store
+ * never holds more than `maxEntries` documents or `maxBytes` bytes of them (plus Redis's own
+ * per-entry overhead, about 100 bytes). An entry expires `ttlS` after its (latest) registration.
+ * Give it a Redis of its own with `REDIS_CACHE_URL` to keep caches and the event log apart. Redis
+ * failures are logged and count as a miss (the client then sends the query), never as a failed
+ * operation.
+ */
+export async function createRedisApqStore(
+  options: ApqStoreLimits & { url: string; logger: Logger; now?: () => number },
+): Promise<APQStore & { close(): Promise<void> }> {
+  // Offline or silent, Redis costs an operation at most REDIS_APQ_TIMEOUT_MS (a miss, or an
+  // unstored registration), never a wait in node-redis's queue for a reconnect.
+  const client = createClient({
+    url: options.url,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: REDIS_APQ_TIMEOUT_MS },
+  });
   client.on('error', (error: Error) => options.logger.error({ err: error.message }, 'redis APQ store error'));
   await client.connect();
-  const key = (hash: string) => `cardgraph:apq:${hash}`;
+  const now = options.now ?? Date.now;
+  const ttlMs = String(options.ttlS * 1000);
+  const keys = [REDIS_APQ_KEYS.documents, REDIS_APQ_KEYS.registered, REDIS_APQ_KEYS.bytes];
   return {
     async get(hash) {
       try {
-        return await client.get(key(hash));
+        const found = await client.eval(APQ_GET_SCRIPT, {
+          keys: keys.slice(0, 2),
+          arguments: [hash, String(now()), ttlMs],
+        });
+        return typeof found === 'string' ? found : null;
       } catch (error) {
         options.logger.warn({ err: (error as Error).message }, 'APQ lookup failed');
         return null;
@@ -123,7 +224,17 @@ export async function createRedisApqStore(options: {
     },
     async set(hash, query) {
       try {
-        await client.set(key(hash), query, { expiration: { type: 'EX', value: options.ttlS } });
+        await client.eval(APQ_SET_SCRIPT, {
+          keys,
+          arguments: [
+            hash,
+            query,
+            String(now()),
+            ttlMs,
+            String(options.maxEntries),
+            String(options.maxBytes),
+          ],
+        });
       } catch (error) {
         options.logger.warn({ err: (error as Error).message }, 'APQ registration failed');
       }
@@ -135,17 +246,36 @@ export async function createRedisApqStore(options: {
 }
 
 /**
- * The persisted-operations plugin (see {@link PersistedOperationsPlugin} for the rules). Built on
- * `@graphql-yoga/plugin-apq` (modes `off`/`allow`, its store backed by the manifest first) and
- * `@graphql-yoga/plugin-persisted-operations` (mode `require`), after one step of ours that lets a
+ * The refusal of an APQ registration (hash + text) without a client token (issue 20 item 1):
+ * nothing is stored and the operation does not run. HTTP 401, code
+ * `persisted-query-registration-unauthenticated`.
+ */
+export const APQ_REGISTRATION_UNAUTHENTICATED = 'persisted-query-registration-unauthenticated';
+
+/**
+ * The persisted-operations plugin (see {@link PersistedOperationsPlugin} for the rules). Modes
+ * `off`/`allow` run Apollo's APQ protocol here (the manifest consulted first in `allow`), mode
+ * `require` runs `@graphql-yoga/plugin-persisted-operations`, after one step of ours that lets a
  * manifest id decide over any query text sent along.
+ *
+ * APQ registration (issue 20 item 1): only from a request with a valid client token
+ * (`authenticate(Authorization)`; a request without one is refused with
+ * {@link APQ_REGISTRATION_UNAUTHENTICATED}, a bad token with its own 401), and the document is
+ * stored only once it has parsed and passed validation (the schema's rules and the operation
+ * limits), at most {@link APQ_MAX_DOCUMENT_BYTES}. `resolveParams` (graphql-ws) registers for
+ * its caller, whose connection was authenticated at `connection_init`.
  */
 export function usePersistedOperations(options: {
   mode: Config['persistedOperations']['mode'];
   trusted: TrustedDocuments;
   apqStore: APQStore;
+  /**
+   * The viewer of an `Authorization` header value (`ViewerAuth.fromHeader`): null when none is
+   * sent; throws the token's GraphQLError (401) for a bad one.
+   */
+  authenticate: (authorization: string | null) => Promise<unknown>;
 }): PersistedOperationsPlugin {
-  const { mode, trusted, apqStore } = options;
+  const { mode, trusted, apqStore, authenticate } = options;
   const trustedDocument = (id: string) => {
     const hex = manifestKey(id);
     return hex === undefined ? undefined : trusted.get(hex);
@@ -168,6 +298,67 @@ export function usePersistedOperations(options: {
     message,
     extensions: { code, http: { status: 400 } },
   });
+  // Registrations waiting for their document's validation, by the operation's final parameters
+  // (Yoga and graphql-ws put that very object in the operation's context as `params`).
+  const pendingRegistrations = new WeakMap<object, { hash: string; query: string }>();
+  const apq: Plugin = {
+    async onParams({ params, setParams, request, fetchAPI }) {
+      const hash = persistedQueryHash(params);
+      if (hash === undefined) return;
+      if (params.query == null) {
+        const query = (mode === 'allow' ? trustedDocument(hash) : undefined) ?? (await apqStore.get(hash));
+        if (query == null) {
+          throw createGraphQLError('PersistedQueryNotFound', {
+            extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } },
+          });
+        }
+        setParams({ ...params, query });
+        return;
+      }
+      if ((await hashSHA256(params.query, fetchAPI)) !== hash) {
+        throw createGraphQLError('PersistedQueryMismatch', {
+          extensions: { code: 'PERSISTED_QUERY_MISMATCH', http: { status: 400 } },
+        });
+      }
+      // `request` is undefined only through resolveParams (graphql-ws: authenticated connections).
+      if (request !== undefined && (await authenticate(request.headers.get('authorization'))) == null) {
+        throw createGraphQLError(
+          'Registering an automatic persisted query needs a client token: send Authorization: Bearer <token>',
+          { extensions: { code: APQ_REGISTRATION_UNAUTHENTICATED, http: { status: 401 } } },
+        );
+      }
+      if (Buffer.byteLength(params.query) <= APQ_MAX_DOCUMENT_BYTES) {
+        pendingRegistrations.set(params, { hash, query: params.query });
+      }
+    },
+    onValidate({ context }) {
+      const params = paramsOf(context);
+      const registration = params === undefined ? undefined : pendingRegistrations.get(params);
+      if (!registration) return;
+      pendingRegistrations.delete(params!);
+      return ({ valid }) => {
+        // Stores log and swallow their own failures; a registration never fails the operation.
+        if (valid) storing.set(params!, Promise.resolve(apqStore.set(registration.hash, registration.query)));
+      };
+    },
+    // The operation runs once its registration is stored: a client registering faster than the
+    // store takes them waits, instead of queueing documents in this process's memory.
+    async onExecute({ args }) {
+      await stored(args.contextValue);
+    },
+    async onSubscribe({ args }) {
+      await stored(args.contextValue);
+    },
+  };
+  const storing = new WeakMap<object, Promise<unknown>>();
+  const paramsOf = (context: unknown) => (context as { params?: object } | undefined)?.params;
+  const stored = async (context: unknown) => {
+    const params = paramsOf(context);
+    const pending = params === undefined ? undefined : storing.get(params);
+    if (pending === undefined) return;
+    storing.delete(params!);
+    await pending;
+  };
   const resolver: Plugin =
     mode === 'require'
       ? useTrustedOperations({
@@ -188,13 +379,7 @@ export function usePersistedOperations(options: {
             ),
           },
         })
-      : useAPQ({
-          store: {
-            get: (hash) => (mode === 'allow' ? trustedDocument(hash) : undefined) ?? apqStore.get(hash),
-            set: (hash, query) =>
-              Buffer.byteLength(query) <= APQ_MAX_DOCUMENT_BYTES ? apqStore.set(hash, query) : undefined,
-          },
-        });
+      : apq;
 
   const steps = [manifestDecides, resolver];
   return {

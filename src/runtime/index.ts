@@ -73,6 +73,7 @@ export async function createRuntime(options: {
     mode: config.persistedOperations.mode,
     trusted: loadTrustedDocuments(config.persistedOperations),
     apqStore: options.apqStore,
+    authenticate: (authorization) => viewerAuth.fromHeader(authorization),
   });
   const graphiql = config.graphql.graphiql
     ? await useLocalGraphiQL({

@@ -25,6 +25,11 @@ import type { Metrics } from '../lib/metrics.ts';
 import { createReadinessProbe, originOf, type ReadinessReport } from '../lib/readiness.ts';
 import type { Tracing } from '../lib/tracing.ts';
 import { BinAttributesCache } from '../loaders/bin-attributes-cache.ts';
+import {
+  type CardInvalidationChannel,
+  createLocalCardInvalidations,
+  openRedisCardInvalidations,
+} from '../loaders/card-invalidations.ts';
 import { CardReadCache } from '../loaders/card-read-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from '../loaders/index.ts';
 import { createMemoryApqStore, createRedisApqStore } from '../plugins/persisted-operations.ts';
@@ -60,14 +65,21 @@ export async function openServices(
   stacks.resources.defer(() => upstream.close(shutdown.remainingMs()));
   shutdown.onCutOff(() => upstream.http.abortInFlight());
   const apqStore = stacks.resources.use(await openApqStore(config, logger));
-  const cardReads = createCardReads(config.cardCache, metrics);
+  // Card changes reach every replica's card read cache (issue 20 item 2).
+  const invalidations = await openCardInvalidations(config, logger);
+  stacks.resources.defer(() => invalidations.close());
+  const cardReads = createCardReads(config.cardCache, metrics, invalidations.publish);
+  invalidations.listen((change) => cardReads.invalidate(change.vaultId, change.cardId));
   const streams = await openEventStreams(config, stacks.streams, {
     ...telemetry,
     // A card event (from any replica) drops the cached reads of its card before subscribers see it.
     onCardEvent: (event) => cardReads.invalidate(event.tenant, event.cardId),
   });
   const readiness = createReadinessProbe({
-    eventLog: () => streams.events.ping(),
+    // Either log refusing appends fails readiness (issue 20 item 1), not only an unreachable backend.
+    eventLog: async () => {
+      await Promise.all([streams.events.ping(), streams.networkTokenEvents.ping()]);
+    },
     vaults: upstream.tokens.vaults(),
     token: (vault) => upstream.tokens.getToken(vault),
     upstreamOrigins: upstreamAddresses(config.upstream).map(originOf),
@@ -181,7 +193,11 @@ export async function openEventLog<E extends LogEvent>(
  * The app-wide card read cache (`CARD_CACHE_*`, src/loaders/card-read-cache.ts), counting its
  * lookups in `cardgraph_card_read_cache_lookups_total{area,outcome}`.
  */
-function createCardReads(settings: Config['cardCache'], metrics: Metrics): CardReadCache {
+function createCardReads(
+  settings: Config['cardCache'],
+  metrics: Metrics,
+  publish: CardInvalidationChannel['publish'],
+): CardReadCache {
   const lookups = new Counter({
     name: 'cardgraph_card_read_cache_lookups_total',
     help: 'Card reads (card interface, account updater) answered from the app-wide cache (hit) or upstream (miss).',
@@ -192,20 +208,35 @@ function createCardReads(settings: Config['cardCache'], metrics: Metrics): CardR
     ttlMs: settings.ttlMs,
     maxEntries: settings.maxEntries,
     onLookup: (area, outcome) => lookups.inc({ area, outcome }),
+    publish,
   });
 }
 
 /**
- * The store of automatic persisted queries: in memory (`APQ_MAX_ENTRIES`, `APQ_TTL_S`), or in Redis
- * with `EVENTS_BACKEND=redis` so a hash registered through one replica answers on every other.
- * Disposing it closes its Redis connection.
+ * The channel carrying card changes to the other replicas' card read caches: Redis pub/sub on the
+ * caches' Redis (`REDIS_CACHE_URL`, else `REDIS_URL`) with `EVENTS_BACKEND=redis`, else none (one
+ * gateway, its cache dropped in process).
+ */
+async function openCardInvalidations(config: Config, logger: Logger): Promise<CardInvalidationChannel> {
+  if (config.events.backend === 'redis') {
+    return openRedisCardInvalidations({ url: config.events.cacheRedisUrl!, logger });
+  }
+  return createLocalCardInvalidations();
+}
+
+/**
+ * The store of automatic persisted queries, within `APQ_MAX_ENTRIES` and `APQ_MAX_BYTES` (oldest
+ * dropped) and `APQ_TTL_S`: in memory, or with `EVENTS_BACKEND=redis` in the caches' Redis
+ * (`REDIS_CACHE_URL`, else `REDIS_URL`) so a hash registered through one replica answers on every
+ * other. Disposing it closes its Redis connection.
  */
 async function openApqStore(config: Config, logger: Logger): Promise<APQStore & AsyncDisposable> {
-  const { apqTtlS, apqMaxEntries } = config.persistedOperations;
+  const { apqTtlS, apqMaxEntries, apqMaxBytes } = config.persistedOperations;
+  const limits = { ttlS: apqTtlS, maxEntries: apqMaxEntries, maxBytes: apqMaxBytes };
   if (config.events.backend === 'redis') {
-    const store = await createRedisApqStore({ url: config.events.redisUrl!, ttlS: apqTtlS, logger });
+    const store = await createRedisApqStore({ url: config.events.cacheRedisUrl!, ...limits, logger });
     return Object.assign(store, { [Symbol.asyncDispose]: () => store.close() });
   }
-  const store = createMemoryApqStore({ maxEntries: apqMaxEntries, ttlS: apqTtlS });
+  const store = createMemoryApqStore(limits);
   return Object.assign(store, { [Symbol.asyncDispose]: async () => {} });
 }

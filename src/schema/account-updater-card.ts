@@ -305,12 +305,15 @@ builder.mutationField('enrollAccountUpdaterCard', (t) =>
       vaultId: t.arg.string(vaultIdArg),
     },
     resolve: (_root, { input, vaultId }, context) =>
-      inVault(context, vaultId, (vault) =>
-        context.upstream.accountUpdater.enrollCard(vault, {
+      inVault(context, vaultId, async (vault) => {
+        const card = await context.upstream.accountUpdater.enrollCard(vault, {
           ...v1CardRequest(input),
           ...(input.billingAddress ? { billingAddress: stripNulls(input.billingAddress) } : {}),
-        }),
-      ),
+        });
+        // An enrolment may answer an existing card (200): every replica drops its cached read.
+        await context.cardReads.changed(vault, card.id);
+        return card;
+      }),
   }),
 );
 

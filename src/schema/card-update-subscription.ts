@@ -69,8 +69,9 @@ const CardUpdatesType = builder.objectRef<CardUpdates>('CardUpdates').implement(
 });
 
 /**
- * Runs `change` upstream on one card, then drops the card's app-wide cached read: a change (or a
- * check bringing newer data into the card record) makes it stale.
+ * Runs `change` upstream on one card, then drops the card's app-wide cached read on every replica
+ * (answered once the other replicas were told, issue 20 item 2): a change (or a check bringing newer
+ * data into the card record) makes it stale.
  */
 async function changeCard<T>(
   context: GraphQLContext,
@@ -78,7 +79,7 @@ async function changeCard<T>(
   change: () => Promise<T>,
 ): Promise<T> {
   const result = await change();
-  context.cardReads.invalidate(key.vaultId, key.cardId);
+  await context.cardReads.changed(key.vaultId, key.cardId);
   return result;
 }
 

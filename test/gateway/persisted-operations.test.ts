@@ -11,6 +11,7 @@ import {
   MeDocument,
   possibleTypes,
 } from '../../src/client/generated/index.ts';
+import { REDIS_APQ_KEYS } from '../../src/plugins/persisted-operations.ts';
 import { member, type Stack, startStack, useStack, waitForSubscribers } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
@@ -20,14 +21,17 @@ const persisted = (sha256Hash: string) => ({ persistedQuery: { version: 1, sha25
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const ARBITRARY = '{ viewer { subject } }';
 
-/** A GraphQL request over HTTP POST or GET; returns status and JSON body. */
+/** A GraphQL request over HTTP POST or GET (anonymous when `token` is null); returns status and JSON body. */
 async function http(
   stack: Stack,
   method: 'GET' | 'POST',
   params: { query?: string; variables?: unknown; extensions?: unknown },
-  token: string,
+  token: string | null,
 ): Promise<{ status: number; body: ExecutionResult & Record<string, unknown> }> {
-  const headers = { authorization: `Bearer ${token}`, accept: 'application/graphql-response+json' };
+  const headers = {
+    ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+    accept: 'application/graphql-response+json',
+  };
   let response: Response;
   if (method === 'POST') {
     response = await fetch(`${stack.url}/graphql`, {
@@ -333,6 +337,87 @@ describe('PERSISTED_OPERATIONS=allow (default)', () => {
   });
 });
 
+describe('APQ registration (issue 20 item 1): authenticated requests, valid documents only', () => {
+  const t = useStack();
+  const lookUp = async (hash: string) =>
+    (await http(t.stack, 'POST', { extensions: persisted(hash) }, t.vault1Token)).body.errors?.[0]?.extensions
+      ?.code ?? 'found';
+
+  it.each(['POST', 'GET'] as const)(
+    'HTTP %s without a token: refused with 401 persisted-query-registration-unauthenticated, nothing stored',
+    async (method) => {
+      const query = `{ viewer { subject } } # anonymous ${method}`;
+      const refused = await http(t.stack, method, { query, extensions: persisted(sha256(query)) }, null);
+      expect(refused.status).toBe(401);
+      expect(refused.body).toEqual({
+        errors: [
+          {
+            message:
+              'Registering an automatic persisted query needs a client token: send Authorization: Bearer <token>',
+            extensions: {
+              code: 'persisted-query-registration-unauthenticated',
+              requestId: expect.any(String),
+            },
+          },
+        ],
+      });
+      expect(await lookUp(sha256(query))).toBe('PERSISTED_QUERY_NOT_FOUND');
+    },
+  );
+
+  it('with a bad token: refused with 401 invalid-token, nothing stored', async () => {
+    const query = '{ viewer { subject } } # bad token';
+    const refused = await http(t.stack, 'POST', { query, extensions: persisted(sha256(query)) }, 'not-a-jwt');
+    expect(refused.status).toBe(401);
+    expect(refused.body.errors).toMatchObject([{ extensions: { code: 'invalid-token' } }]);
+    expect(await lookUp(sha256(query))).toBe('PERSISTED_QUERY_NOT_FOUND');
+  });
+
+  it('a document that does not parse, fails validation or breaks an operation limit is answered with its error and not stored', async () => {
+    const unparsable = '{ viewer { subject } ';
+    const invalid = '{ viewer { noSuchField } }';
+    const tooManyTokens = `{ viewer { ${'subject '.repeat(3_000)} } }`;
+    for (const [query, code] of [
+      [unparsable, 'GRAPHQL_PARSE_FAILED'],
+      [invalid, 'GRAPHQL_VALIDATION_FAILED'],
+      [tooManyTokens, 'GRAPHQL_PARSE_FAILED'],
+    ] as const) {
+      const answer = await http(
+        t.stack,
+        'POST',
+        { query, extensions: persisted(sha256(query)) },
+        t.vault1Token,
+      );
+      expect(answer.body.errors?.[0]?.extensions?.code).toBe(code);
+      expect(await lookUp(sha256(query))).toBe('PERSISTED_QUERY_NOT_FOUND');
+    }
+  });
+
+  it('a valid document from a token is stored: over HTTP and over graphql-ws (authenticated at connection_init)', async () => {
+    const overHttp = '{ viewer { subject } } # registered over HTTP';
+    expect(
+      (
+        await http(
+          t.stack,
+          'POST',
+          { query: overHttp, extensions: persisted(sha256(overHttp)) },
+          t.vault1Token,
+        )
+      ).body,
+    ).toEqual({ data: { viewer: { subject: 'test-user' } } });
+    expect(await lookUp(sha256(overHttp))).toBe('found');
+
+    const overWsQuery = '{ viewer { subject } } # registered over graphql-ws';
+    expect(
+      await overWs(t.stack, t.vault1Token, {
+        query: overWsQuery,
+        extensions: persisted(sha256(overWsQuery)),
+      }),
+    ).toEqual([{ data: { viewer: { subject: 'test-user' } } }]);
+    expect(await lookUp(sha256(overWsQuery))).toBe('found');
+  });
+});
+
 describe('APQ store in Redis (EVENTS_BACKEND=redis), shared by replicas', () => {
   let redis: RedisServer;
   let replicas: Stack[];
@@ -348,7 +433,7 @@ describe('APQ store in Redis (EVENTS_BACKEND=redis), shared by replicas', () => 
     await redis?.stop();
   });
 
-  it('a query registered through one replica runs by hash alone on the other; the entry expires', async () => {
+  it('a query registered through one replica runs by hash alone on the other; its registration time is kept', async () => {
     const [a, b] = replicas as [Stack, Stack];
     const query = '{ viewer { subject vaults } }';
     const hash = sha256(query);
@@ -363,10 +448,11 @@ describe('APQ store in Redis (EVENTS_BACKEND=redis), shared by replicas', () => 
     const client = createRedisClient({ url: `${redis.url}/2` });
     await client.connect();
     try {
-      expect(await client.get(`cardgraph:apq:${hash}`)).toBe(query);
-      const ttl = await client.ttl(`cardgraph:apq:${hash}`);
-      expect(ttl).toBeGreaterThan(590);
-      expect(ttl).toBeLessThanOrEqual(600);
+      expect(await client.hGet(REDIS_APQ_KEYS.documents, hash)).toBe(query);
+      expect(await client.get(REDIS_APQ_KEYS.bytes)).toBe(String(Buffer.byteLength(query)));
+      const registeredAt = Number(await client.zScore(REDIS_APQ_KEYS.registered, hash));
+      expect(Date.now() - registeredAt).toBeGreaterThanOrEqual(0);
+      expect(Date.now() - registeredAt).toBeLessThan(10_000);
     } finally {
       await client.close();
     }

@@ -16,9 +16,12 @@ export interface RedisServer {
 
 /**
  * Starts redis-server (installed by `npm test`'s pretest step) and waits until it accepts commands.
- * `port` and `dir` restart a stopped server where it was (same address, same append-only file).
+ * `port` and `dir` restart a stopped server where it was (same address, same append-only file);
+ * `args` are further command-line options (e.g. `['--maxmemory', '64mb']`).
  */
-export async function startRedisServer(options: { port?: number; dir?: string } = {}): Promise<RedisServer> {
+export async function startRedisServer(
+  options: { port?: number; dir?: string; args?: readonly string[] } = {},
+): Promise<RedisServer> {
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'cardgraph-redis-'));
   const child: ChildProcess = spawn(
@@ -36,6 +39,7 @@ export async function startRedisServer(options: { port?: number; dir?: string } 
       'yes',
       '--appendfsync',
       'always',
+      ...(options.args ?? []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
