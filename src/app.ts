@@ -6,7 +6,8 @@ import { createLogger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
 import type { ReadinessReport } from './lib/readiness.ts';
 import { createTracing, type Tracing } from './lib/tracing.ts';
-import { createRuntime, loadExampleOperations } from './runtime/index.ts';
+import { trustedOperationNames } from './plugins/operation-metrics.ts';
+import { createRuntime } from './runtime/index.ts';
 import { type GatewayServices, openServices, shutDownTracing } from './runtime/services.ts';
 import { serveGraphqlWs } from './server/graphql-ws.ts';
 import { createHttpServer } from './server/http.ts';
@@ -62,7 +63,10 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     level: config.logLevel,
     destination: options.logDestination,
   });
-  const metrics = createMetrics({ knownOperationNames: loadExampleOperations().operationNames });
+  const metrics = createMetrics({
+    knownOperationNames: trustedOperationNames(config.persistedOperations),
+    vaultLabels: config.metrics.vaultLabels,
+  });
   const tracing = options.tracing ?? createTracing(config.tracing, process.env.npm_package_version);
   const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
   const shutdown = createShutdown(config.shutdownTimeoutMs, logger);

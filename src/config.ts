@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { VAULT_ID_PATTERN } from './contracts/common.ts';
 import { SANDBOX_WIRES, type SandboxWire } from './contracts/wire-reading.ts';
 
 /**
@@ -61,6 +62,8 @@ export interface EmbeddedUpstreamConfig extends UpstreamClientSettings {
     webhookDelayMs: number;
     /** The wire reading the sandbox answers in: `SANDBOX_WIRE` (`documented` by default). */
     wire: SandboxWire;
+    /** Vaults with the card interface's Duplicate Card Check on: `SANDBOX_DUPLICATE_CARD_CHECK` (none by default). */
+    duplicateCardCheckVaults?: string[];
   };
 }
 
@@ -227,8 +230,13 @@ export interface Config {
      * balancer never exposes it; 0 picks a free port. `METRICS_PORT`, default 9464.
      */
     port: number;
-    /** Interface of the metrics listener; `METRICS_HOST`, default `HOST`. */
+    /**
+     * Interface of the metrics listener; `METRICS_HOST`, default `127.0.0.1` (loopback: scrapes come
+     * from the same host or a sidecar unless the operator says otherwise; issue 20 item 5).
+     */
     host: string;
+    /** Vault ids as label values (`METRICS_VAULT_LABELS=on`); off by default: `all`. */
+    vaultLabels: boolean;
   };
   /** OpenTelemetry traces (standard `OTEL_*` variables); undefined when tracing is off. */
   tracing?: TracingConfig;
@@ -273,6 +281,12 @@ export interface TracingConfig {
   samplerRatio: number;
   /** Delay between two batch exports (`OTEL_BSP_SCHEDULE_DELAY`, ms, default 5000). */
   scheduleDelayMs: number;
+  /**
+   * `OTEL_TRUST_CLIENT_TRACE=on`: a client's `traceparent` may continue a trace (its trace id and
+   * sampled flag); off (default): the gateway starts its own trace and its sampler decides
+   * (src/lib/tracing.ts `incomingTraceContext`, issue 20 item 7).
+   */
+  trustClientTrace: boolean;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every bad variable by name, never its value. */
@@ -310,6 +324,55 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
+/**
+ * `NODE_ENV`, trimmed and lower-cased (`Production`, ` production` are production): `production`,
+ * `development` or `test` (both development), unset or blank for development. Anything else (`prod`,
+ * `staging`) is refused, so a misspelt production never runs with development defaults (GraphiQL,
+ * introspection, suggestions on; issue 20 item 10).
+ */
+const nodeEnvironment = z
+  .string()
+  .optional()
+  .transform((v) => v?.trim().toLowerCase() || undefined)
+  .pipe(
+    z
+      .enum(['production', 'development', 'test'], {
+        error: (issue) =>
+          `unknown environment ${JSON.stringify(String(issue.input).slice(0, 40))}: expected production, development or test`,
+      })
+      .optional(),
+  );
+
+/**
+ * Host names that never leave the machine: `localhost`, 127.0.0.0/8 and `[::1]`. Only they may be
+ * reached over plain `http://` when `NODE_ENV=production` (tests and sidecars on the same host).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Variables holding addresses that carry secrets or trust: JWKS signing keys, upstream areas (PANs,
+ * bearer tokens), the token endpoint (client secrets). `NODE_ENV=production` refuses `http://` for
+ * them unless the host is loopback (issue 20 item 10).
+ */
+const HTTPS_IN_PRODUCTION = [
+  'AUTH_JWKS_URL',
+  'CARD_INTERFACE_URL',
+  'ACCOUNT_UPDATER_URL',
+  'CARD_ATTRIBUTES_URL',
+  'ACCOUNTS_URL',
+  'TOKEN_URL',
+] as const;
+
+/**
+ * Fewest distinct characters an `AUTH_JWT_SECRET` needs when `NODE_ENV=production` (32 identical
+ * characters are 32 characters long and worthless); a random 32-character hex secret has fewer than 10
+ * with probability below 1e-4.
+ */
+export const JWT_SECRET_MIN_DISTINCT_CHARACTERS = 10;
+
 /** A switch variable: `on` or `off`; unset or empty takes the environment's default. */
 const onOff = optionalString.pipe(z.enum(['on', 'off']).optional());
 
@@ -386,11 +449,12 @@ const otelEnvShape = {
     .default('parentbased_always_on'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   OTEL_BSP_SCHEDULE_DELAY: integer(1, 600_000, 5_000),
+  OTEL_TRUST_CLIENT_TRACE: onOff,
 };
 
 const envObject = z.object({
-  // Anything but `production` is a development environment (Node's convention).
-  NODE_ENV: optionalString,
+  // Trimmed and compared without case; anything unknown is refused (issue 20 item 10).
+  NODE_ENV: nodeEnvironment,
   PORT: port.default(4000),
   HOST: z.string().min(1).default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -399,6 +463,9 @@ const envObject = z.object({
   SANDBOX_PORT: port.default(4010),
   SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
   SANDBOX_WIRE: z.enum(SANDBOX_WIRES).default('documented'),
+  SANDBOX_DUPLICATE_CARD_CHECK: commaList
+    .pipe(z.array(z.string().regex(VAULT_ID_PATTERN, 'each must be an 11-character vault id')))
+    .optional(),
   CARD_INTERFACE_URL: url.optional(),
   ACCOUNT_UPDATER_URL: url.optional(),
   CARD_ATTRIBUTES_URL: url.optional(),
@@ -451,6 +518,7 @@ const envObject = z.object({
   WS_MAX_BUFFERED_BYTES: integer(16_384, 1_073_741_824, 1_048_576),
   METRICS_PORT: port.default(9464),
   METRICS_HOST: optionalString,
+  METRICS_VAULT_LABELS: onOff,
   ...otelEnvShape,
   AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'needs at least 32 characters').optional()),
   AUTH_JWKS_URL: optionalString.pipe(url.optional()),
@@ -518,7 +586,9 @@ const envSchema = envObject.superRefine((env, ctx) => {
 /**
  * `NODE_ENV=production`: an image started without `UPSTREAM` would otherwise run the embedded sandbox
  * with the well-known development secret, so anyone could sign tokens for every vault. Refuses that,
- * the development secret itself and the sandbox client credentials of contract §2.
+ * the development secret itself, a JWT secret with too few distinct characters, `http://` for the
+ * JWKS, upstream and token addresses (loopback excepted) and the sandbox client credentials of
+ * contract §2.
  */
 function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.RefinementCtx): void {
   if (env.UPSTREAM === undefined) {
@@ -540,6 +610,31 @@ function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.Refine
       path: ['AUTH_JWT_SECRET'],
       message:
         'AUTH_JWT_SECRET or AUTH_JWKS_URL is required when NODE_ENV=production (the development secret is refused)',
+    });
+  }
+  for (const key of HTTPS_IN_PRODUCTION) {
+    const value = env[key];
+    if (
+      value !== undefined &&
+      new URL(value).protocol === 'http:' &&
+      !isLoopbackHost(new URL(value).hostname)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message:
+          'http:// is refused when NODE_ENV=production (use https://; only a loopback host, localhost, 127.0.0.0/8 or [::1], may use http://)',
+      });
+    }
+  }
+  if (
+    env.AUTH_JWT_SECRET !== undefined &&
+    new Set(env.AUTH_JWT_SECRET).size < JWT_SECRET_MIN_DISTINCT_CHARACTERS
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH_JWT_SECRET'],
+      message: `too weak for NODE_ENV=production: needs at least ${JWT_SECRET_MIN_DISTINCT_CHARACTERS} distinct characters (use a random secret, e.g. openssl rand -hex 32)`,
     });
   }
   const sandboxIds = new Set(Object.values(SANDBOX_CREDENTIALS).map((c) => c.clientId));
@@ -578,6 +673,7 @@ function tracingConfig(e: z.output<z.ZodObject<typeof otelEnvShape>>): { tracing
       sampler: e.OTEL_TRACES_SAMPLER,
       samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
       scheduleDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+      trustClientTrace: e.OTEL_TRUST_CLIENT_TRACE === 'on',
     },
   };
 }
@@ -605,7 +701,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstream: embedded
       ? {
           mode: 'embedded',
-          sandbox: { port: e.SANDBOX_PORT, webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS, wire: e.SANDBOX_WIRE },
+          sandbox: {
+            port: e.SANDBOX_PORT,
+            webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
+            wire: e.SANDBOX_WIRE,
+            ...(e.SANDBOX_DUPLICATE_CARD_CHECK?.length
+              ? { duplicateCardCheckVaults: e.SANDBOX_DUPLICATE_CARD_CHECK }
+              : {}),
+          },
           credentials: e.UPSTREAM_CREDENTIALS ?? SANDBOX_CREDENTIALS,
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
         }
@@ -669,7 +772,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       apqMaxEntries: e.APQ_MAX_ENTRIES,
       apqMaxBytes: e.APQ_MAX_BYTES,
     },
-    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
+    metrics: {
+      port: e.METRICS_PORT,
+      host: e.METRICS_HOST ?? '127.0.0.1',
+      vaultLabels: e.METRICS_VAULT_LABELS === 'on',
+    },
     ...tracingConfig(e),
     auth: {
       ...(jwtSecret ? { jwtSecret } : {}),
@@ -723,6 +830,8 @@ export interface SandboxConfig {
   webhookDelayMs: number;
   /** The wire reading the sandbox answers in: `SANDBOX_WIRE` (`documented` by default). */
   wire: SandboxWire;
+  /** Vaults with the card interface's Duplicate Card Check on: `SANDBOX_DUPLICATE_CARD_CHECK` (none by default). */
+  duplicateCardCheckVaults?: string[];
   /** Optional endpoint registered for both vaults at start: `SANDBOX_WEBHOOK_URL`. */
   webhookUrl?: string;
   /** Its signing secret: `SANDBOX_WEBHOOK_SECRET` (generated when unset). */
@@ -737,6 +846,9 @@ const sandboxEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SANDBOX_WEBHOOK_DELAY_MS: integer(0, 600_000, 1000),
   SANDBOX_WIRE: z.enum(SANDBOX_WIRES).default('documented'),
+  SANDBOX_DUPLICATE_CARD_CHECK: commaList
+    .pipe(z.array(z.string().regex(VAULT_ID_PATTERN, 'each must be an 11-character vault id')))
+    .optional(),
   SANDBOX_WEBHOOK_URL: optionalString.pipe(url.optional()),
   SANDBOX_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16).optional()),
   ...otelEnvShape,
@@ -756,6 +868,9 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     logLevel: e.LOG_LEVEL,
     webhookDelayMs: e.SANDBOX_WEBHOOK_DELAY_MS,
     wire: e.SANDBOX_WIRE,
+    ...(e.SANDBOX_DUPLICATE_CARD_CHECK?.length
+      ? { duplicateCardCheckVaults: e.SANDBOX_DUPLICATE_CARD_CHECK }
+      : {}),
     ...(e.SANDBOX_WEBHOOK_URL ? { webhookUrl: e.SANDBOX_WEBHOOK_URL } : {}),
     webhookSecret: e.SANDBOX_WEBHOOK_SECRET ?? `whsec_${randomBytes(24).toString('base64url')}`,
     ...tracingConfig({ ...e, OTEL_SERVICE_NAME: e.OTEL_SERVICE_NAME ?? 'cardgraph-sandbox' }),

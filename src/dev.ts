@@ -66,6 +66,9 @@ export async function startDevelopment(
         logger: createLogger({ name: 'sandbox', level: config.logLevel, destination }),
         webhookDelayMs: config.upstream.sandbox.webhookDelayMs,
         wire: config.upstream.sandbox.wire,
+        ...(config.upstream.sandbox.duplicateCardCheckVaults
+          ? { duplicateCardCheckVaults: config.upstream.sandbox.duplicateCardCheckVaults }
+          : {}),
         ...options.sandbox,
         ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
       });

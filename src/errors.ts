@@ -125,6 +125,16 @@ export class CardAttributesNotFoundError extends withCode(
 ) {}
 
 /**
+ * Card attributes lookup 422: the upstream could not discern a BIN from the number (the provider's
+ * documented answer, "We could not discern a bin from the input provided"; sandbox contract §8).
+ * GraphQL type `BinNotDiscernedError`, code `bin-not-discerned`.
+ */
+export class BinNotDiscernedError extends withCode(
+  'bin-not-discerned',
+  'No BIN could be discerned from the number',
+) {}
+
+/**
  * Any other upstream failure (GraphQL type `UpstreamError`): a 4xx the gateway has no dedicated class
  * for, a 5xx, a timeout, a connection failure or an unparseable answer. The one class whose `code` is
  * not fixed: it passes the upstream's own code through (`server-error`, `timeout`, `invalid-response`,

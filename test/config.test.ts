@@ -27,6 +27,16 @@ describe('loadConfig', () => {
     expect(config.webhooks.secrets[0]).toMatch(/^whsec_/);
   });
 
+  it('reads SANDBOX_DUPLICATE_CARD_CHECK as a list of vault ids, refusing anything else', () => {
+    const config = loadConfig({ SANDBOX_DUPLICATE_CARD_CHECK: 'tntsandbox2, tntsandbox1' });
+    expect(config.upstream).toMatchObject({
+      sandbox: { duplicateCardCheckVaults: ['tntsandbox2', 'tntsandbox1'] },
+    });
+    expect(() => loadConfig({ SANDBOX_DUPLICATE_CARD_CHECK: 'tntsandbox2,vault/1' })).toThrow(
+      /SANDBOX_DUPLICATE_CARD_CHECK.*11-character vault id/s,
+    );
+  });
+
   it('parses per-vault credentials and comma-separated webhook secrets', () => {
     const config = loadConfig({
       UPSTREAM_CREDENTIALS: 'tntsandbox1=id-1:secret:with:colons, tntsandbox2=id-2:s2',
@@ -216,6 +226,74 @@ describe('loadConfig with NODE_ENV=production', () => {
       expect(message).toMatch(/^ {2}UPSTREAM_CREDENTIALS: the sandbox client credentials .* are refused/m);
       expect(message).not.toContain('sandbox-secret');
     }
+  });
+
+  it('reads NODE_ENV trimmed and without case, and refuses an unknown one naming it (issue 20 item 10)', () => {
+    for (const spelling of ['Production', ' production', 'PRODUCTION\n', '\tproduction ']) {
+      expect(loadConfig({ ...remote, NODE_ENV: spelling }).environment).toBe('production');
+      // A misspelt production is production: its checks apply.
+      expect(refusal({ NODE_ENV: spelling })).toMatch(/^ {2}UPSTREAM: required when NODE_ENV=production/m);
+    }
+    for (const spelling of ['development', 'Development ', 'test', ' TEST', '', '  ']) {
+      expect(loadConfig({ NODE_ENV: spelling }).environment).toBe('development');
+    }
+    for (const unknown of ['prod', 'staging', 'production1', 'live']) {
+      expect(refusal({ ...remote, NODE_ENV: unknown })).toMatch(
+        new RegExp(
+          `^ {2}NODE_ENV: unknown environment "${unknown}": expected production, development or test$`,
+          'm',
+        ),
+      );
+    }
+  });
+
+  it('refuses http:// for the JWKS, upstream and token addresses, loopback hosts excepted', () => {
+    const jwks = { ...remote, AUTH_JWT_SECRET: '', AUTH_JWKS_URL: 'https://idp.example.com/jwks.json' };
+    expect(loadConfig(jwks).auth.jwksUrl).toBe('https://idp.example.com/jwks.json');
+    const plain = [
+      ['AUTH_JWKS_URL', { ...jwks, AUTH_JWKS_URL: 'http://idp.example.com/jwks.json' }],
+      ['CARD_INTERFACE_URL', { ...remote, CARD_INTERFACE_URL: 'http://cards.example.com' }],
+      ['ACCOUNT_UPDATER_URL', { ...remote, ACCOUNT_UPDATER_URL: 'HTTP://au.example.com' }],
+      ['CARD_ATTRIBUTES_URL', { ...remote, CARD_ATTRIBUTES_URL: 'http://10.0.0.7:8080' }],
+      ['ACCOUNTS_URL', { ...remote, ACCOUNTS_URL: 'http://127.example.com' }],
+      ['TOKEN_URL', { ...remote, TOKEN_URL: 'http://auth.example.com/oauth/token' }],
+    ] as const;
+    for (const [key, env] of plain) {
+      expect(refusal(env)).toMatch(
+        new RegExp(
+          `^ {2}${key}: http:// is refused when NODE_ENV=production \\(use https://; only a loopback host, localhost, 127\\.0\\.0\\.0/8 or \\[::1\\], may use http://\\)$`,
+          'm',
+        ),
+      );
+      // Development keeps accepting plain addresses.
+      expect(refusal({ ...env, NODE_ENV: 'development' })).toBe('');
+    }
+    for (const loopback of [
+      'http://127.0.0.1:4010',
+      'http://localhost:4010',
+      'http://[::1]:4010',
+      'http://127.1.2.3',
+    ]) {
+      expect(refusal({ ...remote, CARD_INTERFACE_URL: loopback, TOKEN_URL: `${loopback}/oauth/token` })).toBe(
+        '',
+      );
+      expect(refusal({ ...jwks, AUTH_JWKS_URL: `${loopback}/jwks.json` })).toBe('');
+    }
+  });
+
+  it('refuses a JWT secret with too few distinct characters', () => {
+    for (const weak of ['a'.repeat(32), 'ab'.repeat(32), '0123456780123456780123456780123456']) {
+      expect(refusal({ ...remote, AUTH_JWT_SECRET: weak })).toMatch(
+        /^ {2}AUTH_JWT_SECRET: too weak for NODE_ENV=production: needs at least 10 distinct characters/m,
+      );
+      expect(refusal({ ...remote, AUTH_JWT_SECRET: weak })).not.toContain(weak);
+    }
+    expect(refusal({ ...remote, AUTH_JWT_SECRET: 'a'.repeat(31) })).toMatch(
+      /^ {2}AUTH_JWT_SECRET: needs at least 32 characters$/m,
+    );
+    expect(loadConfig({ ...remote, AUTH_JWT_SECRET: '0123456789'.repeat(4) }).auth.jwtSecret).toBe(
+      '0123456789'.repeat(4),
+    );
   });
 
   it('allows an explicit embedded sandbox deployment with its own secret', () => {

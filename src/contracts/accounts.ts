@@ -59,10 +59,14 @@ function organizationResource<const Type extends string, Shape extends z.ZodRawS
   });
 }
 
-/** A `users` resource (spec "Organization member (user)"). */
+/**
+ * A `users` resource (spec "Organization member (user)"; the documented example, provider-docs
+ * `examples.json`, shows the same members). Read tolerantly: members the contract does not name are
+ * ignored, `permissions` may be absent (read as none), `sso_id` absent or null.
+ */
 export const memberResource = organizationResource('users', {
   name: z.string(),
-  permissions: z.array(openEnum(MEMBER_PERMISSIONS)),
+  permissions: z.array(openEnum(MEMBER_PERMISSIONS)).default([]),
   sso_id: z.string().nullable().optional(),
 });
 
@@ -74,7 +78,9 @@ export const inviteResource = organizationResource('invites', {
 
 /**
  * A JSON:API page of `item` resources: `data`, `links.next` (a link carrying `page[number]` and
- * `page[size]`, null on the last page) and `meta.total`.
+ * `page[size]`, null on the last page) and `meta.total`. The provider's documented answer is `data`
+ * alone (no `links`, no `meta`): the whole list in one answer (docs/gap-decisions.md "Organization
+ * members").
  */
 export function pageDocument<Item extends z.ZodType>(item: Item) {
   return z.object({

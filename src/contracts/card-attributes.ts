@@ -17,6 +17,15 @@ export const CARD_ATTRIBUTES_MEDIA_TYPE = 'application/json';
  * hyphens between them); the other accepted form is a `tok_` alias (src/contracts/common.ts).
  */
 export const LOOKUP_DIGITS_PATTERN = /^\d(?:[ -]?\d){5,18}$/;
+/**
+ * Lookup `number` as digits by the provider's documented request pattern (`(^(\d[\s-]?){6,19}$|tok_.+)`,
+ * provider-docs `examples.json`): 6 to 19 digits, each optionally followed by one whitespace character
+ * or hyphen (a trailing one included). A superset of {@link LOOKUP_DIGITS_PATTERN}; the gateway and the
+ * documented sandbox read it; separators are removed before counting digits.
+ */
+export const DOCUMENTED_LOOKUP_DIGITS_PATTERN = /^(?:\d[\s-]?){6,19}$/;
+/** The documented request pattern's alias form: `tok_` and at least one more character. */
+export const DOCUMENTED_LOOKUP_ALIAS_PATTERN = /^tok_.+$/;
 /** Digits of a raw BIN (spec, rule 1: a `number` of exactly 6 digits is a BIN). */
 export const RAW_BIN_DIGITS = 6;
 /** A PAN with more digits than this must pass Luhn (spec, rule 3). */
@@ -32,7 +41,11 @@ export const lookupRequest = z.object({
     ),
 });
 
-/** `brand` values (spec: "Card brand name"; docs/gap-decisions.md closes the list). */
+/**
+ * `brand` values (spec: "Card brand name"; docs/gap-decisions.md closes the list), upper case as the
+ * specification's reading sends them; the documented answer writes them in mixed case (`Visa`), which
+ * the reader folds onto these (see {@link knownBrand}).
+ */
 export const CARD_ATTRIBUTE_BRANDS = [
   'VISA',
   'MASTERCARD',
@@ -41,6 +54,25 @@ export const CARD_ATTRIBUTE_BRANDS = [
   'DINERS CLUB',
   'JCB',
 ] as const;
+/** Brand names of the documented answer (sandbox contract §8: mixed case), by the upper-case value. */
+export const DOCUMENTED_BRAND_NAMES: Readonly<Record<(typeof CARD_ATTRIBUTE_BRANDS)[number], string>> = {
+  VISA: 'Visa',
+  MASTERCARD: 'Mastercard',
+  'AMERICAN EXPRESS': 'American Express',
+  DISCOVER: 'Discover',
+  'DINERS CLUB': 'Diners Club',
+  JCB: 'JCB',
+};
+
+/**
+ * A `brand` as read: a known brand in any letter case becomes its upper-case value (`Visa` →
+ * `VISA`), so the graph answers one spelling whatever the upstream's; other values pass unchanged.
+ */
+export function knownBrand(value: string): string {
+  const upper = value.toUpperCase();
+  return (CARD_ATTRIBUTE_BRANDS as readonly string[]).includes(upper) ? upper : value;
+}
+
 /** `card_type` values (spec: `DEBIT` observed). */
 export const CARD_TYPES = ['CREDIT', 'DEBIT', 'CHARGE'] as const;
 /** `card_category` values (spec: `PREPAID` observed). */
@@ -66,10 +98,13 @@ export const REGULATION_STATUSES = ['REGULATED', 'UNREGULATED'] as const;
 export const PREPAID_TYPES = ['RELOADABLE', 'NON_RELOADABLE'] as const;
 
 /**
- * The "Card attributes result" (spec): `bin` the matched 6- or 8-digit prefix as an integer (IINs do
- * not start with 0), `version` the eight-digit `YYYYMMDD` data set, the rest as the spec's table;
- * `prepaid_type` only for `PREPAID`, `cobadged_brands` only for co-badged products
- * (docs/gap-decisions.md "Card attributes"). Values outside the closed lists pass through when read.
+ * The "Card attributes result" (spec): `bin` the matched prefix as an integer of 6 to 8 digits (IINs
+ * do not start with 0; the documented example has 7, `4111111`), `version` the eight-digit
+ * `YYYYMMDD` data set, the rest as the spec's table; `prepaid_type` only for `PREPAID`,
+ * `cobadged_brands` only for co-badged products (docs/gap-decisions.md "Card attributes").
+ * `brand` may be upper case (specification) or mixed case (documented: `Visa`),
+ * `issuing_country_code` alpha-2 (`US`) or alpha-3 (`USA`). Values outside the closed lists pass
+ * through when read; members the contract does not name are ignored.
  */
 export const cardAttributesResult = z.object({
   bin: z.int().min(100_000).max(99_999_999),

@@ -47,8 +47,13 @@ export type CheckEvent = Exclude<CardEventKind, (typeof NOTIFICATION_ONLY_KINDS)
 export const CHECK_EVENTS = CARD_EVENT_KINDS.filter(
   (kind): kind is CheckEvent => !(NOTIFICATION_ONLY_KINDS as readonly string[]).includes(kind),
 ) as [CheckEvent, ...CheckEvent[]];
-/** Subscription id: `CUS` + 22 Base62 characters (spec: prefix `CUS`; docs/gap-decisions.md). */
-export const SUBSCRIPTION_ID_PATTERN = /^CUS[A-Za-z0-9]{22}$/;
+/** `first8` of the documented create answer: the first eight digits of the PAN. */
+export const FIRST8_PATTERN = /^\d{8}$/;
+/**
+ * Subscription id: `CUS` + 1 to 64 letters or digits (spec: prefix `CUS`; the documented example and
+ * the sandbox: `CUS` + 22; docs/gap-decisions.md), read as tolerantly as card ids.
+ */
+export const SUBSCRIPTION_ID_PATTERN = /^CUS[A-Za-z0-9]{1,64}$/;
 /** Member of `data.meta` the service owns while a card is subscribed (spec: removed on unsubscription). */
 export const ACCOUNT_UPDATER_META = 'account_updater';
 
@@ -122,22 +127,30 @@ export const accountUpdaterMeta = z.object({
 
 /**
  * The card record (`POST /cards` 201, `GET /cards/{card_id}` 200; docs/gap-decisions.md "Card
- * record"): aliases, BIN and last four, never `pan` nor `cvc`. `meta` is the submitted metadata plus
- * `account_updater` while subscribed.
+ * record"), read tolerantly: the documented create answer (sandbox contract §8, provider-docs
+ * `examples.json`) carries `pan`, `cvc`, `first8` and omits `brand` and the timestamps, the
+ * specification's reading carries `brand` and the timestamps and never `pan` nor `cvc`. `pan` and
+ * `cvc` are read only to be dropped by the upstream client; unknown members are ignored. `meta` is the
+ * submitted metadata plus `account_updater` while subscribed.
  */
 export const cardRecordAttributes = z.object({
+  // The documented 201 echoes the card data (scope `cards:read-pci`); no reader keeps it.
+  pan: z.string().optional(),
+  cvc: z.string().optional(),
   pan_alias: tokAlias,
   cvc_alias: tokAlias.optional(),
   bin: z.string().regex(BIN_PATTERN),
+  first8: z.string().regex(FIRST8_PATTERN).optional(),
   last4: z.string().regex(LAST4_PATTERN),
-  brand: openEnum(CARD_BRANDS),
-  exp_month: expMonth,
-  exp_year: twoDigitYear,
+  brand: openEnum(CARD_BRANDS).optional(),
+  // The stored copy of the documented 201 ends before them; the create reader takes the request's.
+  exp_month: expMonth.optional(),
+  exp_year: twoDigitYear.optional(),
   ...echoedCardAttributes.shape,
   // A value the provider adds later must not fail the read (open enumeration).
   cvc_status: openEnum(CVC_STATUSES).optional(),
-  created_at: isoTimestamp,
-  updated_at: isoTimestamp,
+  created_at: isoTimestamp.optional(),
+  updated_at: isoTimestamp.optional(),
 });
 
 /** The card record document, see {@link cardRecordAttributes}. */
@@ -151,6 +164,15 @@ export const cardRecord = z.object({
       .catchall(z.unknown())
       .optional(),
   }),
+});
+
+/**
+ * Body of a `POST /cards` 303 (Duplicate Card Check, sandbox contract §8: "303 with the existing
+ * card's id"): the existing card's id in `data.id`, also named by the `Location` header
+ * (`…/cards/{card_id}`). The provider shows neither body nor header, so the reader takes either.
+ */
+export const duplicateCardDocument = z.object({
+  data: z.object({ type: z.literal('cards').optional(), id: cardId }),
 });
 
 /** `POST /cards/{card_id}/card-update-subscriptions` 200 (spec "Card update subscription"). */

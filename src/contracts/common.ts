@@ -8,13 +8,16 @@ import { z } from 'zod';
  */
 
 /**
- * Card id of both card areas: `CRD` + 22 Base62 characters, 25 in all. The specification fixes the
- * v1 pattern `^CRD.*$` and a 25-character notification `card_id`; docs/gap-decisions.md "Identifiers"
- * narrows it to Base62 (earlier copies said up to 128, 1-61 or exactly 22 after `CRD`).
+ * Card id of both card areas: `CRD` + 1 to 64 letters or digits. The specification fixes the v1
+ * pattern `^CRD.*$`; v1 ids are 25 characters (`CRD` + 22), the card interface's own test table has
+ * 52-character ids (`CRDnKQt89XXFRQVBEzcRvkhvmhs5rpBvxkv3PbeAFPB52zFFqjCR`, sandbox contract §8), so the
+ * one rule read everywhere (GraphQL arguments, upstream clients, sandbox, notifications) takes both and
+ * keeps an id a safe URL path segment (docs/gap-decisions.md "Identifiers"; earlier copies fixed 22
+ * after `CRD`).
  */
-export const CARD_ID_PATTERN = /^CRD[A-Za-z0-9]{22}$/;
-/** Length of a card id (spec, notification table: `card_id` 25 to 25). */
-export const CARD_ID_LENGTH = 25;
+export const CARD_ID_PATTERN = /^CRD[A-Za-z0-9]{1,64}$/;
+/** Longest card id {@link CARD_ID_PATTERN} admits, in characters: `CRD` + 64. */
+export const CARD_ID_LENGTH = 67;
 /** A card id (see {@link CARD_ID_PATTERN}). */
 export const cardId = z.string().regex(CARD_ID_PATTERN, 'must be a card id (CRD…)');
 

@@ -3,10 +3,12 @@ import { redactPans } from './pan.ts';
 
 /**
  * Prometheus metrics of one gateway (prom-client, text exposition format 0.0.4). Every label value
- * is taken from a bounded set: operation names are the known ones or at most
- * {@link MAX_LEARNED_OPERATION_NAMES} others (then `other`), upstream operations are route templates
- * (`GET /cards/{id}`), error codes are capped the same way. No label ever holds a card id, PAN, alias,
- * vault-supplied free text or request id.
+ * is taken from a bounded set: operation names are the trusted ones only (the example operations and
+ * the trusted-documents manifest; every other name is `other`, so anonymous clients can neither fill
+ * the label set nor choose a label value, issue 20 item 5), upstream operations are route templates
+ * (`GET /cards/{id}`), error codes are capped at {@link MAX_ERROR_CODES}. No label ever holds a card
+ * id, PAN, alias, vault-supplied free text or request id, nor any value the PAN masker would change;
+ * vault ids only when the operator opts in (`METRICS_VAULT_LABELS=on`), else `all`.
  */
 export interface Metrics {
   /** The registry `GET /metrics` serialises (one per app, so tests can run several apps). */
@@ -19,7 +21,10 @@ export interface Metrics {
   readonly graphqlErrors: Counter<'operation' | 'code'>;
   /** `cardgraph_upstream_request_duration_seconds{area,operation,status}`; status is the HTTP status or a transport code. */
   readonly upstreamDuration: Histogram<'area' | 'operation' | 'status'>;
-  /** `cardgraph_upstream_token_fetches_total{vault,outcome}` (OAuth client credentials grants sent). */
+  /**
+   * `cardgraph_upstream_token_fetches_total{vault,outcome}` (OAuth client credentials grants sent);
+   * `vault` is the vault id with `METRICS_VAULT_LABELS=on`, else `all` whatever the caller passes.
+   */
   readonly tokenFetches: Counter<'vault' | 'outcome'>;
   /** `cardgraph_webhook_notifications_total{outcome,reason}`; outcome `accepted`|`duplicate`|`rejected`|`failed`. */
   readonly webhookNotifications: Counter<'outcome' | 'reason'>;
@@ -40,8 +45,8 @@ export interface Metrics {
   errorCodeLabel(code: unknown): string;
 }
 
-/** Operation names learned at run time beyond the known ones before new names count as `other`. */
-export const MAX_LEARNED_OPERATION_NAMES = 100;
+/** The `vault` label value when vault ids are not labels (`METRICS_VAULT_LABELS` off). */
+export const ALL_VAULTS_LABEL = 'all';
 /** Distinct error codes before new ones count as `other`. */
 export const MAX_ERROR_CODES = 200;
 
@@ -60,30 +65,42 @@ export class BoundedLabelSet {
   readonly #cap: number;
   readonly #pattern: RegExp;
 
+  /**
+   * @param known values always labelled as themselves, except malformed ones and ones that look like
+   *   card data (dropped here, so they count as `other`).
+   * @param cap values learned at run time beyond `known`; 0 learns none.
+   */
   constructor(known: Iterable<string>, cap: number, pattern: RegExp) {
-    this.#known = new Set(known);
-    this.#cap = cap;
     this.#pattern = pattern;
+    this.#known = new Set([...known].filter((value) => this.#acceptable(value)));
+    this.#cap = cap;
+  }
+
+  /** Well formed, no digit run of 6 or more, nothing the PAN masker (any separator) would change. */
+  #acceptable(value: string): boolean {
+    return this.#pattern.test(value) && !/\d{6,}/.test(value) && redactPans(value) === value;
   }
 
   /** The label value for `value`: itself when allowed, `other` otherwise. */
   label(value: string): string {
     if (this.#known.has(value) || this.#learned.has(value)) return value;
     // A long digit run may be a PAN or an id; such names never become labels.
-    if (!this.#pattern.test(value) || /\d{6,}/.test(value) || redactPans(value) !== value) return 'other';
-    if (this.#learned.size >= this.#cap) return 'other';
+    if (this.#learned.size >= this.#cap || !this.#acceptable(value)) return 'other';
     this.#learned.add(value);
     return value;
   }
 }
 
-/**
- * Options of {@link createMetrics}.
- * - `knownOperationNames`: names always labelled as themselves (the shipped example operations,
- *   persisted operations); others are learned up to {@link MAX_LEARNED_OPERATION_NAMES}.
- */
+/** Options of {@link createMetrics}. */
 export interface MetricsOptions {
+  /**
+   * The only operation names labelled as themselves (the example operations and the operations of
+   * the trusted-documents manifest, src/plugins/operation-metrics.ts `trustedOperationNames`); every
+   * other name is `other`.
+   */
   knownOperationNames?: Iterable<string>;
+  /** Vault ids as `vault` label values (`METRICS_VAULT_LABELS=on`); else `all`. Default false. */
+  vaultLabels?: boolean;
 }
 
 /** Buckets (s) of request-like latencies: 1 ms … 10 s. */
@@ -93,11 +110,8 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const operationNames = new BoundedLabelSet(
-    options.knownOperationNames ?? [],
-    MAX_LEARNED_OPERATION_NAMES,
-    NAME,
-  );
+  // Nothing learned from clients: a name a client makes up is `other` (issue 20 item 5).
+  const operationNames = new BoundedLabelSet(options.knownOperationNames ?? [], 0, NAME);
   const errorCodes = new BoundedLabelSet([], MAX_ERROR_CODES, CODE);
   const registers = [registry];
   return {
@@ -128,12 +142,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       buckets: LATENCY_BUCKETS,
       registers,
     }),
-    tokenFetches: new Counter({
-      name: 'cardgraph_upstream_token_fetches_total',
-      help: 'OAuth 2.0 client credentials token requests sent upstream, by vault and outcome.',
-      labelNames: ['vault', 'outcome'],
-      registers,
-    }),
+    tokenFetches: withVaultLabels(
+      new Counter({
+        name: 'cardgraph_upstream_token_fetches_total',
+        help: 'OAuth 2.0 client credentials token requests sent upstream, by vault (or all) and outcome.',
+        labelNames: ['vault', 'outcome'],
+        registers,
+      }),
+      options.vaultLabels ?? false,
+    ),
     webhookNotifications: new Counter({
       name: 'cardgraph_webhook_notifications_total',
       help: 'Webhook notifications received, by outcome (accepted, duplicate, rejected, failed) and rejection reason.',
@@ -168,6 +185,24 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     operationLabel: (name) => (name ? operationNames.label(name) : 'anonymous'),
     errorCodeLabel: (code) => (typeof code === 'string' ? errorCodes.label(code) : 'none'),
   };
+}
+
+/**
+ * `counter` whose `vault` label is the caller's vault id only when `vaultLabels`; otherwise every
+ * increment is counted under {@link ALL_VAULTS_LABEL} (vault ids name the provider's tenants: an
+ * operator opts in to exposing them to whoever scrapes).
+ */
+function withVaultLabels<L extends string>(
+  counter: Counter<L | 'vault'>,
+  vaultLabels: boolean,
+): Counter<L | 'vault'> {
+  if (vaultLabels) return counter;
+  const inc = counter.inc.bind(counter) as (labels: Record<string, string | number>, value?: number) => void;
+  counter.inc = ((labels?: Record<string, string | number> | number, value?: number) => {
+    if (typeof labels === 'object') inc({ ...labels, vault: ALL_VAULTS_LABEL }, value);
+    else inc({ vault: ALL_VAULTS_LABEL }, labels);
+  }) as typeof counter.inc;
+  return counter;
 }
 
 /** Seconds elapsed since `startedMs` (a `performance.now()` reading). */

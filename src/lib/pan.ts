@@ -73,16 +73,25 @@ export function maskPan(pan: string): string {
 }
 
 /**
- * A digit run: groups of at least three digits joined by single spaces or hyphens (card numbers as
- * written: `4111 1111 1111 1111`, `3782-822463-10005`), or plain consecutive digits. A shorter group
- * is not joined, so identifiers such as UUIDs (`…-a8b1-457178578416`) are not read as card numbers.
+ * A digit run: groups of at least three digits joined by one separator character of
+ * {@link PAN_GROUP_SEPARATORS} (card numbers as written or smuggled: `4111 1111 1111 1111`,
+ * `3782-822463-10005`, `4000.0566.5566.5556`, `Pan_4111_1111_1111_1111`, `4111x1111x1111x1111`,
+ * `4111/1111/1111/1111`; issue 20 item 8), or plain consecutive digits. A shorter group is not
+ * joined, so identifiers such as UUIDs (`…-a8b1-457178578416`) are not read as card numbers.
  */
-const DIGIT_RUN = /\d{3,}(?:[ -]\d{3,})+|\d+/g;
+const DIGIT_RUN = /\d{3,}(?:[ \-_.x/]\d{3,})+|\d+/g;
+
+/**
+ * The characters that may stand, one at a time, between the digit groups of a written card number:
+ * space, `-`, `_`, `.`, `x` and `/` (issue 20 item 8). {@link redactPans} joins groups across any of
+ * them; the log fast path (src/lib/redaction.ts) uses the same set.
+ */
+export const PAN_GROUP_SEPARATORS = ' -_.x/';
 
 /**
  * Masks card numbers anywhere in free text, the one masking rule of everything that leaves the
  * process (see src/lib/redaction.ts). A digit run is a maximal sequence of digits, or of groups of at
- * least three digits separated by one space or hyphen; it may be glued to letters or underscores
+ * least three digits separated by one of {@link PAN_GROUP_SEPARATORS}; it may be glued to letters or underscores
  * (`CRD5105105105105100`, `tok_3714…`). Within a run:
  * - every window of 13 to 19 consecutive digits that starts with 1-9 (no card number starts with 0)
  *   and passes the Luhn check is masked to its first six and last four digits (the digits between

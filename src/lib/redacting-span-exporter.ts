@@ -1,3 +1,4 @@
+import type { SpanContext } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { redactPans } from './pan.ts';
@@ -33,7 +34,9 @@ export class RedactingSpanExporter implements SpanExporter {
 }
 
 /**
- * One span with card data masked: {@link RedactingSpanExporter}.
+ * One span with card data masked: {@link RedactingSpanExporter}. Also its links' attributes, and no
+ * W3C `tracestate` on the span or its links (vendor text from outside the gateway that no one
+ * vouches for; issue 20 item 7: a PAN placed in a client's `tracestate` reached the collector).
  * @returns `span` itself when nothing needed masking.
  */
 export function redactSpan(span: ReadableSpan): ReadableSpan {
@@ -48,18 +51,41 @@ export function redactSpan(span: ReadableSpan): ReadableSpan {
       : { ...event, name: eventName, attributes: eventAttributes };
   });
   const eventsChanged = events.some((event, i) => event !== span.events[i]);
+  const links = span.links.map((link) => {
+    const linkAttributes = link.attributes === undefined ? undefined : redactCardData(link.attributes);
+    return linkAttributes === link.attributes && link.context.traceState === undefined
+      ? link
+      : { ...link, context: withoutTraceState(link.context), attributes: linkAttributes };
+  });
+  const linksChanged = links.some((link, i) => link !== span.links[i]);
+  const spanContext = span.spanContext();
+  const parent = span.parentSpanContext;
   if (
     name === span.name &&
     attributes === span.attributes &&
     statusMessage === span.status.message &&
-    !eventsChanged
+    !eventsChanged &&
+    !linksChanged &&
+    spanContext.traceState === undefined &&
+    parent?.traceState === undefined
   ) {
     return span;
   }
+  const plainContext = withoutTraceState(spanContext);
   return Object.create(span, {
     name: { value: name, enumerable: true },
     attributes: { value: attributes, enumerable: true },
     status: { value: { ...span.status, message: statusMessage }, enumerable: true },
     events: { value: events, enumerable: true },
+    links: { value: links, enumerable: true },
+    spanContext: { value: () => plainContext },
+    parentSpanContext: { value: parent && withoutTraceState(parent), enumerable: true },
   }) as ReadableSpan;
+}
+
+/** `spanContext` without its `traceState` (the same object when it has none). */
+function withoutTraceState(spanContext: SpanContext): SpanContext {
+  if (spanContext.traceState === undefined) return spanContext;
+  const { traceState: _dropped, ...rest } = spanContext;
+  return rest;
 }

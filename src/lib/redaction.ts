@@ -121,7 +121,7 @@ function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unkn
 export function redactLogLine(line: string): string {
   // Fast path: no digit run long enough for a PAN and no security code member.
   if (
-    !/\d(?:[ -]?\d){12}/.test(line.replace(/"time":\d+/, '')) &&
+    !/\d(?:[ \-_.x/]?\d){12}/.test(line.replace(/"time":\d+/, '')) &&
     !/"(?:[a-z_-]*)(?:cv[cv]|csc|cid|security)/i.test(line)
   ) {
     return line;

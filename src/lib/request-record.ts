@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type DocumentNode, type GraphQLError, getOperationAST, type OperationTypeNode } from 'graphql';
+import { redactPans } from './pan.ts';
 
 /**
  * What one HTTP request (or one graphql-ws connection) did, filled in while it runs and written as
@@ -25,13 +26,18 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 
 /**
  * A new record for a request with the given `x-request-id` header value; a missing, repeated or
- * malformed header gets a generated UUID instead (never echoing arbitrary client text into logs).
+ * malformed header gets a generated UUID instead (never echoing arbitrary client text into logs), and
+ * so does one holding a card number in any written form (`4000.0566.5566.5556`, issue 20 item 8):
+ * the id is echoed in the response header, error extensions, spans and the access line.
  */
 export function createRequestRecord(
   header: string | string[] | undefined,
   transport: RequestRecord['transport'] = 'http',
 ): RequestRecord {
-  const id = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
+  const id =
+    typeof header === 'string' && REQUEST_ID.test(header) && redactPans(header) === header
+      ? header
+      : randomUUID();
   return { id, operationNames: new Set(), errorCodes: new Set(), transport };
 }
 

@@ -1,12 +1,15 @@
 import {
   type Context,
   context,
+  createContextKey,
   defaultTextMapGetter,
   defaultTextMapSetter,
   ProxyTracerProvider,
+  ROOT_CONTEXT,
   type Span,
   SpanStatusCode,
   type Tracer,
+  trace,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -25,6 +28,7 @@ import {
 import type { TracingConfig } from '../config.ts';
 import { redactPans } from './pan.ts';
 import { RedactingSpanExporter } from './redacting-span-exporter.ts';
+import { redactCardData } from './redaction.ts';
 
 /**
  * OpenTelemetry tracing of one gateway: a tracer exporting over OTLP/HTTP (protobuf or JSON) when
@@ -56,6 +60,12 @@ export function createTracing(config: TracingConfig | undefined, serviceVersion?
   }
   // Returns false when a context manager is already registered (another app of this process).
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // Resource values leave with every export: the same masking as span attributes.
+  const resourceAttributes = redactCardData({
+    ...config.resourceAttributes,
+    'service.name': config.serviceName,
+    ...(serviceVersion ? { 'service.version': serviceVersion } : {}),
+  });
   const exporterOptions = {
     url: config.endpoint,
     headers: config.headers,
@@ -68,13 +78,7 @@ export function createTracing(config: TracingConfig | undefined, serviceVersion?
       : new OTLPProtoTraceExporter(exporterOptions),
   );
   const provider = new TracerProvider({
-    resource: defaultResource().merge(
-      resourceFromAttributes({
-        ...config.resourceAttributes,
-        'service.name': config.serviceName,
-        ...(serviceVersion ? { 'service.version': serviceVersion } : {}),
-      }),
-    ),
+    resource: defaultResource().merge(resourceFromAttributes(resourceAttributes)),
     sampler: samplerOf(config),
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.scheduleDelayMs })],
   });
@@ -109,16 +113,58 @@ function samplerOf(config: TracingConfig): Sampler {
 }
 
 /**
+ * Set on the context of a request whose trace a client started (a trusted `traceparent`): its trace
+ * id is the client's, so {@link injectTraceContext} sends nothing upstream under it.
+ */
+const CLIENT_TRACE = createContextKey('cardgraph client trace');
+
+/**
  * The context carried by an incoming W3C `traceparent`/`tracestate` (Trace Context, W3C
  * Recommendation), on top of the active context; the active context when absent or malformed.
+ * For a server that trusts its caller's trace: the standalone sandbox (the provider's stand-in,
+ * called by the gateway). The gateway's public server uses {@link incomingTraceContext}.
  */
 export function extractTraceContext(headers: Record<string, string | string[] | undefined>): Context {
   return propagator.extract(context.active(), headers, defaultTextMapGetter);
 }
 
-/** Adds `traceparent` (and `tracestate`) of the active span to outgoing `headers`; none without one. */
+/**
+ * The parent context of a gateway request span (issue 20 item 7). The gateway's sampling decision
+ * is its own: unless `trustClientTrace` (`OTEL_TRUST_CLIENT_TRACE=on`), a client's `traceparent` is
+ * ignored, so the request span is a root that the configured sampler decides on (a client's
+ * `sampled=00` cannot switch tracing off, nor `01` force it on). When trusted, the client's
+ * `traceparent` is continued (its trace id and sampled flag) but never its `tracestate` (vendor
+ * data the gateway does not vouch for), and the context is marked so that no upstream call carries
+ * the client's trace id ({@link injectTraceContext}).
+ * @param headers the request's headers (Node's lowercase names).
+ */
+export function incomingTraceContext(
+  headers: Record<string, string | string[] | undefined>,
+  trustClientTrace: boolean,
+): Context {
+  // A request is a new unit of work: never a child of whatever context the connection carries
+  // (AsyncLocalStorage may hand a keep-alive connection's next request an earlier request's span).
+  if (!trustClientTrace || headers.traceparent === undefined) return ROOT_CONTEXT;
+  const extracted = propagator.extract(
+    ROOT_CONTEXT,
+    { traceparent: headers.traceparent },
+    defaultTextMapGetter,
+  );
+  return trace.getSpanContext(extracted) ? extracted.setValue(CLIENT_TRACE, true) : ROOT_CONTEXT;
+}
+
+/**
+ * Adds `traceparent` of the active span to outgoing upstream `headers`, so the provider's spans join
+ * the gateway's trace. Never a `tracestate`, and nothing at all inside a trace a client started
+ * (trusted `traceparent`, see {@link incomingTraceContext}): the provider never sees a client's trace
+ * id or vendor state (issue 20 item 7).
+ */
 export function injectTraceContext(headers: Record<string, string>): Record<string, string> {
-  propagator.inject(context.active(), headers, defaultTextMapSetter);
+  const active = context.active();
+  if (active.getValue(CLIENT_TRACE) === true) return headers;
+  const carrier: Record<string, string> = {};
+  propagator.inject(active, carrier, defaultTextMapSetter);
+  if (carrier.traceparent !== undefined) headers.traceparent = carrier.traceparent;
   return headers;
 }
 

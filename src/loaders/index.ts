@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { CardAttributesNotFoundError, NetworkTokenNotFoundError } from '../errors.ts';
+import { BinNotDiscernedError, CardAttributesNotFoundError, NetworkTokenNotFoundError } from '../errors.ts';
 import type { CardEvent } from '../events/card-event.ts';
 import type { NetworkTokenEvent } from '../events/network-token-event.ts';
 import type { AccountUpdaterCard } from '../upstream/account-updater/client.ts';
@@ -139,9 +139,12 @@ export class RequestLoaders {
           keys.map((key) =>
             binCache
               .get(key.bin, () =>
-                // No attributes for the BIN (404) is an answer, cached like the others.
+                // No attributes for the BIN is an answer, cached like the others: the specification's
+                // 404, or the documented 422 ("could not discern a bin"), which for a raw 6-digit BIN
+                // says the same (sandbox contract §8).
                 upstream.cardAttributes.lookup(key.vaultId, key.bin).catch((error: unknown) => {
-                  if (error instanceof CardAttributesNotFoundError) return null;
+                  if (error instanceof CardAttributesNotFoundError || error instanceof BinNotDiscernedError)
+                    return null;
                   throw error;
                 }),
               )

@@ -459,6 +459,9 @@ export function useGraphQLSSE(options: {
               // graphql-sse has checked the id (present, not running on this stream) and reserved it.
               const id = String(params.extensions?.operationId ?? '');
               operationIdOf.set(req.raw, { reservation, id });
+              // Counted and taken in one synchronous step (no `await` between the check and the
+              // `set` below), so simultaneous POSTs on one stream cannot overrun the cap (issue 20
+              // item 3); the unopened-stream count of a PUT is likewise checked and raised at once.
               if (reservation.operations.size >= limits.maxOperationsPerStream) {
                 return refuse(
                   req.raw,

@@ -2,12 +2,13 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.ts';
 import type { GraphQLContext } from '../context.ts';
+import { useFieldSuggestionSwitch } from './field-suggestions.ts';
 import { useOperationCost } from './operation-cost.ts';
 
 /**
  * What one operation may ask of the gateway, on every transport: graphql-armor bounds the shape of
- * the document (depth 12, aliases 15, directives 20, tokens 3,000; field suggestions only when
- * `fieldSuggestions`), and {@link useOperationCost} bounds what it may ask of the upstream (cost with
+ * the document (depth 12, aliases 15, directives 20, tokens 3,000), suggestions of schema names only
+ * when `fieldSuggestions` (src/plugins/field-suggestions.ts), and {@link useOperationCost} bounds what it may ask of the upstream (cost with
  * variables and list sizes, the per-operation upstream call budget). Armor's own cost limit is off:
  * it runs before variables exist (`first: $n` counted as 1) and does not know our page sizes.
  */
@@ -25,9 +26,12 @@ export function useOperationLimits(options: {
           maxDirectives: { n: 20 },
           maxTokens: { n: 3_000 },
           costLimit: { enabled: false },
-          blockFieldSuggestion: { enabled: !options.fieldSuggestions },
+          // Armor's mask misses enum value suggestions (`Did you mean the enum value …?`) and
+          // variable coercion errors: useFieldSuggestionSwitch masks them all (issue 20 item 9).
+          blockFieldSuggestion: { enabled: false },
         }),
       );
+      addPlugin(useFieldSuggestionSwitch({ enabled: options.fieldSuggestions }));
       addPlugin(useOperationCost(options.limits));
     },
   };

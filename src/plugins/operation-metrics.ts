@@ -1,8 +1,41 @@
 import { performance } from 'node:perf_hooks';
-import type { GraphQLError } from 'graphql';
+import { type GraphQLError, Kind, parse } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { Config } from '../config.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
+import { loadExampleOperations } from '../runtime/index.ts';
+import { loadTrustedDocuments } from './persisted-operations.ts';
+
+/**
+ * The operation names that may be metric labels (issue 20 item 5): those of the example operations
+ * (src/client/operations.graphql) and of the trusted-documents manifest
+ * (`PERSISTED_OPERATIONS_MANIFEST`), i.e. names the operator shipped, never one a client makes up.
+ * A manifest that cannot be read or a document that does not parse adds nothing here (the
+ * persisted-operations plugin reports a bad manifest at start).
+ */
+export function trustedOperationNames(
+  settings: Pick<Config['persistedOperations'], 'mode' | 'manifestPath'>,
+): string[] {
+  const names = new Set(loadExampleOperations().operationNames);
+  let documents: Iterable<string> = [];
+  try {
+    documents = loadTrustedDocuments(settings).values();
+  } catch {
+    // Refused at start by the runtime, with its ConfigError.
+  }
+  for (const document of documents) {
+    try {
+      for (const definition of parse(document).definitions) {
+        if (definition.kind === Kind.OPERATION_DEFINITION && definition.name)
+          names.add(definition.name.value);
+      }
+    } catch {
+      // Not a document: no name.
+    }
+  }
+  return [...names];
+}
 
 /**
  * Prometheus metrics of GraphQL operations on every transport (HTTP, SSE, graphql-ws):

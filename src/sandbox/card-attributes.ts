@@ -6,6 +6,9 @@ import {
   CARD_COMMERCIAL_TYPES,
   CARD_TYPES,
   type cardAttributesResult,
+  DOCUMENTED_BRAND_NAMES,
+  DOCUMENTED_LOOKUP_ALIAS_PATTERN,
+  DOCUMENTED_LOOKUP_DIGITS_PATTERN,
   LOOKUP_DIGITS_PATTERN,
   LUHN_FREE_MAX_DIGITS,
   PREPAID_TYPES,
@@ -142,12 +145,56 @@ export function lookupBin(table: BinTable, digits: string): BinEntry | undefined
   );
 }
 
-/** The answer body of a table row. */
-export function cardAttributesOf(table: BinTable, entry: BinEntry): CardAttributesResult {
+/**
+ * ISO 3166-1 alpha-3 codes of the table's countries: the documented answer writes
+ * `issuing_country_code` in alpha-3 (`USA`, sandbox contract §8), the table in alpha-2.
+ */
+export const ALPHA3_COUNTRY_CODES: Readonly<Record<string, string>> = {
+  AU: 'AUS',
+  BE: 'BEL',
+  BR: 'BRA',
+  CA: 'CAN',
+  CH: 'CHE',
+  DE: 'DEU',
+  DK: 'DNK',
+  ES: 'ESP',
+  FR: 'FRA',
+  GB: 'GBR',
+  IE: 'IRL',
+  IN: 'IND',
+  IT: 'ITA',
+  JP: 'JPN',
+  KR: 'KOR',
+  MX: 'MEX',
+  PL: 'POL',
+  SE: 'SWE',
+  SG: 'SGP',
+  US: 'USA',
+};
+
+/**
+ * The answer body of a table row: in the specification's reading as the table holds it; in the
+ * documented one (sandbox contract §8) with `brand` in mixed case (`Visa`) and `issuing_country_code`
+ * in alpha-3 (`USA`).
+ */
+export function cardAttributesOf(
+  table: BinTable,
+  entry: BinEntry,
+  wire: SandboxWire = 'specification',
+): CardAttributesResult {
   const { bin, prepaid_type, cobadged_brands, ...attributes } = entry;
+  const documented =
+    wire === 'documented'
+      ? {
+          brand: DOCUMENTED_BRAND_NAMES[entry.brand],
+          issuing_country_code:
+            ALPHA3_COUNTRY_CODES[entry.issuing_country_code] ?? entry.issuing_country_code,
+        }
+      : {};
   return {
     bin: Number(bin),
     ...attributes,
+    ...documented,
     version: table.version,
     ...(prepaid_type !== undefined ? { prepaid_type } : {}),
     ...(cobadged_brands !== undefined ? { cobadged_brands } : {}),
@@ -163,20 +210,32 @@ export interface CardAttributeDeps {
   wire?: SandboxWire;
 }
 
+/** Detail of the documented 422 (provider-docs `examples.json`, card attributes). */
+export const BIN_NOT_DISCERNED_DETAIL = 'We could not discern a bin from the input provided';
+
 /**
  * Registers `POST /card-attributes/attributes/attributes` (`card-attributes:basic`), body
  * `{"number": string}`:
- * - 200 {@link CardAttributesResult}, `application/json`.
- * - 400 `bad-request` (pointer `/number`): `number` absent, not a string, not of the spec's pattern,
- *   or a PAN of more than 11 digits failing Luhn; with the empty pointer when the body is not a
- *   JSON object.
- * - 404 `not-found`: a `tok_` alias the caller's vault does not hold, or a number whose BIN the table
- *   does not know.
+ * - 200 {@link CardAttributesResult}, `application/json` (documented wire: mixed-case `brand`,
+ *   alpha-3 `issuing_country_code`).
+ * - 400 `bad-request` (pointer `/number`): `number` absent, not a string, not of the pattern (the
+ *   documented `(^(\d[\s-]?){6,19}$|tok_.+)`, or the specification's single separators between
+ *   digits), or a PAN of more than 11 digits failing Luhn; with the empty pointer when the body is
+ *   not a JSON object.
+ * - documented wire: 422 `bin-not-discerned` ({@link BIN_NOT_DISCERNED_DETAIL}) for a `tok_` alias the
+ *   caller's vault does not hold or a number whose BIN the table does not know;
+ *   specification: 404 `not-found` for both.
  * Details never carry the number.
  * @throws Error at registration when the shipped table is invalid (see {@link loadShippedBinTable}).
  */
 export function registerCardAttributeRoutes(router: Router, deps: CardAttributeDeps): void {
   const table = deps.binTable ?? loadShippedBinTable();
+  const wire = deps.wire ?? 'documented';
+  const digitsPattern = wire === 'documented' ? DOCUMENTED_LOOKUP_DIGITS_PATTERN : LOOKUP_DIGITS_PATTERN;
+  const unknown = (detail: string) =>
+    wire === 'documented'
+      ? httpError(422, 'bin-not-discerned', BIN_NOT_DISCERNED_DETAIL)
+      : httpError(404, 'not-found', detail);
   router.add(
     'POST',
     `${CARD_ATTRIBUTES_PREFIX}/attributes/attributes`,
@@ -191,12 +250,15 @@ export function registerCardAttributeRoutes(router: Router, deps: CardAttributeD
       if (typeof number !== 'string') throw badRequest('number: must be a string', '/number');
 
       let digits: string;
-      if (number.startsWith('tok_')) {
+      if (
+        number.startsWith('tok_') &&
+        (wire === 'documented' ? DOCUMENTED_LOOKUP_ALIAS_PATTERN.test(number) : true)
+      ) {
         const pan = deps.aliases.resolvePan(auth.vault, number);
-        if (!pan) throw httpError(404, 'not-found', 'number: no card with this alias in the vault');
+        if (!pan) throw unknown('number: no card with this alias in the vault');
         digits = pan;
-      } else if (LOOKUP_DIGITS_PATTERN.test(number)) {
-        digits = number.replace(/[ -]/g, '');
+      } else if (digitsPattern.test(number)) {
+        digits = number.replace(/[\s-]/g, '');
         if (digits.length > LUHN_FREE_MAX_DIGITS && !isLuhnValid(digits)) {
           throw badRequest(
             'number: a card number of more than 11 digits must pass the Luhn check',
@@ -205,14 +267,16 @@ export function registerCardAttributeRoutes(router: Router, deps: CardAttributeD
         }
       } else {
         throw badRequest(
-          'number: must be 6 to 19 digits (single spaces or hyphens allowed between them) or a tok_ alias',
+          wire === 'documented'
+            ? 'number: must be 6 to 19 digits (each optionally followed by a space or hyphen) or a tok_ alias'
+            : 'number: must be 6 to 19 digits (single spaces or hyphens allowed between them) or a tok_ alias',
           '/number',
         );
       }
 
       const entry = lookupBin(table, digits);
-      if (!entry) throw httpError(404, 'not-found', 'no card attributes are known for this BIN');
-      sendJson(res, 200, cardAttributesOf(table, entry), JSON_MEDIA_TYPE);
+      if (!entry) throw unknown('no card attributes are known for this BIN');
+      sendJson(res, 200, cardAttributesOf(table, entry, wire), JSON_MEDIA_TYPE);
     },
   );
 }

@@ -4,6 +4,7 @@ import {
   type cardRecord,
   type checkDocument,
   createCardRequest,
+  type duplicateCardDocument,
   echoedCardAttributes,
   type subscriptionDocument,
 } from '../contracts/card-interface.ts';
@@ -20,7 +21,7 @@ import {
   sendJson,
   sendNoContent,
 } from './http.ts';
-import { cardInterfaceTimestamp, newCardId, newSubscriptionId } from './ids.ts';
+import { cardInterfaceTimestamp, newCardId, newSubscriptionId, randomBase62 } from './ids.ts';
 import { cardInterfaceScenario, checkScenario, replacementPan } from './test-cards.ts';
 import type { TimerSet } from './timers.ts';
 import type { AliasVault } from './vault.ts';
@@ -36,6 +37,15 @@ export const CARD_INTERFACE_PREFIX = '/card-interface';
 
 /** Default time a 4998 card leaves `POST /cards` unanswered: 120 000 ms (contract §5.4). */
 export const DEFAULT_HANG_MS = 120_000;
+
+/**
+ * A new card interface card id: in the documented wire `CRD` + 49 Base62 characters, 52 in all, the
+ * length of the card interface's own test table (sandbox contract §8); in the specification's reading
+ * the 25 characters of v1 (`newCardId`).
+ */
+function newCardInterfaceCardId(wire: SandboxWire): string {
+  return wire === 'documented' ? `CRD${randomBase62(49)}` : newCardId();
+}
 
 interface Subscription {
   id: string;
@@ -69,6 +79,14 @@ export class CardInterfaceStore extends VaultCardStore<StoredCard> {
   hasSubscribedPan(vault: string, pan: string): boolean {
     return this.someWithPan(vault, pan, (card) => card.subscription !== undefined);
   }
+
+  /** The oldest card of this vault holding this PAN (Duplicate Card Check), or undefined. */
+  firstWithPan(vault: string, pan: string): StoredCard | undefined {
+    for (const card of this.cards.values()) {
+      if (card.vault === vault && card.pan === pan) return card;
+    }
+    return undefined;
+  }
 }
 
 const ATTRIBUTES = '/data/attributes';
@@ -96,6 +114,37 @@ function cardDocument(card: StoredCard): z.input<typeof cardRecord> {
         updated_at: cardInterfaceTimestamp(card.updatedAtMs),
       },
       meta,
+    },
+  };
+}
+
+/**
+ * The documented `POST /cards` 201 (sandbox contract §8, provider-docs `examples.json`): `pan`,
+ * `cvc_status`, `pan_alias`, `cvc` and `cvc_alias` (when a CVC was given), `bin`, `first8`, `last4`,
+ * the expiry and the echoed optional attributes; no `brand` and no timestamps. `cvc` is the one
+ * submitted (or behind the submitted `cvc_alias`).
+ */
+function documentedCreatedCardDocument(
+  card: StoredCard,
+  cvc: string | undefined,
+): z.input<typeof cardRecord> {
+  return {
+    data: {
+      id: card.id,
+      type: 'cards',
+      attributes: {
+        pan: card.pan,
+        ...card.echoed,
+        pan_alias: card.panAlias,
+        ...(cvc !== undefined ? { cvc } : {}),
+        ...(card.cvcAlias ? { cvc_alias: card.cvcAlias } : {}),
+        bin: card.pan.slice(0, 6),
+        first8: card.pan.slice(0, 8),
+        last4: card.pan.slice(-4),
+        exp_month: card.expMonth,
+        exp_year: card.expYear,
+      },
+      ...(Object.keys(card.meta).length > 0 ? { meta: { ...card.meta } } : {}),
     },
   };
 }
@@ -141,13 +190,24 @@ export interface CardInterfaceDeps {
   hangMs: number;
   /** The wire reading to answer in (`SandboxOptions.wire`); `documented` when absent. */
   wire?: SandboxWire;
+  /**
+   * Vaults whose account has Duplicate Card Check on (sandbox contract §8: the provider turns it on
+   * per account): `POST /cards` of a PAN already on file in the vault answers 303 with the existing
+   * card's id. None by default; the specification's reading has no duplicate detection, so the list is
+   * read in the documented wire only.
+   */
+  duplicateCardCheckVaults?: readonly string[];
 }
 
 /**
  * Registers under {@link CARD_INTERFACE_PREFIX}:
- * - `POST /cards` (`cards:write`): 201 card record; 400 `bad-request` (validation, pointer under
- *   `/data/attributes`), 415, 413; fault cards 4401/4403/4500/4502/4503/4504 answer that status;
- *   4998 answers 504 `gateway-timeout` only after `hangMs`.
+ * - `POST /cards` (`cards:write`): 201 card record (documented wire: the documented members, `pan`
+ *   and `cvc` included, no `brand` nor timestamps); 303 `{"data":{"type":"cards","id"}}` with
+ *   `Location: /card-interface/cards/{id}` when the vault has Duplicate Card Check on
+ *   (`duplicateCardCheckVaults`, documented wire) and a card of the vault holds the PAN; 400
+ *   `bad-request` (validation, pointer under `/data/attributes`), 415, 413; fault cards
+ *   4401/4403/4500/4502/4503/4504 answer that status; 4998 answers 504 `gateway-timeout` only after
+ *   `hangMs`.
  * - `GET /cards/{card_id}` (`cards:read`): 200 card record; 404 `card-not-found`.
  * - `POST /cards/{card_id}/card-update-subscriptions` (`cards:write`): 200 subscription (state
  *   `enrolled`, existing one when already subscribed, `failed` for 4002 cards); 404; 422
@@ -158,6 +218,8 @@ export interface CardInterfaceDeps {
  */
 export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceDeps): void {
   const { store, aliases, timers, now } = deps;
+  const wire = deps.wire ?? 'documented';
+  const duplicateCardCheck = new Set(wire === 'documented' ? (deps.duplicateCardCheckVaults ?? []) : []);
   const cardOr404 = (auth: AuthContext, id: string): StoredCard => {
     const card = store.find(auth.vault, id);
     if (!card) throw httpError(404, 'card-not-found', 'no card with this id in the vault');
@@ -191,6 +253,7 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
     const brand = cardBrandOf(pan);
     if (!brand) throw badRequest('pan: not a card number of a supported card family', `${ATTRIBUTES}/pan`);
     let cvcAlias: string | undefined;
+    let cvc = attributes.cvc;
     if (attributes.cvc_alias !== undefined) {
       const resolved = aliases.resolveCvc(auth.vault, attributes.cvc_alias);
       if (resolved === undefined) throw badRequest('cvc_alias: unknown alias', `${ATTRIBUTES}/cvc_alias`);
@@ -198,8 +261,7 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
         throw badRequest('cvc_alias: is not the alias of cvc', `${ATTRIBUTES}/cvc_alias`);
       }
       cvcAlias = attributes.cvc_alias;
-    } else if (attributes.cvc !== undefined) {
-      cvcAlias = aliases.cvcAlias(auth.vault, attributes.cvc);
+      cvc = resolved;
     }
 
     const scenario = cardInterfaceScenario(pan);
@@ -212,9 +274,24 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
       throw httpError(504, 'gateway-timeout', 'simulated upstream hang (sandbox test card)');
     }
 
+    if (duplicateCardCheck.has(auth.vault)) {
+      const existing = store.firstWithPan(auth.vault, pan);
+      if (existing) {
+        const reference: z.input<typeof duplicateCardDocument> = {
+          data: { type: 'cards', id: existing.id },
+        };
+        sendJson(res, 303, reference, JSON_API_MEDIA_TYPE, {
+          location: `${CARD_INTERFACE_PREFIX}/cards/${existing.id}`,
+        });
+        return;
+      }
+    }
+    // A new CVC alias only for a card that is created (a duplicate stores nothing).
+    if (cvcAlias === undefined && cvc !== undefined) cvcAlias = aliases.cvcAlias(auth.vault, cvc);
+
     const createdAtMs = now();
     const card: StoredCard = {
-      id: newCardId(),
+      id: newCardInterfaceCardId(wire),
       vault: auth.vault,
       pan,
       brand,
@@ -228,7 +305,8 @@ export function registerCardInterfaceRoutes(router: Router, deps: CardInterfaceD
       updatedAtMs: createdAtMs,
     };
     store.cards.set(card.id, card);
-    sendJson(res, 201, cardDocument(card), JSON_API_MEDIA_TYPE);
+    const created = wire === 'documented' ? documentedCreatedCardDocument(card, cvc) : cardDocument(card);
+    sendJson(res, 201, created, JSON_API_MEDIA_TYPE);
   });
 
   router.add('GET', `${CARD_INTERFACE_PREFIX}/cards/:card_id`, 'cards:read', ({ res, auth, params }) => {

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     logger,
     webhookDelayMs: config.webhookDelayMs,
     wire: config.wire,
+    ...(config.duplicateCardCheckVaults ? { duplicateCardCheckVaults: config.duplicateCardCheckVaults } : {}),
     ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
   });
   const { url } = await sandbox.start();

@@ -13,6 +13,7 @@ import {
   cardRecord,
   checkDocument,
   createCardRequest,
+  duplicateCardDocument,
   subscriptionDocument,
 } from '../contracts/card-interface.ts';
 import { errorDocument, VAULT_ID_PATTERN } from '../contracts/common.ts';
@@ -266,6 +267,7 @@ export const SANDBOX_COMPONENTS = {
   OAuthError: oauthError,
   CardCreateRequest: createCardRequest,
   CardInterfaceCard: cardRecord,
+  DuplicateCardReference: duplicateCardDocument,
   CardUpdateSubscription: subscriptionDocument,
   CardUpdates: checkDocument,
   EnrolRequest: enrolRequest,
@@ -462,11 +464,18 @@ const paths: Record<string, OpenApiPathItem> = {
       operationId: 'createCard',
       summary: 'Create a card (vaults the PAN and CVC, returns aliases)',
       description:
-        'Test cards ending 4401, 4403, 4500, 4502, 4503, 4504 answer that status; 4998 answers 504 after the hang.',
+        'Test cards ending 4401, 4403, 4500, 4502, 4503, 4504 answer that status; 4998 answers 504 after the hang. In the documented wire the 201 carries `pan`, `cvc`, `first8` and no `brand` nor timestamps, and a vault with Duplicate Card Check on answers 303 for a PAN already on file.',
       security: 'cards:write',
       body: 'CardCreateRequest',
       responses: (r) => ({
         '201': r.ok('The card record.', 'CardInterfaceCard'),
+        '303': r.ok(
+          'Duplicate Card Check: the PAN is already on file; the existing card.',
+          'DuplicateCardReference',
+          {
+            Location: { description: 'Path of the existing card.', required: true, schema: string() },
+          },
+        ),
         '401': r.error(
           401,
           ['unauthorized'],
@@ -654,7 +663,16 @@ const paths: Record<string, OpenApiPathItem> = {
       body: 'CardAttributesRequest',
       responses: (r) => ({
         '200': r.ok('The attributes.', 'CardAttributes'),
-        '404': r.error(404, ['not-found'], 'Alias unknown to the vault, or BIN not in the table.'),
+        '404': r.error(
+          404,
+          ['not-found'],
+          'Alias unknown to the vault, or BIN not in the table (the specification wire).',
+        ),
+        '422': r.error(
+          422,
+          ['bin-not-discerned'],
+          'We could not discern a bin from the input provided: alias unknown to the vault, or BIN not in the table (the documented wire).',
+        ),
       }),
     }),
   },
@@ -669,7 +687,10 @@ const paths: Record<string, OpenApiPathItem> = {
       parameters: pageParameters,
       pathParameters: true,
       responses: (r) => ({
-        '200': r.ok('One page of users, oldest first.', 'UserPage'),
+        '200': r.ok(
+          'One page of users, oldest first; in the documented wire every user in one `data` array, without `links` and `meta`.',
+          'UserPage',
+        ),
         '404': r.error(404, ['not-found'], NO_ORGANIZATION),
       }),
     }),
@@ -684,7 +705,10 @@ const paths: Record<string, OpenApiPathItem> = {
       parameters: pageParameters,
       pathParameters: true,
       responses: (r) => ({
-        '200': r.ok('One page of invites, oldest first.', 'InvitePage'),
+        '200': r.ok(
+          'One page of invites, oldest first; in the documented wire every invite in one `data` array, without `links` and `meta`.',
+          'InvitePage',
+        ),
         '404': r.error(404, ['not-found'], NO_ORGANIZATION),
       }),
     }),

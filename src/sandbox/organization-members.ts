@@ -246,17 +246,30 @@ export const SANDBOX_DIRECTORY: OrganizationDirectory = {
  * vault of the organization:
  * - `GET /organizations/{organizationId}/members`: 200 page of `users` (pending invitations excluded).
  * - `GET /organizations/{organizationId}/invites`: 200 page of `invites` (pending only).
- * Query: `page[number]` (default 1), `page[size]` (default {@link DEFAULT_PAGE_SIZE}, at most
- * {@link MAX_PAGE_SIZE}); answers carry `links` and `meta.total` (see `pageDocument`).
- * Errors: 400 `bad-request` (`source.parameter` names the bad page parameter), 401, 403, 404
- * `not-found` for an organization other than the sandbox's.
+ * Specification wire: query `page[number]` (default 1), `page[size]` (default
+ * {@link DEFAULT_PAGE_SIZE}, at most {@link MAX_PAGE_SIZE}); answers carry `links` and `meta.total`
+ * (see `pageDocument`); 400 `bad-request` (`source.parameter` names the bad page parameter).
+ * Documented wire (the provider's example, sandbox contract §8): `{"data":[…]}`, the whole list,
+ * without `links` and `meta`; page parameters are not read.
+ * Errors: 401, 403, 404 `not-found` for an organization other than the sandbox's.
  */
 export function registerOrganizationMemberRoutes(
   router: Router,
   directory: OrganizationDirectory = SANDBOX_DIRECTORY,
   /** The wire reading to answer in (`SandboxOptions.wire`); `documented` by default. */
-  _wire: SandboxWire = 'documented',
+  wire: SandboxWire = 'documented',
 ): void {
+  /** The answer of a list: one page (specification) or the whole list in `data` (documented). */
+  const listDocument = <T>(
+    path: string,
+    rawUrl: string,
+    items: readonly T[],
+    toResource: (item: T) => unknown,
+  ): unknown =>
+    wire === 'documented'
+      ? { data: items.map(toResource) }
+      : pageDocument(path, items, toResource, pageRequest(rawUrl));
+
   const organizationOr404 = (id: string) => {
     const organization = directory.organizations.get(id);
     if (!organization) throw httpError(404, 'not-found', 'no such organization');
@@ -269,9 +282,8 @@ export function registerOrganizationMemberRoutes(
     'organization-users:read',
     ({ req, res, params, path }) => {
       const { members } = organizationOr404(params.organizationId!);
-      const page = pageRequest(req.url ?? path);
       const toResource = (attributes: MemberAttributes) => ({ id: attributes.id, type: 'users', attributes });
-      sendJson(res, 200, pageDocument(path, members, toResource, page), JSON_API_MEDIA_TYPE);
+      sendJson(res, 200, listDocument(path, req.url ?? path, members, toResource), JSON_API_MEDIA_TYPE);
     },
   );
 
@@ -281,13 +293,12 @@ export function registerOrganizationMemberRoutes(
     'organization-users:read',
     ({ req, res, params, path }) => {
       const { invites } = organizationOr404(params.organizationId!);
-      const page = pageRequest(req.url ?? path);
       const toResource = (attributes: InviteAttributes) => ({
         id: attributes.id,
         type: 'invites',
         attributes,
       });
-      sendJson(res, 200, pageDocument(path, invites, toResource, page), JSON_API_MEDIA_TYPE);
+      sendJson(res, 200, listDocument(path, req.url ?? path, invites, toResource), JSON_API_MEDIA_TYPE);
     },
   );
 }

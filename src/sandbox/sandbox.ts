@@ -67,6 +67,13 @@ export interface SandboxOptions {
    * tolerant reader is tested against both.
    */
   wire?: SandboxWire;
+  /**
+   * Vaults whose account has the card interface's Duplicate Card Check on (sandbox contract §8:
+   * `POST /cards` of a PAN already on file answers 303 with the existing card;
+   * `SANDBOX_DUPLICATE_CARD_CHECK`). None by default; read in the documented wire only, the
+   * specification's reading has no duplicate detection (docs/gap-decisions.md "Card interface").
+   */
+  duplicateCardCheckVaults?: readonly string[];
 }
 
 /** One answered request of the sandbox's request log. `path` has no query string. */
@@ -154,6 +161,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     now,
     hangMs: options.hangMs ?? DEFAULT_HANG_MS,
     wire,
+    ...(options.duplicateCardCheckVaults
+      ? { duplicateCardCheckVaults: options.duplicateCardCheckVaults }
+      : {}),
   });
   registerAccountUpdaterRoutes(router, {
     store: accountUpdaterStore,

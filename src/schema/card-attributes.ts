@@ -4,14 +4,14 @@ import {
   CARD_CATEGORIES,
   CARD_COMMERCIAL_TYPES,
   CARD_TYPES,
-  LOOKUP_DIGITS_PATTERN,
+  DOCUMENTED_LOOKUP_DIGITS_PATTERN,
   LUHN_FREE_MAX_DIGITS,
   PREPAID_TYPES,
   RAW_BIN_DIGITS,
   REGULATION_STATUSES,
 } from '../contracts/card-attributes.ts';
 import { TOK_ALIAS_PATTERN } from '../contracts/common.ts';
-import { CardAttributesNotFoundError } from '../errors.ts';
+import { BinNotDiscernedError, CardAttributesNotFoundError } from '../errors.ts';
 import { isLuhnValid } from '../lib/pan.ts';
 import type { CardAttributes } from '../upstream/index.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
@@ -109,14 +109,16 @@ export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttribut
   description: 'Attributes of a card product by its BIN (spec "Card attributes result").',
   fields: (t) => ({
     bin: t.string({
-      description: 'The BIN (6 or 8 digits) whose entry answered.',
+      description: 'The BIN (6 to 8 digits) whose entry answered.',
       resolve: (a) => String(a.bin),
     }),
     ...nullableStrings(t, {
-      brand: 'Card brand name.',
+      brand:
+        'Card brand name, upper case for the known brands (`VISA`, `MASTERCARD`, `AMERICAN EXPRESS`, …) whatever case the upstream wrote.',
       issuingOrganization: 'Issuer name.',
       issuingCountryName: 'Issuing country name.',
-      issuingCountryCode: 'Issuing country code.',
+      issuingCountryCode:
+        'Issuing country code as the upstream gives it: ISO 3166-1 alpha-2 (`US`) or alpha-3 (`USA`).',
       cobadgedBrands: 'Co-badged brand name.',
     }),
     cardType: t.field({
@@ -155,15 +157,15 @@ export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttribut
 });
 
 /**
- * `number` of a card attributes lookup (spec "Card attributes", rules 1-3): 6 to 19 digits with
- * optional single spaces or hyphens between them, or a `tok_` alias; a PAN longer than 11 digits
- * must pass Luhn.
+ * `number` of a card attributes lookup (spec "Card attributes", rules 1-3, with the provider's
+ * documented request pattern `(^(\d[\s-]?){6,19}$|tok_.+)`): 6 to 19 digits, each optionally followed
+ * by a space or hyphen, or a `tok_` alias; a PAN longer than 11 digits must pass Luhn.
  */
 const attributesNumberSchema = z
   .string()
-  .refine((v) => TOK_ALIAS_PATTERN.test(v) || LOOKUP_DIGITS_PATTERN.test(v), {
+  .refine((v) => TOK_ALIAS_PATTERN.test(v) || DOCUMENTED_LOOKUP_DIGITS_PATTERN.test(v), {
     message:
-      'must be a BIN, a card number of up to 19 digits (single spaces or hyphens allowed), or a tok_ alias',
+      'must be a BIN, a card number of up to 19 digits (each optionally followed by a space or hyphen), or a tok_ alias',
     // A malformed value has no Luhn check to fail: report only the shape.
     abort: true,
   })
@@ -177,10 +179,10 @@ builder.queryField('cardAttributes', (t) =>
     type: CardAttributesRef,
     nullable: true,
     description:
-      'Attributes of a card product by BIN, PAN or `tok_` alias (POST /attributes/attributes); null for a BIN the data set does not know.',
+      'Attributes of a card product by BIN, PAN or `tok_` alias (POST /attributes/attributes); null for a BIN the data set does not know (its 404, or its 422 for a raw 6-digit BIN); `BinNotDiscernedError` when the upstream can discern no BIN in a PAN or alias (its documented 422).',
     authScopes: { scope: 'card-attributes:basic' },
     extensions: costExtension({ upstreamCalls: 1 }),
-    errors: { types: [InputValidationError] },
+    errors: { types: [InputValidationError, BinNotDiscernedError] },
     args: {
       number: t.arg.string({
         description: 'A 6-digit BIN, a PAN or a `tok_` alias.',
@@ -207,6 +209,7 @@ export function attributesOfBin(
   vaultId: string,
   bin: string | undefined,
 ) {
+  // A BIN the upstream cannot place (404, or the documented 422) is null, cached by the loader.
   return bin && /^\d{6}/.test(bin)
     ? context.loaders.binAttributes.load({ vaultId, bin: bin.slice(0, 6) })
     : null;

@@ -12,7 +12,7 @@ import { builder } from './builder.ts';
 import { cardQueryField } from './card-read.ts';
 import { enumValuesOf } from './enum-values.ts';
 import { nullableStrings, optionalStrings } from './nullable-strings.ts';
-import { recordTimes } from './record-times.ts';
+import { optionalRecordTimes } from './record-times.ts';
 import { inVault, vaultIdArg } from './vault.ts';
 
 /**
@@ -105,7 +105,8 @@ builder.node(CardRef, {
     last4: t.exposeString('last4', { description: 'Last four digits of the PAN.' }),
     brand: t.exposeString('brand', {
       nullable: true,
-      description: 'Card brand (visa, mastercard, amex, discover, diners, jcb).',
+      description:
+        'Card brand (visa, mastercard, amex, discover, diners, jcb); derived from the BIN when the upstream answer omits it.',
     }),
     expMonth: t.exposeInt('expMonth', { description: 'Expiry month, 1-12.' }),
     expYear: t.exposeInt('expYear', { description: 'Two-digit expiry year.' }),
@@ -142,7 +143,7 @@ builder.node(CardRef, {
         'Account updater subscription recorded in the card metadata (spec: removed on unsubscription); null when not subscribed.',
       resolve: (c) => c.accountUpdater ?? null,
     }),
-    ...recordTimes(t),
+    ...optionalRecordTimes(t),
   }),
 });
 
@@ -173,7 +174,7 @@ export function splitVaultId(id: string): [string, string] {
 
 const panSchema = z
   .string()
-  .transform((v) => v.replace(/[ -]/g, ''))
+  .transform((v) => digitsOnly(v))
   .refine(isPlainPan, 'must be a card number of 13 to 19 digits that passes the Luhn check');
 
 const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
@@ -272,9 +273,20 @@ builder.mutationField('createCard', (t) =>
   t.field({
     type: CardRef,
     description:
-      'Keeps a card on file (card interface POST /cards). The PAN and CVC go to the vault and come back as aliases.',
+      'Keeps a card on file (card interface POST /cards). The PAN and CVC go to the vault and come back as aliases. With Duplicate Card Check on the vault, a PAN already on file answers the existing card with `duplicate: true`.',
     authScopes: { scope: 'cards:write' },
-    errors: { types: [InputValidationError] },
+    errors: {
+      types: [InputValidationError],
+      result: {
+        fields: (result) => ({
+          duplicate: result.boolean({
+            description:
+              "True when the vault's Duplicate Card Check found the PAN already on file: the upstream answered 303 and `data` is the existing card, not a new one.",
+            resolve: (card) => isDuplicate(card),
+          }),
+        }),
+      },
+    },
     args: {
       input: t.arg({ type: CreateCardInput, description: 'The card to keep on file.' }),
       vaultId: t.arg.string(vaultIdArg),
@@ -300,8 +312,15 @@ builder.mutationField('createCard', (t) =>
   }),
 );
 
-/** A card number without the spaces and hyphens a client may type between digits. */
-export const digitsOnly = (value: string) => value.replace(/[ -]/g, '');
+/** Whether the card a `createCard` resolved is an existing one (the upstream's 303), see `CreatedCard`. */
+function isDuplicate(card: object): boolean {
+  return 'duplicate' in card && card.duplicate === true;
+}
+
+/** A card number without the whitespace and hyphens a client may type between digits. */
+export function digitsOnly(value: string): string {
+  return value.replace(/[\s-]/g, '');
+}
 
 /** `T` with `null` removed from every member, recursively. */
 type WithoutNulls<T> = T extends object ? { [K in keyof T]: WithoutNulls<Exclude<T[K], null>> } : T;

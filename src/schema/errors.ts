@@ -1,6 +1,7 @@
 import { InputValidationError, type StandardSchemaV1 } from '@pothos/plugin-validation';
 import {
   AccountUpdaterNotSupportedError,
+  BinNotDiscernedError,
   CardBrandNotSupportedError,
   CardNotFoundError,
   ForbiddenError,
@@ -60,6 +61,10 @@ const GATEWAY_ERROR_TYPES: readonly [GatewayErrorClass, string][] = [
   [NetworkTokenRejectedError, 'The token request was refused (`card-not-allowed`, `rejected`).'],
   [NetworkTokenNotFoundError, 'No token exists for the alias in this vault (`not-found`).'],
   [OrganizationNotFoundError, 'The organization was not found (`not-found`).'],
+  [
+    BinNotDiscernedError,
+    'The card attributes service could not discern a BIN from the number (`bin-not-discerned`, its 422).',
+  ],
 ];
 
 /**

@@ -114,16 +114,22 @@ async function slice<T>(
 ): Promise<T[]> {
   const first = Math.floor(offset / UPSTREAM_PAGE_SIZE) + 1;
   const last = Math.floor((offset + limit - 1) / UPSTREAM_PAGE_SIZE) + 1;
+  const pageKey = (pageNumber: number): OrganizationPageKey => ({
+    vaultId: parent.vaultId,
+    organizationId: parent.id,
+    pageNumber,
+    pageSize: UPSTREAM_PAGE_SIZE,
+  });
+  if (first > 1) {
+    // An upstream that answers without paging (the documented `{"data":[…]}`) gave the whole list
+    // with page 1 (read already by `organization` for members): asking it for page 2 would repeat it.
+    const head = await load(pageKey(1));
+    if (head.whole) return head.items.slice(offset, offset + limit);
+  }
   const pages = await Promise.all(
-    Array.from({ length: last - first + 1 }, (_, i) =>
-      load({
-        vaultId: parent.vaultId,
-        organizationId: parent.id,
-        pageNumber: first + i,
-        pageSize: UPSTREAM_PAGE_SIZE,
-      }),
-    ),
+    Array.from({ length: last - first + 1 }, (_, i) => load(pageKey(first + i))),
   );
+  if (pages[0]?.whole) return pages[0].items.slice(offset, offset + limit);
   const items = pages.flatMap((page) => page.items);
   const start = offset - (first - 1) * UPSTREAM_PAGE_SIZE;
   return items.slice(start, start + limit);

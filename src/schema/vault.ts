@@ -7,7 +7,7 @@ import type { InVault } from '../loaders/index.ts';
 /** Vault ids are 11 characters (contract §2: tenant; src/contracts/common.ts). */
 export const vaultIdSchema = vaultId;
 
-/** v1 and card interface card ids: `CRD` + 22 Base62 characters (src/contracts/common.ts). */
+/** v1 and card interface card ids: `CRD` + 1 to 64 letters or digits (src/contracts/common.ts). */
 export const cardIdSchema = cardId;
 
 /** Options of the optional `vaultId` argument every vault-scoped root field takes. */

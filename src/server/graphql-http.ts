@@ -84,8 +84,12 @@ class LeanRequest {
     this.#text = text;
     this.#tooLarge = tooLarge;
   }
+  /**
+   * From the request target alone (origin-form, checked by {@link hasPlainTarget}), never the `Host`
+   * header: a client's Host cannot add a query string or change the path (issue 20 item 6).
+   */
   get url(): string {
-    return `http://${this.#req.headers.host ?? 'localhost'}${this.#req.url ?? '/'}`;
+    return `http://localhost${this.#req.url ?? '/'}`;
   }
   /** As whatwg-node's `Body.json()` (its SyntaxError message included), or the body-limit error. */
   json(): Promise<unknown> {
@@ -135,6 +139,41 @@ function requestBodyTooLarge() {
   });
 }
 
+/**
+ * A `Host` value that is a plain authority: a host name, IPv4 address or bracketed IPv6 address,
+ * with an optional port (RFC 9110 §7.2, without the percent-encoded and sub-delimiter characters no
+ * real host name uses). Yoga builds its request URL as `http://<Host><target>`, so a Host carrying
+ * `/`, `?`, `#` or `@` would move the path or add a query string.
+ */
+const PLAIN_HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * Whether a request names its target plainly: origin-form (`/path?query`, RFC 9112 §3.2.1) and a
+ * `Host` that is a plain authority (or none, HTTP/1.0). Others are answered 400 by
+ * {@link createGraphqlHttpHandler} on both paths, before any URL is built from them.
+ */
+function hasPlainTarget(req: IncomingMessage): boolean {
+  const host = req.headers.host;
+  return (req.url ?? '').startsWith('/') && (host === undefined || PLAIN_HOST.test(host));
+}
+
+/** The 400 answer of a request {@link hasPlainTarget} refuses, in Yoga's error shape. */
+function refuseTarget(res: ServerResponse): void {
+  const body = JSON.stringify({
+    errors: [
+      {
+        message: 'Bad Request: the request target must be a path and Host a plain host[:port]',
+        extensions: { code: 'BAD_REQUEST' },
+      },
+    ],
+  });
+  res.writeHead(400, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
 /** Accept values the lean path answers (Yoga's regular JSON result processor); others go to Yoga. */
 const JSON_MEDIA_TYPES = new Set(['*/*', 'application/json', 'application/graphql-response+json']);
 
@@ -179,6 +218,10 @@ function isLean(req: IncomingMessage): boolean {
  * redaction, metrics), `onExecutionResult`, and the result-processing hooks (card-data redaction,
  * request id, media type), so its answers are those of Yoga. Any other request goes to Yoga's handler.
  * `cardgraph_graphql_http_requests_total{path}` counts requests by path (`lean`, `yoga`).
+ * On both paths a request whose target is not origin-form or whose `Host` is not a plain
+ * `host[:port]` is answered 400 `BAD_REQUEST` before any URL is built: Yoga builds its URL from
+ * `Host`, and a Host such as `127.0.0.1?query={…}&x=` or `h/other` would otherwise change the path
+ * or inject a query (issue 20 item 6). The lean path's URL is the request target alone.
  * @throws Error at startup when the Yoga members it runs are missing (a Yoga upgrade changed them) or
  *   a plugin uses Yoga's instrumentation (which only Yoga's handler applies).
  */
@@ -198,6 +241,12 @@ export function createGraphqlHttpHandler(options: {
   const viaLean = requests.labels('lean');
   const viaYoga = requests.labels('yoga');
   const yogaHandle: GraphqlHttpHandler = (req, res, record) => {
+    // Yoga's URL is `http://<Host><target>`: an odd Host or target never reaches it (issue 20 item 6).
+    if (!hasPlainTarget(req)) {
+      record.errorCodes.add('BAD_REQUEST');
+      refuseTarget(res);
+      return;
+    }
     viaYoga.inc();
     void yoga.handle(req, res, { requestRecord: record });
   };
@@ -273,7 +322,7 @@ export function createGraphqlHttpHandler(options: {
   }
 
   return (req, res, record) => {
-    if (!isLean(req)) {
+    if (!hasPlainTarget(req) || !isLean(req)) {
       yogaHandle(req, res, record);
       return;
     }

@@ -1,6 +1,6 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -30,13 +30,48 @@ import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 import { isShareable, SharedSubscriptions, shareKeyOf } from './graphql-ws-sharing.ts';
 
+/** What graphql-ws keeps per socket for us (`ctx.extra`, besides its `socket` and `request`). */
+type WsExtra = {
+  viewer?: Viewer | null;
+  /**
+   * Ids of the socket's operations, taken synchronously when a `subscribe` message arrives (before
+   * the first `await`), freed on complete or refusal: the per-socket cap's count.
+   */
+  operations?: Set<string>;
+  cancelExpiry?: () => void;
+  record?: RequestRecord;
+};
+
+/** graphql-ws's hook context of one socket, with our {@link WsExtra}. */
+type WsContext = Parameters<
+  NonNullable<ServerOptions<Record<string, unknown> | undefined, WsExtra>['onConnect']>
+>[0] & {
+  extra: WsExtra & { socket: WebSocket };
+};
+
+/** graphql-ws's `subscribe` message payload. */
+type SubscribePayload = Parameters<NonNullable<ServerOptions['onSubscribe']>>[2];
+
+/** Options of {@link GraphqlWsServer}. */
+export interface GraphqlWsServerOptions {
+  server: Server;
+  runtime: GraphQLRuntime;
+  limits: Config['websocket'];
+  logger: Logger;
+  /** Counts the members of shared executions the plugins do not see (see {@link GraphqlWsServer}). */
+  metrics?: Metrics;
+}
+
 /**
  * graphql-ws on the gateway's HTTP server (`/graphql`). Disposing it is graphql-ws's own dispose:
  * every socket closes with 1001, then the WebSocket server. The client token comes in
  * `connectionParams.authorization` and is checked at `connection_init`: a missing or invalid token
  * closes the socket with 4403, and so does the token's expiry later on (src/auth/token-expiry.ts, the
  * same instant SSE streams end). A socket holds at most `limits.maxSubscriptionsPerSocket`
- * operations. Execution goes through Yoga's envelop so plugins (limits, redaction) apply alike.
+ * operations: a `subscribe` takes its place before anything is awaited, so subscribe messages
+ * pipelined on one socket cannot overrun the cap (issue 20 item 3); one past it fails with an `error`
+ * message coded `too-many-subscriptions`. Execution goes through Yoga's envelop so plugins (limits,
+ * redaction) apply alike.
  * A bad operation (syntax error, validation error, limit breach, refused context, failed execution)
  * fails only itself with an `error` message; the socket and its other subscriptions stay open.
  * Every error, result and close reason leaves through the redaction of src/lib/redaction.ts.
@@ -48,165 +83,206 @@ import { isShareable, SharedSubscriptions, shareKeyOf } from './graphql-ws-shari
  * (`cardgraph_graphql_operations_total`, live subscriptions); errors of a shared result are counted
  * once per event.
  */
-export function serveGraphqlWs(options: {
-  server: Server;
-  runtime: GraphQLRuntime;
-  limits: Config['websocket'];
-  logger: Logger;
-  /** Counts the members of shared executions the plugins do not see (see above). */
-  metrics?: Metrics;
-}): AsyncDisposable {
-  const { runtime, limits, logger, metrics } = options;
-  const sharing = new SharedSubscriptions();
-  const { yoga, persistedOperations, viewerAuth } = runtime;
-  const wsServer = new WebSocketServer({
-    server: options.server,
-    path: '/graphql',
-    maxPayload: limits.maxPayloadBytes,
-  });
-  const recordsBySocket = new WeakMap<object, RequestRecord>();
-  type WsExtra = {
-    viewer?: Viewer | null;
-    operations?: Set<string>;
-    cancelExpiry?: () => void;
-    record?: RequestRecord;
-  };
-  /** A failure of our own code while preparing an operation: logged, answered as Yoga masks it. */
-  const unexpected = (error: unknown, id: string): GraphQLError[] => {
-    logger.error({ err: error, operationId: id }, 'graphql-ws operation could not be prepared');
-    return [new GraphQLError('Unexpected error.', { extensions: { code: 'internal-error' } })];
-  };
-  const redactedResults = new WeakMap<object, ReturnType<typeof redactExecutionResult>>();
-  // graphql-ws's own disposable: closes every socket with 1001 (Going away), then the server.
-  const server = useServer<Record<string, unknown> | undefined, WsExtra>(
-    {
-      connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
-      // One serialization per shared result (see guardSends below).
-      jsonMessageReplacer: sharedPayloadReplacer,
-      onConnect: async (ctx) => {
-        const record = recordsBySocket.get(ctx.extra.socket);
-        if (record) ctx.extra.record = record;
-        const viewer = await viewerAuth.fromConnectionParams(ctx.connectionParams);
-        if (!viewer) return false;
-        ctx.extra.viewer = viewer;
-        ctx.extra.operations = new Set();
-        // The same timer ends SSE streams (src/plugins/token-expiry.ts) at the same instant.
-        ctx.extra.cancelExpiry = onTokenExpiry(viewer.expiresAt, () =>
-          ctx.extra.socket.close(4403, 'Forbidden: token expired'),
+export class GraphqlWsServer implements AsyncDisposable {
+  readonly #runtime: GraphQLRuntime;
+  readonly #limits: Config['websocket'];
+  readonly #logger: Logger;
+  readonly #metrics: Metrics | undefined;
+  readonly #sharing = new SharedSubscriptions();
+  readonly #wsServer: WebSocketServer;
+  /** The access-log record of each socket, made at its upgrade, read at `connection_init`. */
+  readonly #recordsBySocket = new WeakMap<object, RequestRecord>();
+  /** A shared result's redacted form, made once per result (see {@link GraphqlWsServer.#redactOnce}). */
+  readonly #redactedResults = new WeakMap<object, ReturnType<typeof redactExecutionResult>>();
+  /** graphql-ws's own disposable: closes every socket with 1001 (Going away), then the server. */
+  readonly #server: { dispose(): void | Promise<void> };
+
+  constructor(options: GraphqlWsServerOptions) {
+    this.#runtime = options.runtime;
+    this.#limits = options.limits;
+    this.#logger = options.logger;
+    this.#metrics = options.metrics;
+    this.#wsServer = new WebSocketServer({
+      server: options.server,
+      path: '/graphql',
+      maxPayload: this.#limits.maxPayloadBytes,
+    });
+    this.#server = useServer<Record<string, unknown> | undefined, WsExtra>(
+      {
+        connectionInitWaitTimeout: this.#limits.connectionInitTimeoutMs,
+        // One serialization per shared result (see guardSends in #onSocket).
+        jsonMessageReplacer: sharedPayloadReplacer,
+        onConnect: (ctx) => this.#onConnect(ctx as WsContext),
+        onClose: (ctx) => ctx.extra.cancelExpiry?.(),
+        execute: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).execute!(args)),
+        subscribe: (args) => runSafely(() => this.#subscribeShared(args)),
+        onSubscribe: (ctx, id, payload) => this.#onSubscribe(ctx as WsContext, id, payload),
+        onNext: (_ctx, _id, _payload, _args, result) => {
+          const redacted = this.#redactOnce(result);
+          return redacted === result ? undefined : redacted;
+        },
+        onComplete: (ctx, id) => {
+          ctx.extra.operations?.delete(id);
+        },
+        onError: (ctx, id, _payload, errors) => this.#onError(ctx as WsContext, id, errors),
+      },
+      this.#wsServer,
+    );
+    this.#wsServer.on('connection', (socket, request) => this.#onSocket(socket, request));
+  }
+
+  /** Closes every socket with 1001, then the WebSocket server (graphql-ws's dispose). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#server.dispose();
+  }
+
+  /**
+   * `connection_init`: the viewer of `connectionParams.authorization` (false, closing 4403, without
+   * one), the socket's operation set and its token-expiry timer.
+   */
+  async #onConnect(ctx: WsContext): Promise<boolean> {
+    const record = this.#recordsBySocket.get(ctx.extra.socket);
+    if (record) ctx.extra.record = record;
+    const viewer = await this.#runtime.viewerAuth.fromConnectionParams(ctx.connectionParams);
+    if (!viewer) return false;
+    ctx.extra.viewer = viewer;
+    ctx.extra.operations = new Set();
+    // The same timer ends SSE streams (src/plugins/token-expiry.ts) at the same instant.
+    ctx.extra.cancelExpiry = onTokenExpiry(viewer.expiresAt, () =>
+      ctx.extra.socket.close(4403, 'Forbidden: token expired'),
+    );
+    // The upgrade request (headers, raw headers, stream state) is not read after this: not
+    // holding it for the connection's life saves about a kilobyte per idle subscriber.
+    Reflect.deleteProperty(ctx.extra, 'request');
+    return true;
+  }
+
+  /**
+   * `subscribe`: takes the operation's place on the socket at once (the cap is counted before the
+   * first `await`, issue 20 item 3), then resolves persisted operations, joins a running shared
+   * execution or parses, validates and builds the context through Yoga's envelop. A refusal gives
+   * the place back and fails this operation only.
+   * @returns execution arguments, or the GraphQL errors of the refusal (redacted, with request id).
+   */
+  async #onSubscribe(
+    ctx: WsContext,
+    id: string,
+    payload: SubscribePayload,
+  ): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    const operations = ctx.extra.operations!;
+    const max = this.#limits.maxSubscriptionsPerSocket;
+    if (operations.size >= max) {
+      return [
+        new GraphQLError(`At most ${max} operations per connection`, {
+          extensions: { code: 'too-many-subscriptions' },
+        }),
+      ];
+    }
+    // Counted now: a subscribe message handled while this one awaits sees its place taken.
+    operations.add(id);
+    // A bad operation fails alone (an `error` message); the socket and its siblings stay.
+    const refuse = (errors: readonly GraphQLError[]) => {
+      operations.delete(id);
+      const redacted = errors.map(redactGraphQLError);
+      const requestId = ctx.extra.record?.id;
+      return requestId ? (withRequestId({ errors: redacted }, requestId).errors as GraphQLError[]) : redacted;
+    };
+    try {
+      // Persisted operations resolve here as Yoga's onParams does for HTTP and SSE; a refusal
+      // (GraphQLError) fails this operation only.
+      const params = (await this.#runtime.persistedOperations.resolveParams({
+        query: payload.query,
+        ...(payload.operationName ? { operationName: payload.operationName } : {}),
+        ...(payload.variables ? { variables: payload.variables } : {}),
+        ...(payload.extensions ? { extensions: payload.extensions } : {}),
+      })) as typeof payload;
+      const viewer = ctx.extra.viewer;
+      const key = viewer
+        ? shareKeyOf(params.query, params.operationName, params.variables, viewer)
+        : undefined;
+      const running = key === undefined ? undefined : this.#sharing.get(key);
+      if (running && key !== undefined) {
+        // Joins the running execution of the same operation: parsed, validated and allowed alike.
+        const member = running.join(
+          this.#joined(ctx.extra.record, running.operationName, true),
+          this.#directDelivery(ctx.extra.socket, id, ctx.extra.record),
         );
-        // The upgrade request (headers, raw headers, stream state) is not read after this: not
-        // holding it for the connection's life saves about a kilobyte per idle subscriber.
-        Reflect.deleteProperty(ctx.extra, 'request');
-        return true;
-      },
-      onClose: (ctx) => ctx.extra.cancelExpiry?.(),
-      execute: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).execute!(args)),
-      subscribe: (args) => runSafely(() => subscribeShared(args)),
-      onSubscribe: async (ctx, id, payload) => {
-        const operations = ctx.extra.operations!;
-        if (operations.size >= limits.maxSubscriptionsPerSocket) {
-          return [
-            new GraphQLError(`At most ${limits.maxSubscriptionsPerSocket} operations per connection`, {
-              extensions: { code: 'too-many-subscriptions' },
-            }),
-          ];
-        }
-        // A bad operation fails alone (an `error` message); the socket and its siblings stay.
-        const refuse = (errors: readonly GraphQLError[]) => {
-          const redacted = errors.map(redactGraphQLError);
-          const requestId = ctx.extra.record?.id;
-          return requestId
-            ? (withRequestId({ errors: redacted }, requestId).errors as GraphQLError[])
-            : redacted;
+        return {
+          schema: running.schema,
+          operationName: running.operationName,
+          document: running.document,
+          variableValues: params.variables ?? null,
+          contextValue: { requestRecord: ctx.extra.record },
+          // A member from now on: the execution cannot end before graphql-ws subscribes.
+          rootValue: { member } as EnvelopedRoot,
         };
-        try {
-          // Persisted operations resolve here as Yoga's onParams does for HTTP and SSE; a refusal
-          // (GraphQLError) fails this operation only.
-          const params = (await persistedOperations.resolveParams({
-            query: payload.query,
-            ...(payload.operationName ? { operationName: payload.operationName } : {}),
-            ...(payload.variables ? { variables: payload.variables } : {}),
-            ...(payload.extensions ? { extensions: payload.extensions } : {}),
-          })) as typeof payload;
-          const viewer = ctx.extra.viewer;
-          const key = viewer
-            ? shareKeyOf(params.query, params.operationName, params.variables, viewer)
-            : undefined;
-          const running = key === undefined ? undefined : sharing.get(key);
-          if (running && key !== undefined) {
-            // Joins the running execution of the same operation: parsed, validated and allowed alike.
-            operations.add(id);
-            const member = running.join(
-              joined(ctx.extra.record, running.operationName, true),
-              directDelivery(ctx.extra.socket, id, ctx.extra.record),
-            );
-            return {
-              schema: running.schema,
-              operationName: running.operationName,
-              document: running.document,
-              variableValues: params.variables ?? null,
-              contextValue: { requestRecord: ctx.extra.record },
-              // A member from now on: the execution cannot end before graphql-ws subscribes.
-              rootValue: { member } as EnvelopedRoot,
-            };
-          }
-          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-            ...ctx,
-            viewer: ctx.extra.viewer ?? null,
-            params,
-            requestRecord: ctx.extra.record,
-          } as never);
-          // parse throws the syntax error or the token limit breach of this operation only.
-          const document = parse(params.query);
-          const errors = validate(schema, document);
-          if (errors.length > 0) return refuse(errors);
-          const contextValue = await contextFactory();
-          operations.add(id);
-          return {
-            schema,
-            operationName: params.operationName ?? null,
-            document,
-            variableValues: params.variables ?? null,
-            contextValue,
-            rootValue: {
-              execute,
-              subscribe,
-              ...(key !== undefined && isShareable(document, params.operationName)
-                ? { share: { key, deliver: directDelivery(ctx.extra.socket, id, ctx.extra.record) } }
-                : {}),
-            } as EnvelopedRoot,
-          };
-        } catch (error) {
-          if (error instanceof GraphQLError) return refuse([error]);
-          return unexpected(error, id);
-        }
-      },
-      onNext: (_ctx, _id, _payload, _args, result) => {
-        const redacted = redactOnce(result);
-        return redacted === result ? undefined : redacted;
-      },
-      onComplete: (ctx, id) => {
-        ctx.extra.operations?.delete(id);
-      },
-      onError: (ctx, _id, _payload, errors) => {
-        // A client mistake: codes only (messages quote the client's document), and the access line
-        // of the connection carries them too.
-        const codes = errors.map((error) => errorCodeOf(error, 'GRAPHQL_VALIDATION_FAILED'));
-        for (const code of codes) ctx.extra.record?.errorCodes.add(code);
-        logger.info({ reqId: ctx.extra.record?.id, errorCodes: codes }, 'graphql-ws operation refused');
-        return errors.map((error) => toWsError(redactGraphQLError(error)));
-      },
-    },
-    wsServer,
-  );
-  // graphql-ws prints socket errors (e.g. a client exceeding maxPayload, which ws answers with 1009)
-  // to the console; log them as one line instead and close the socket as graphql-ws would.
-  // Each connection is one request of the access log, written when the socket closes.
-  wsServer.on('connection', (socket, request) => {
+      }
+      const { schema, execute, subscribe, contextFactory, parse, validate } = this.#runtime.yoga.getEnveloped(
+        {
+          ...ctx,
+          viewer: ctx.extra.viewer ?? null,
+          params,
+          requestRecord: ctx.extra.record,
+        } as never,
+      );
+      // parse throws the syntax error or the token limit breach of this operation only.
+      const document = parse(params.query);
+      const errors = validate(schema, document);
+      if (errors.length > 0) return refuse(errors);
+      const contextValue = await contextFactory();
+      return {
+        schema,
+        operationName: params.operationName ?? null,
+        document,
+        variableValues: params.variables ?? null,
+        contextValue,
+        rootValue: {
+          execute,
+          subscribe,
+          ...(key !== undefined && isShareable(document, params.operationName)
+            ? { share: { key, deliver: this.#directDelivery(ctx.extra.socket, id, ctx.extra.record) } }
+            : {}),
+        } as EnvelopedRoot,
+      };
+    } catch (error) {
+      if (error instanceof GraphQLError) return refuse([error]);
+      operations.delete(id);
+      return this.#unexpected(error, id);
+    }
+  }
+
+  /**
+   * An `error` message of operation `id`: its place on the socket is free again (graphql-ws calls no
+   * `onComplete` after a refusal), its codes go to the access line, and it leaves redacted.
+   */
+  #onError(ctx: WsContext, id: string, errors: readonly GraphQLError[]): GraphQLFormattedError[] {
+    ctx.extra.operations?.delete(id);
+    // A client mistake: codes only (messages quote the client's document), and the access line
+    // of the connection carries them too.
+    const codes = errors.map((error) => errorCodeOf(error, 'GRAPHQL_VALIDATION_FAILED'));
+    for (const code of codes) ctx.extra.record?.errorCodes.add(code);
+    this.#logger.info({ reqId: ctx.extra.record?.id, errorCodes: codes }, 'graphql-ws operation refused');
+    return errors.map((error) => toWsError(redactGraphQLError(error)));
+  }
+
+  /** A failure of our own code while preparing an operation: logged, answered as Yoga masks it. */
+  #unexpected(error: unknown, id: string): GraphQLError[] {
+    this.#logger.error({ err: error, operationId: id }, 'graphql-ws operation could not be prepared');
+    return [new GraphQLError('Unexpected error.', { extensions: { code: 'internal-error' } })];
+  }
+
+  /**
+   * A new socket: its request record and access line (one request per connection, written when it
+   * closes), the guard of its sends, redacted close reasons, and socket errors logged as one line
+   * (graphql-ws prints them to the console, e.g. a client exceeding maxPayload, which ws answers with
+   * 1009) with the socket closed as graphql-ws would.
+   */
+  #onSocket(socket: WebSocket, request: IncomingMessage): void {
+    const logger = this.#logger;
     const record = createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws');
     const startedAt = performance.now();
-    recordsBySocket.set(socket, record);
-    guardSends(socket, limits.maxBufferedBytes, () =>
+    this.#recordsBySocket.set(socket, record);
+    guardSends(socket, this.#limits.maxBufferedBytes, () =>
       logger.warn(
         { code: SLOW_CONSUMER_CLOSE_CODE, bufferedBytes: socket.bufferedAmount },
         'graphql-ws slow consumer closed: too much unsent data',
@@ -231,21 +307,23 @@ export function serveGraphqlWs(options: {
       logger.warn({ err: error.message }, 'graphql-ws socket error');
       if (socket.readyState === socket.OPEN) socket.close(1011, 'Internal Error');
     });
-  });
+  }
+
   /**
    * graphql-ws `subscribe`: joins the shared execution of the operation's key when one runs (also
    * when another subscriber started it meanwhile), else subscribes through the envelop and, when the
    * operation may be shared, starts sharing its source.
    */
-  async function subscribeShared(args: Parameters<NonNullable<ServerOptions['subscribe']>>[0]) {
+  async #subscribeShared(args: Parameters<NonNullable<ServerOptions['subscribe']>>[0]) {
+    const metrics = this.#metrics;
     const root = args.rootValue as EnvelopedRoot;
     if (root.member) return root.member;
     const share = root.share;
-    const running = share && sharing.get(share.key);
+    const running = share && this.#sharing.get(share.key);
     if (share && running) {
       // Another subscriber started the same execution since onSubscribe: join it.
       return running.join(
-        joined(requestRecordOf(args.contextValue), running.operationName, true),
+        this.#joined(requestRecordOf(args.contextValue), running.operationName, true),
         share.deliver,
       );
     }
@@ -258,13 +336,13 @@ export function serveGraphqlWs(options: {
     );
     if (!isAsyncIterable(result)) return result;
     const source = result[Symbol.asyncIterator]();
-    const again = sharing.get(share.key);
+    const again = this.#sharing.get(share.key);
     if (again) {
       // Started meanwhile (while this one subscribed): join it, drop this one.
       // The plugins counted this operation already; only the live gauge follows the member.
       void Promise.resolve(source.return?.()).catch(() => undefined);
       return again.join(
-        joined(requestRecordOf(args.contextValue), again.operationName, false),
+        this.#joined(requestRecordOf(args.contextValue), again.operationName, false),
         share.deliver,
       );
     }
@@ -273,25 +351,25 @@ export function serveGraphqlWs(options: {
     const live = { transport: 'graphql-ws' } as const;
     metrics?.liveSubscriptions.dec(live);
     const operationName = args.operationName ?? null;
-    const group = sharing.start(
+    const group = this.#sharing.start(
       share.key,
       source,
       { schema: args.schema, document: args.document, operationName },
       () => metrics?.liveSubscriptions.inc(live),
     );
     members.count = () => group.members.size;
-    return group.join(joined(requestRecordOf(args.contextValue), operationName, false), share.deliver);
+    return group.join(this.#joined(requestRecordOf(args.contextValue), operationName, false), share.deliver);
   }
 
   /**
    * A result shared by every subscriber of an event is redacted once, and stays one object (so it is
    * also serialized once, see sharedPayloadReplacer and serializedPayload).
    */
-  function redactOnce(result: ExecutionResult): ExecutionResult {
-    let redacted = redactedResults.get(result);
+  #redactOnce(result: ExecutionResult): ExecutionResult {
+    let redacted = this.#redactedResults.get(result);
     if (redacted === undefined) {
       redacted = redactExecutionResult(result);
-      redactedResults.set(result, redacted);
+      this.#redactedResults.set(result, redacted);
     }
     return redacted;
   }
@@ -302,7 +380,7 @@ export function serveGraphqlWs(options: {
    * promise, hook or serialization per subscriber. Its own request id goes on errors (the shared
    * result carries the first member's) and their codes in its own access line.
    */
-  function directDelivery(
+  #directDelivery(
     socket: WebSocket,
     id: string,
     record: RequestRecord | undefined,
@@ -315,7 +393,7 @@ export function serveGraphqlWs(options: {
         for (const error of result.errors) record.errorCodes.add(errorCodeOf(error, 'INTERNAL_SERVER_ERROR'));
         own = withRequestId(result, record.id);
       }
-      socket.send(`${head}${serializedPayload(redactOnce(own))}}`);
+      socket.send(`${head}${serializedPayload(this.#redactOnce(own))}}`);
     };
   }
 
@@ -324,11 +402,12 @@ export function serveGraphqlWs(options: {
    * access line, the operation (when `count`) and the live gauge, which the returned callback
    * lowers when the member leaves.
    */
-  function joined(
+  #joined(
     record: RequestRecord | undefined,
     operationName: string | null,
     count: boolean,
   ): (() => void) | undefined {
+    const metrics = this.#metrics;
     if (operationName) record?.operationNames.add(operationName);
     if (!metrics) return undefined;
     if (count) {
@@ -338,8 +417,14 @@ export function serveGraphqlWs(options: {
     metrics.liveSubscriptions.inc({ transport: 'graphql-ws' });
     return () => metrics.liveSubscriptions.dec({ transport: 'graphql-ws' });
   }
+}
 
-  return { [Symbol.asyncDispose]: async () => await server.dispose() };
+/**
+ * Starts graphql-ws on `options.server` ({@link GraphqlWsServer}).
+ * @returns its disposable: closes every socket with 1001, then the WebSocket server.
+ */
+export function serveGraphqlWs(options: GraphqlWsServerOptions): GraphqlWsServer {
+  return new GraphqlWsServer(options);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { ReadinessReport } from '../lib/readiness.ts';
 import { createRequestRecord, REQUEST_ID_HEADER } from '../lib/request-record.ts';
-import { extractTraceContext, recordSpanFailure } from '../lib/tracing.ts';
+import { incomingTraceContext, recordSpanFailure } from '../lib/tracing.ts';
 import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
 import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
@@ -45,7 +45,7 @@ export interface HttpServer extends AsyncDisposable {
  */
 export function createHttpServer(options: {
   /** Its limits (`http`) and whether plain GraphQL requests take the lean path (`graphql.leanHttp`). */
-  config: Pick<Config, 'http' | 'graphql'>;
+  config: Pick<Config, 'http' | 'graphql' | 'tracing'>;
   runtime: GraphQLRuntime;
   metrics: Metrics;
   webhooks: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -71,6 +71,8 @@ export function createHttpServer(options: {
         : 'other';
     const record = createRequestRecord(req.headers[REQUEST_ID_HEADER]);
     res.setHeader(REQUEST_ID_HEADER, record.id);
+    // A client's traceparent counts only when the operator trusts it (OTEL_TRUST_CLIENT_TRACE).
+    const incoming = incomingTraceContext(req.headers, options.config.tracing?.trustClientTrace ?? false);
     const span = tracer.startSpan(
       `${req.method ?? 'GET'} ${route}`,
       {
@@ -81,7 +83,7 @@ export function createHttpServer(options: {
           'cardgraph.request_id': record.id,
         },
       },
-      extractTraceContext(req.headers),
+      incoming,
     );
     const startedAt = performance.now();
     res.once('close', () => {
@@ -96,7 +98,8 @@ export function createHttpServer(options: {
         durationMs: performance.now() - startedAt,
       });
     });
-    context.with(trace.setSpan(context.active(), span), () => {
+    // On top of the incoming context: it tells upstream calls whether a client started the trace.
+    context.with(trace.setSpan(incoming, span), () => {
       if (path === CARD_EVENTS_WEBHOOK_PATH) {
         options.webhooks(req, res).catch((error: unknown) => {
           logger.error({ err: error }, 'webhook receiver failed');

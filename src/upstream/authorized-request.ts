@@ -69,15 +69,27 @@ export abstract class AreaClient {
    * (the schema's output; undefined without a schema).
    * @throws UpstreamError as {@link requestWithBearer}.
    */
-  protected async send<T>(vault: string, { path, query = '', ...call }: AreaCall<T>): Promise<T> {
+  protected async send<T>(vault: string, call: AreaCall<T>): Promise<T> {
+    const { data } = await this.sendForAnswer(vault, call);
+    return data;
+  }
+
+  /**
+   * {@link send}, resolving to the whole answer: status, data and `Location` (for a client that
+   * tells several success statuses apart, e.g. the card interface's 201 and 303).
+   * @throws UpstreamError as {@link requestWithBearer}.
+   */
+  protected sendForAnswer<T>(
+    vault: string,
+    { path, query = '', ...call }: AreaCall<T>,
+  ): Promise<UpstreamResponse<T>> {
     const type = this.#mediaType;
-    const { data } = await requestWithBearer(this.#deps, vault, {
+    return requestWithBearer(this.#deps, vault, {
       ...call,
       area: this.#area,
       url: `${joinUrl(this.#baseUrl, path)}${query}`,
       headers: call.body === undefined ? { accept: type } : { accept: type, 'content-type': type },
     });
-    return data;
   }
 }
 

@@ -22,15 +22,19 @@ export interface UpstreamCallFacts {
   subject?: string;
   /** Whether the call sent the client's input object (its second argument when an object). */
   sentInput: boolean;
+  /** The client method that failed (e.g. `listInvites`), for rules that hold for one endpoint only. */
+  method?: string;
 }
 
 /**
- * One row of an area's table: an upstream failure whose `code` (and `status`, when given) matches
- * becomes `error(facts)`. Rows are tried in order; the first match wins.
+ * One row of an area's table: an upstream failure whose `code` (and `status`, and the client
+ * `method`, when given) matches becomes `error(facts)`. Rows are tried in order; the first match wins.
  */
 export interface UpstreamErrorRule {
   status?: number;
   code?: string;
+  /** The client method the row holds for (e.g. `listMembers`); every method when absent. */
+  method?: string;
   error: (facts: UpstreamCallFacts) => GatewayError;
 }
 
@@ -86,7 +90,8 @@ export function toGatewayError(error: unknown, table: UpstreamErrorTable, facts:
       (row) =>
         error.area === table.area &&
         (row.code === undefined || row.code === error.code) &&
-        (row.status === undefined || row.status === error.status),
+        (row.status === undefined || row.status === error.status) &&
+        (row.method === undefined || row.method === facts.method),
     );
     if (rule) return rule.error(facts);
     return new UpstreamServiceError(
@@ -117,6 +122,7 @@ export function withGatewayErrors<Client extends object>(client: Client, table: 
         const facts: UpstreamCallFacts = {
           ...(typeof second === 'string' ? { subject: second } : {}),
           sentInput: typeof second === 'object' && second !== null,
+          ...(typeof key === 'string' ? { method: key } : {}),
         };
         return (member.apply(target, args) as Promise<unknown>).catch((error: unknown) => {
           throw toGatewayError(error, table, facts);

@@ -31,6 +31,8 @@ export type JsonReviver = (key: string, value: unknown, context?: { source?: str
  * - `schema`: zod schema of the success body, producing the domain value; absent means the body is
  *   read and discarded (e.g. 204) and `data` is undefined.
  * - `jsonReviver`: see {@link JsonReviver}.
+ * - `optionalBodyStatuses`: expected statuses whose body is optional (e.g. a 303 that names its
+ *   target in `Location`): an empty or non-JSON body of one of them reaches `schema` as `undefined`.
  */
 export interface UpstreamCall<T> {
   area: UpstreamArea;
@@ -41,12 +43,17 @@ export interface UpstreamCall<T> {
   expectStatus?: readonly number[];
   schema?: z.ZodType<T>;
   jsonReviver?: JsonReviver;
+  optionalBodyStatuses?: readonly number[];
 }
 
-/** A successful upstream answer: its HTTP status and the schema's output (undefined without one). */
+/**
+ * A successful upstream answer: its HTTP status, the schema's output (undefined without one) and the
+ * `Location` header when the answer has one (e.g. the existing card of a card interface 303).
+ */
 export interface UpstreamResponse<T> {
   status: number;
   data: T;
+  location?: string;
 }
 
 /**
@@ -212,6 +219,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
     const elapsed = () => Math.round(performance.now() - started);
 
     let status: number | undefined;
+    let location: string | undefined;
     // One deadline for the whole exchange (retries, headers and body): undici's own body timeout
     // restarts with every chunk, so an upstream trickling bytes would otherwise hold the call forever.
     // Aborting with a symbol reason avoids building a DOMException per call.
@@ -232,6 +240,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
           signal: controller.signal,
         });
         status = response.statusCode;
+        const locationHeader = response.headers.location;
+        if (typeof locationHeader === 'string') location = locationHeader;
         text = await response.body.text();
       } catch (error) {
         if (controller.signal.aborted) {
@@ -258,7 +268,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
         logger.debug({ ...logFields, status, durationMs: elapsed() }, 'upstream call');
         return { status, data: undefined as T };
       }
-      const json = parseJson(text, call.jsonReviver);
+      let json = parseJson(text, call.jsonReviver);
+      if (!json.ok && call.optionalBodyStatuses?.includes(status)) json = { ok: true, value: undefined };
       if (!json.ok) {
         logger.warn({ ...logFields, status, durationMs: elapsed() }, 'upstream response is not JSON');
         throw new UpstreamError({ area: call.area, operation, status, code: 'invalid-response' });
@@ -277,7 +288,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
         throw new UpstreamError({ area: call.area, operation, status, code: 'invalid-response' });
       }
       logger.debug({ ...logFields, status, durationMs: elapsed() }, 'upstream call');
-      return { status, data: parsed.data };
+      return { status, data: parsed.data, ...(location === undefined ? {} : { location }) };
     } catch (error) {
       const failure =
         error instanceof UpstreamError

@@ -58,12 +58,12 @@ export const cardIdSchema = cardId;
 
 /**
  * Validates a caller-supplied card id before it reaches a URL.
- * @throws InvalidArgumentError (argument `cardId`) unless it is `CRD` + 22 letters and digits
+ * @throws InvalidArgumentError (argument `cardId`) unless it is `CRD` + 1 to 64 letters or digits
  *   (src/contracts/common.ts, CARD_ID_PATTERN).
  */
 export function assertCardId(id: string): void {
   if (typeof id !== 'string' || !CARD_ID_PATTERN.test(id)) {
-    throw new InvalidArgumentError('cardId', 'expected CRD followed by 22 letters and digits');
+    throw new InvalidArgumentError('cardId', 'expected CRD followed by 1 to 64 letters or digits');
   }
 }
 

@@ -501,6 +501,35 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
     expect((await postLive(token, streamToken, 'op-3')).status).toBe(202);
   });
 
+  it(`holds the caps under concurrency: ${CAP} of 10 simultaneous POSTs run on one stream, ${MAX_UNOPENED} of 6 simultaneous PUTs reserve (issue 20 item 3)`, async () => {
+    const token = await testToken({ subject: 'sse-concurrent' });
+    const streamToken = await reserve(token);
+    expect((await open(token, streamToken)).status).toBe(200);
+    const before = use.stack.app.events?.subscriberCount(TENANT) ?? 0;
+    const posts = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => postLive(token, streamToken, `concurrent-${i}`)),
+    );
+    expect(posts.map((response) => response.status).sort()).toEqual([
+      ...Array(CAP).fill(202),
+      ...Array(10 - CAP).fill(429),
+    ]);
+    for (const refused of posts.filter((response) => response.status === 429)) {
+      await expectRefusal(refused, 429, 'too-many-subscriptions');
+    }
+    await waitForSubscribers(use.stack.app, TENANT, before + CAP);
+    expect(use.stack.app.events?.subscriberCount(TENANT)).toBe(before + CAP);
+
+    const other = await testToken({ subject: 'sse-concurrent-puts' });
+    const puts = await Promise.all(Array.from({ length: 6 }, () => request('PUT', other)));
+    expect(puts.map((response) => response.status).sort()).toEqual([
+      ...Array(MAX_UNOPENED).fill(201),
+      ...Array(6 - MAX_UNOPENED).fill(429),
+    ]);
+    for (const refused of puts.filter((response) => response.status === 429)) {
+      await expectRefusal(refused, 429, 'too-many-unopened-streams');
+    }
+  });
+
   it("answers graphql-sse's own refusals with a typed code and never echoes a body that is not JSON", async () => {
     const token = await testToken({ subject: 'sse-refusals' });
     const pan = SANDBOX_TEST_CARDS[0]!.pan;

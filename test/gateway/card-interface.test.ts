@@ -38,7 +38,7 @@ const CreateCard = graphql(`
   mutation IT_CI_CreateCard($input: CreateCardInput!, $vaultId: String) {
     createCard(input: $input, vaultId: $vaultId) {
       __typename
-      ... on MutationCreateCardSuccess { data { ...IT_CI_CardFields } }
+      ... on MutationCreateCardSuccess { duplicate data { ...IT_CI_CardFields } }
       ...ErrorFields
     }
   }
@@ -99,7 +99,12 @@ function masked(pan: string): string {
   return `${pan.slice(0, 6)}${'*'.repeat(Math.max(6, pan.length - 10))}${pan.slice(-4)}`;
 }
 
-const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;
+/** The wire the stack's sandbox answers in (`SANDBOX_WIRE`, documented by default). */
+const WIRE = process.env.SANDBOX_WIRE === 'specification' ? 'specification' : 'documented';
+/** Card ids: the documented sandbox issues the card interface test table's 52 characters, the other 25. */
+const CARD_ID = WIRE === 'documented' ? /^CRD[0-9A-Za-z]{49}$/ : /^CRD[0-9A-Za-z]{22}$/;
+/** A card id of the card interface's own test table (provider-docs examples.json): 52 characters. */
+const TEST_TABLE_CARD_ID = 'CRDnKQt89XXFRQVBEzcRvkhvmhs5rpBvxkv3PbeAFPB52zFFqjCR';
 const SUBSCRIPTION_ID = /^CUS[0-9A-Za-z]{22}$/;
 const TOK_ALIAS = /^tok_sandbox_[0-9A-Za-z]{22}$/;
 /**
@@ -149,10 +154,13 @@ const MASTERCARD = '5555555555554444';
 const VISA_SPACED = '4242 4242 4242 4242';
 const DINERS = '36227206271667';
 const CVC = '7391';
+/** An American Express test number no other test of this file creates (Duplicate Card Check). */
+const AMEX_DUPLICATE = '378282246310005';
 const VAULT1 = 'tntsandbox1';
 
 describe('card interface through GraphQL', () => {
-  const t = useStack();
+  // Vault 2's account has the card interface's Duplicate Card Check on (read in the documented wire).
+  const t = useStack({ SANDBOX_DUPLICATE_CARD_CHECK: 'tntsandbox2' });
 
   /** Creates a card in vault 1 from a PAN (expiry 11/29) and returns it. */
   async function createCard(pan: string) {
@@ -230,8 +238,14 @@ describe('card interface through GraphQL', () => {
       expect(card.panAlias).toMatch(TOK_ALIAS);
       expect(card.cvcAlias).toMatch(TOK_ALIAS);
       expect(card.cvcAlias).not.toBe(card.panAlias);
-      expect(card.createdAt).toMatch(ISO_UTC);
-      expect(card.updatedAt).toBe(card.createdAt);
+      // The documented create answer has no timestamps (a read has them); the specification's has.
+      if (WIRE === 'documented') {
+        expect([card.createdAt, card.updatedAt]).toEqual([null, null]);
+      } else {
+        expect(card.createdAt).toMatch(ISO_UTC);
+        expect(card.updatedAt).toBe(card.createdAt);
+      }
+      expect(member(result.data?.createCard, 'MutationCreateCardSuccess').duplicate).toBe(false);
       expect(Buffer.from(card.id, 'base64').toString('utf8')).toBe(`Card:${VAULT1}:${card.cardId}`);
       const text = JSON.stringify(result);
       expect(text).not.toContain(VISA);
@@ -297,6 +311,37 @@ describe('card interface through GraphQL', () => {
     });
   });
 
+  describe('Duplicate Card Check (sandbox contract §8: 303 with the existing card)', () => {
+    it('answers the existing card with duplicate: true where the vault has it on (SANDBOX_DUPLICATE_CARD_CHECK)', async () => {
+      const input = { pan: AMEX_DUPLICATE, expMonth: 6, expYear: 30 };
+      const first = await t.stack.execute(CreateCard, { input }, t.vault2Token);
+      const created = member(first.data?.createCard, 'MutationCreateCardSuccess');
+      expect(created.duplicate).toBe(false);
+      const again = await t.stack.execute(CreateCard, { input: { ...input, cvc: CVC } }, t.vault2Token);
+      const second = member(again.data?.createCard, 'MutationCreateCardSuccess');
+      if (WIRE === 'documented') {
+        expect(second.duplicate).toBe(true);
+        // The existing card, read after the 303: same id, alias and expiry, with its timestamps.
+        expect(second.data).toMatchObject({
+          cardId: created.data.cardId,
+          panAlias: created.data.panAlias,
+          vaultId: 'tntsandbox2',
+          brand: 'amex',
+          cvcAlias: null,
+        });
+        expect(second.data.createdAt).toMatch(ISO_UTC);
+      } else {
+        // The specification's reading has no duplicate detection: a second card.
+        expect(second.duplicate).toBe(false);
+        expect(second.data.cardId).not.toBe(created.data.cardId);
+      }
+      expect(JSON.stringify(again)).not.toMatch(new RegExp(`${AMEX_DUPLICATE}|${CVC}`));
+      // Vault 1 has no Duplicate Card Check: the same PAN makes new cards there.
+      const vault1 = await t.stack.execute(CreateCard, { input }, t.vault1Token);
+      expect(member(vault1.data?.createCard, 'MutationCreateCardSuccess').duplicate).toBe(false);
+    });
+  });
+
   describe('card(cardId) and node(id)', () => {
     it('reads the card in its vault; another vault gets CardNotFoundError and a null node', async () => {
       const created = await t.stack.execute(
@@ -307,7 +352,10 @@ describe('card interface through GraphQL', () => {
       const card = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
 
       const read = await t.stack.execute(ReadCard, { cardId: card.cardId }, t.vault1Token);
-      expect(member(read.data?.card, 'QueryCardSuccess').data).toEqual(card);
+      const readCard = member(read.data?.card, 'QueryCardSuccess').data;
+      expect(readCard).toEqual({ ...card, createdAt: readCard.createdAt, updatedAt: readCard.updatedAt });
+      expect(readCard.createdAt).toMatch(ISO_UTC);
+      expect(readCard.updatedAt).toBe(readCard.createdAt);
 
       const node = await t.stack.execute(ReadNode, { id: card.id }, t.vault1Token);
       expect(node.data?.node).toEqual({
@@ -327,9 +375,26 @@ describe('card interface through GraphQL', () => {
       expect(otherNode.data?.node).toBeNull();
     });
 
-    it('answers CardNotFoundError for a well-formed id that does not exist', async () => {
-      const result = await t.stack.execute(ReadCard, { cardId: 'CRD0000000000000000000000' }, t.vault1Token);
-      expect(member(result.data?.card, 'CardNotFoundError').code).toBe('card-not-found');
+    it('answers CardNotFoundError for a well-formed id that does not exist, 25 or 52 characters', async () => {
+      for (const cardId of ['CRD0000000000000000000000', TEST_TABLE_CARD_ID]) {
+        const result = await t.stack.execute(ReadCard, { cardId }, t.vault1Token);
+        expect(member(result.data?.card, 'CardNotFoundError').code).toBe('card-not-found');
+      }
+      const subscribed = await t.stack.execute(Subscribe, { cardId: TEST_TABLE_CARD_ID }, t.vault1Token);
+      expect(member(subscribed.data?.subscribeCardUpdates, 'CardNotFoundError').code).toBe('card-not-found');
+      const checked = await t.stack.execute(CheckUpdates, { cardId: TEST_TABLE_CARD_ID }, t.vault1Token);
+      expect(member(checked.data?.checkCardUpdates, 'CardNotFoundError').code).toBe('card-not-found');
+    });
+
+    it('refuses an id longer than CRD + 64 or with other characters as invalid input, before any upstream call', async () => {
+      const before = t.stack.sandbox!.requests().length;
+      for (const cardId of [`CRD${'a'.repeat(65)}`, 'CRDabc/def', 'CRD']) {
+        const result = await t.stack.execute(ReadCard, { cardId }, t.vault1Token);
+        expect(member(result.data?.card, 'InputValidationError').issues).toEqual([
+          { path: ['cardId'], message: 'must be a card id (CRD…)' },
+        ]);
+      }
+      expect(t.stack.sandbox!.requests().length).toBe(before);
     });
   });
 

@@ -11,8 +11,8 @@ import { type Stack, startStack } from '../support/fixtures.ts';
 const INTROSPECTION = parse('{ __schema { queryType { name } } }');
 const TYPO = parse('{ viewr { subject } }');
 
-/** POSTs `query` to `${url}/graphql` with `token`; the status and the error messages. */
-async function post(url: string, query: string, token: string) {
+/** POSTs `query` (and `variables`) to `${url}/graphql` with `token`; the status and the error messages. */
+async function post(url: string, query: string, token: string, variables?: Record<string, unknown>) {
   const response = await request(`${url}/graphql`, {
     method: 'POST',
     headers: {
@@ -20,7 +20,7 @@ async function post(url: string, query: string, token: string) {
       accept: 'application/graphql-response+json',
       authorization: `Bearer ${token}`,
     },
-    body: JSON.stringify({ query }),
+    body: JSON.stringify({ query, ...(variables ? { variables } : {}) }),
   });
   const body = (await response.body.json()) as { data?: unknown; errors?: { message: string }[] };
   return {
@@ -31,13 +31,19 @@ async function post(url: string, query: string, token: string) {
 }
 
 /** Runs `query` once over graphql-ws; the error messages of its outcome. */
-async function overWebSocket(stack: Stack, token: string, query: string): Promise<string[]> {
+async function overWebSocket(
+  stack: Stack,
+  token: string,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<string[]> {
   const client = stack.wsClient(token);
   return new Promise((resolve) => {
     client.subscribe(
-      { query },
+      { query, ...(variables ? { variables } : {}) },
       {
-        next: () => {},
+        // A subscription's variable coercion error comes as its one result.
+        next: (result) => void (result.errors && resolve(result.errors.map((e) => e.message))),
         error: (errors) => resolve((errors as { message: string }[]).map((e) => e.message)),
         complete: () => resolve([]),
       },
@@ -45,18 +51,30 @@ async function overWebSocket(stack: Stack, token: string, query: string): Promis
   });
 }
 
+/** Misspellings graphql-js answers with a suggestion: field, argument, type, enum literal, enum variable. */
+const SUGGESTION_CASES: [string, Record<string, unknown> | undefined][] = [
+  ['{ viewr { subject } }', undefined],
+  ['{ card(cardID: "CRDx") { id } }', undefined],
+  ['query Q($x: Strin) { __typename }', undefined],
+  ['subscription { cardEvents(types: [ENROLED]) { id } }', undefined],
+  ['subscription S($t: [CardEventType!]) { cardEvents(types: $t) { id } }', { t: ['ENROLED'] }],
+];
+
 describe('NODE_ENV=production defaults', () => {
   let production: Stack;
   let opened: Stack;
+  /** Production with GRAPHQL_LEAN_HTTP=off: every request through Yoga's own handler. */
+  let yogaOnly: Stack;
   beforeAll(async () => {
     const env = { NODE_ENV: 'production', UPSTREAM: 'embedded' };
-    [production, opened] = await Promise.all([
+    [production, opened, yogaOnly] = await Promise.all([
       startStack(env),
       startStack({ ...env, INTROSPECTION: 'on', FIELD_SUGGESTIONS: 'on' }),
+      startStack({ ...env, GRAPHQL_LEAN_HTTP: 'off' }),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([production?.stop(), opened?.stop()]);
+    await Promise.all([production?.stop(), opened?.stop(), yogaOnly?.stop()]);
   });
 
   it('refuses introspection over HTTP and graphql-ws, keeps __typename', async () => {
@@ -77,7 +95,43 @@ describe('NODE_ENV=production defaults', () => {
     expect(http.messages).toEqual(['Cannot query field "viewr" on type "Query". [Suggestion hidden]']);
   });
 
+  it('hides every suggestion: field, argument, type, enum value literal and variable, on the lean path, Yoga and graphql-ws (issue 20 item 9)', async () => {
+    const expected = [
+      ['Cannot query field "viewr" on type "Query". [Suggestion hidden]'],
+      [
+        'Unknown argument "cardID" on field "Query.card". [Suggestion hidden]',
+        'Cannot query field "id" on type "QueryCardResult".',
+        'Field "card" argument "cardId" of type "String!" is required, but it was not provided.',
+      ],
+      ['Unknown type "Strin". [Suggestion hidden]', 'Variable "$x" is never used in operation "Q".'],
+      ['Value does not exist in "CardEventType" enum. [Suggestion hidden]'],
+      [
+        'Variable "$t" got invalid value at "t[0]"; Value does not exist in "CardEventType" enum. [Suggestion hidden]',
+      ],
+    ];
+    const token = await production.token();
+    const leanToken = await yogaOnly.token();
+    expect(production.config.graphql.leanHttp).toBe(true);
+    expect(yogaOnly.config.graphql.leanHttp).toBe(false);
+    for (const [i, [query, variables]] of SUGGESTION_CASES.entries()) {
+      expect((await post(production.url, query, token, variables)).messages).toEqual(expected[i]);
+      expect((await post(yogaOnly.url, query, leanToken, variables)).messages).toEqual(expected[i]);
+      expect(await overWebSocket(production, token, query, variables)).toEqual(expected[i]);
+    }
+  });
+
   it('INTROSPECTION=on and FIELD_SUGGESTIONS=on turn them back on', async () => {
+    const openedToken = await opened.token();
+    for (const [query, variables] of SUGGESTION_CASES) {
+      for (const messages of [
+        (await post(opened.url, query, openedToken, variables)).messages,
+        await overWebSocket(opened, openedToken, query, variables),
+      ]) {
+        expect(messages.join(' ')).toMatch(
+          / Did you mean (the enum value )?"(viewer|cardId|String|ENROLLED)"\?/,
+        );
+      }
+    }
     const token = await opened.token();
     expect((await post(opened.url, '{ __schema { queryType { name } } }', token)).data).toEqual({
       __schema: { queryType: { name: 'Query' } },

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { redactPans } from '../../src/lib/pan.ts';
+import { PAN_GROUP_SEPARATORS, redactPans } from '../../src/lib/pan.ts';
 import {
   REDACTED,
   redactCardData,
@@ -17,9 +17,9 @@ import { luhnWindows, panArbitrary } from '../support/fixtures.ts';
  * embedded Luhn-valid PANs and assert that none survives.
  */
 
-/** A PAN as people and systems write it: plain, grouped by spaces or hyphens. */
+/** A PAN as people and systems write it: plain, or grouped by one separator (issue 20 item 8). */
 const writtenPanArbitrary = fc
-  .tuple(panArbitrary(), fc.constantFrom('', ' ', '-'))
+  .tuple(panArbitrary(), fc.constantFrom('', ...PAN_GROUP_SEPARATORS))
   .map(([pan, separator]) => {
     if (!separator) return pan;
     // Groups of four, a tail shorter than three joining the last group (cards are not written
@@ -77,7 +77,7 @@ describe('redactPans', () => {
           expect(masked).toHaveLength(text.length);
           expect(luhnWindows(masked)).toEqual([]);
           for (const [, pan] of parts) {
-            expect(masked.replace(/(\d{3})[ -](?=\d{3})/g, '$1')).not.toContain(pan.replace(/[ -]/g, ''));
+            expect(masked.replace(/(\d{3})[ \-_.x/](?=\d{3})/g, '$1')).not.toContain(pan.replace(/\D/g, ''));
           }
         },
       ),
@@ -85,9 +85,52 @@ describe('redactPans', () => {
     );
   });
 
+  it('masks digit groups joined by any single separator: space, -, _, ., x, / (issue 20 item 8)', () => {
+    expect(redactPans('4000.0566.5566.5556')).toBe('4000.05**.****.5556');
+    expect(redactPans('Pan_4111_1111_1111_1111')).toBe('Pan_4111_11**_****_1111');
+    expect(redactPans('4111x1111x1111x1111')).toBe('4111x11**x****x1111');
+    expect(redactPans('id 4111/1111/1111/1111.')).toBe('id 4111/11**/****/1111.');
+    expect(redactPans('3782_822463_10005')).toBe('3782_82****_*0005');
+    expect(redactPans('5105.1051-0510_5100')).toBe('5105.10**-****_5100');
+    // Version numbers, dates and resolutions are not card numbers.
+    expect(redactPans('v1.2.3 on 2026-11-27 at 1920x1080 /cards/123')).toBe(
+      'v1.2.3 on 2026-11-27 at 1920x1080 /cards/123',
+    );
+  });
+
+  it('property: a PAN cut into groups of three or more digits, one separator each, is masked', () => {
+    fc.assert(
+      fc.property(
+        panArbitrary(),
+        fc.array(fc.integer({ min: 3, max: 8 }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.constantFrom(...PAN_GROUP_SEPARATORS), { minLength: 6, maxLength: 6 }),
+        gluedTextArbitrary,
+        gluedTextArbitrary,
+        (pan, sizes, separators, before, after) => {
+          const groups: string[] = [];
+          let rest = pan;
+          for (const size of sizes) {
+            if (rest.length < size + 3) break;
+            groups.push(rest.slice(0, size));
+            rest = rest.slice(size);
+          }
+          groups.push(rest);
+          const written = groups.map((group, i) => (i === 0 ? group : separators[i - 1] + group)).join('');
+          const masked = redactPans(before + written + after);
+          expect(masked).toHaveLength(before.length + written.length + after.length);
+          expect(luhnWindows(masked)).toEqual([]);
+          expect(masked.slice(before.length, before.length + written.length).replace(/\D/g, '')).not.toBe(
+            pan,
+          );
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   it('property: random strings come out without a Luhn-valid window and are otherwise kept', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(...'0123456789 -a_') }), (text) => {
+      fc.property(fc.string({ unit: fc.constantFrom(...'0123456789 -a_.x/') }), (text) => {
         const masked = redactPans(text);
         expect(luhnWindows(masked)).toEqual([]);
         // Only digits become '*'.

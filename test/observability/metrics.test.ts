@@ -1,6 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { createMetrics } from '../../src/lib/metrics.ts';
+import { trustedOperationNames } from '../../src/plugins/operation-metrics.ts';
 import {
   ALL_TEST_PANS,
   notification,
@@ -12,7 +18,13 @@ import {
   successData,
   waitForSubscribers,
 } from '../support/fixtures.ts';
-import { largestValue, type MetricSample, sampleValue, scrapeMetrics } from '../support/telemetry.ts';
+import {
+  largestValue,
+  type MetricSample,
+  samplesOf,
+  sampleValue,
+  scrapeMetrics,
+} from '../support/telemetry.ts';
 
 const OPERATIONS = readFileSync(new URL('../../src/client/operations.graphql', import.meta.url), 'utf8');
 
@@ -141,8 +153,10 @@ describe('Prometheus metrics', () => {
       }),
     ).toBe(1);
     expect(
-      sample('cardgraph_upstream_token_fetches_total', { vault: 'tntsandbox1', outcome: 'success' }),
+      // Vault ids are labels only with METRICS_VAULT_LABELS=on.
+      sample('cardgraph_upstream_token_fetches_total', { vault: 'all', outcome: 'success' }),
     ).toBe(1);
+    expect(text).not.toContain('tntsandbox');
     expect(
       sample('cardgraph_webhook_notifications_total', { outcome: 'accepted', reason: 'none' }),
     ).toBeGreaterThanOrEqual(2);
@@ -181,10 +195,142 @@ describe('Prometheus metrics', () => {
       .toBe(0);
   });
 
+  it('labels only trusted operation names: made-up names and card numbers in names are other (issue 20 item 5)', async () => {
+    const token = await stack.token();
+    const countOf = async (operation: string) =>
+      sampleValue((await scrapeMetrics(metricsUrl)).samples, 'cardgraph_graphql_operations_total', {
+        operation,
+        type: 'query',
+        outcome: 'success',
+      });
+    const otherBefore = await countOf('other');
+    const meBefore = await countOf('Me');
+    // 120 anonymous-looking clients naming their queries: once 100 slots filled the label set on main.
+    const names = [
+      ...Array.from({ length: 120 }, (_, i) => `Flood${i}`),
+      'Pan_4111_1111_1111_1111',
+      'Pan_4000_0566_5566_5556',
+      'P4000x0566x5566x5556',
+    ];
+    for (const name of names) {
+      const answer = await postGraphql(stack.url, { query: `query ${name} { viewer { subject } }` }, token);
+      expect(answer.status).toBe(200);
+    }
+    const viewer = await postGraphql(stack.url, { query: OPERATIONS, operationName: 'Me' }, token);
+    expect(viewer.status).toBe(200);
+    expect(await countOf('other')).toBe(otherBefore + names.length);
+    expect(await countOf('Me')).toBe(meBefore + 1);
+    const { text } = await scrapeMetrics(metricsUrl);
+    expect(text).not.toMatch(/Flood\d|Pan_|4111|0566/);
+  });
+
+  it('binds the metrics listener to loopback whatever HOST says, unless METRICS_HOST does', () => {
+    expect(new URL(metricsUrl).hostname).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' }).metrics).toEqual({
+      port: 9464,
+      host: '127.0.0.1',
+      vaultLabels: false,
+    });
+    expect(
+      loadConfig({ HOST: '0.0.0.0', METRICS_HOST: '0.0.0.0', METRICS_VAULT_LABELS: 'on' }).metrics,
+    ).toEqual({
+      port: 9464,
+      host: '0.0.0.0',
+      vaultLabels: true,
+    });
+  });
+
+  it('labels token fetches by vault only when the operator opts in (METRICS_VAULT_LABELS=on)', async () => {
+    for (const [vaultLabels, vault] of [
+      [true, 'tntlive00001'],
+      [false, 'all'],
+    ] as const) {
+      const metrics = createMetrics({ vaultLabels });
+      metrics.tokenFetches.inc({ vault: 'tntlive00001', outcome: 'success' });
+      metrics.tokenFetches.inc({ vault: 'tntlive00002', outcome: 'failure' }, 2);
+      const samples = samplesOf(await metrics.registry.metrics()).filter(
+        (one) => one.name === 'cardgraph_upstream_token_fetches_total',
+      );
+      expect(samples).toContainEqual({
+        name: 'cardgraph_upstream_token_fetches_total',
+        labels: { vault, outcome: 'success' },
+        value: 1,
+      });
+      expect(samples.some((one) => one.labels.vault === 'tntlive00002')).toBe(vaultLabels);
+    }
+  });
+
+  it('drops trusted names that hold a card number and reads names from the trusted-documents manifest', () => {
+    const metrics = createMetrics({
+      knownOperationNames: ['CardById', 'Pan_4000_0566_5566_5556', 'Q4111111111111111'],
+    });
+    expect(metrics.operationLabel('CardById')).toBe('CardById');
+    expect(metrics.operationLabel('Pan_4000_0566_5566_5556')).toBe('other');
+    expect(metrics.operationLabel('Q4111111111111111')).toBe('other');
+    expect(metrics.operationLabel('NotShipped')).toBe('other');
+    expect(metrics.operationLabel(null)).toBe('anonymous');
+    const dir = mkdtempSync(join(tmpdir(), 'cardgraph-manifest-'));
+    const manifestPath = join(dir, 'persisted-documents.json');
+    writeFileSync(
+      manifestPath,
+      JSON.stringify({
+        [`sha256:${'a'.repeat(64)}`]: 'query PartnerOnly { viewer { subject } }',
+        [`sha256:${'b'.repeat(64)}`]: '{ not parsed',
+      }),
+    );
+    const names = trustedOperationNames({ mode: 'allow', manifestPath });
+    expect(names).toContain('PartnerOnly');
+    expect(names).toContain('CardById');
+    expect(trustedOperationNames({ mode: 'off', manifestPath })).not.toContain('PartnerOnly');
+  });
+
   it('answers only GET /metrics on the metrics port, and never on the public port', async () => {
     expect((await request(`${metricsUrl}/other`)).statusCode).toBe(404);
     const publicMetrics = await request(`${stack.url}/metrics`);
     expect(publicMetrics.statusCode).toBe(404);
     await publicMetrics.body.dump();
   });
+});
+
+describe('metrics listener address', () => {
+  /** An IPv4 address of this machine that is not loopback, when it has one. */
+  const lanAddress = Object.values(networkInterfaces())
+    .flat()
+    .find((nic) => nic && nic.family === 'IPv4' && !nic.internal)?.address;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack({ HOST: '0.0.0.0' });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** Whether a TCP connection to `host:port` is accepted. */
+  const accepts = (host: string, port: number) =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(port, host);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+
+  it.skipIf(!lanAddress)(
+    'is reachable on loopback only while the public port listens on every interface (HOST=0.0.0.0)',
+    async () => {
+      const metricsPort = Number(
+        JSON.parse(
+          readFileSync(stack.logFile, 'utf8')
+            .split('\n')
+            .find((line) => line.includes('cardgraph gateway listening'))!,
+        ).metrics.match(/:(\d+)\/metrics$/)[1],
+      );
+      const publicPort = Number(new URL(stack.url).port);
+      expect(await accepts(lanAddress!, publicPort)).toBe(true);
+      expect(await accepts('127.0.0.1', metricsPort)).toBe(true);
+      expect(await accepts(lanAddress!, metricsPort)).toBe(false);
+    },
+  );
 });

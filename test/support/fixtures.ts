@@ -218,7 +218,7 @@ export const BULK_TEST_PANS: readonly string[] = BULK_BINS.flatMap(([bin, length
  * joined first (`4111 1111 …`, as card numbers are written).
  */
 export function luhnWindows(text: string, joinGroups = true): string[] {
-  const compact = joinGroups ? text.replace(/(\d{3})[ -](?=\d{3})/g, '$1') : text;
+  const compact = joinGroups ? text.replace(/(\d{3})[ \-_.x/](?=\d{3})/g, '$1') : text;
   const found: string[] = [];
   for (const run of compact.match(/\d{13,}/g) ?? []) {
     for (let start = 0; start + 13 <= run.length; start++) {
@@ -296,6 +296,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     AUTH_JWT_SECRET: TEST_JWT_SECRET,
     UPSTREAM_TIMEOUT_MS: '2000',
     DATA_DIR: join(dir, 'data'),
+    // `SANDBOX_WIRE=specification npm test` runs the stacks' sandboxes in the specification's readings too.
+    ...(process.env.SANDBOX_WIRE ? { SANDBOX_WIRE: process.env.SANDBOX_WIRE } : {}),
     ...env,
   });
   const { startDevelopment } = await import('../../src/dev.ts');
@@ -494,6 +496,8 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
       method,
       headers,
       ...(body !== undefined ? { body } : {}),
+      // A 303 (card interface Duplicate Card Check) is an answer to look at, not to follow.
+      redirect: 'manual',
     });
     const text = await response.text();
     let parsed: unknown;
@@ -844,14 +848,23 @@ export interface UpstreamFixture {
   close(): Promise<void>;
 }
 
+/** Options of {@link startUpstream} and {@link useUpstream}. */
+export interface UpstreamFixtureOptions {
+  timeoutMs?: number;
+  hangMs?: number;
+  wire?: SandboxOptions['wire'];
+}
+
 /**
  * Starts the embedded sandbox on a free port and builds the clients of contract §1's addresses.
- * @param options `timeoutMs` of the HTTP client (default 5000), `hangMs` of card 4998 (default 2000).
+ * @param options `timeoutMs` of the HTTP client (default 5000), `hangMs` of card 4998 (default 2000),
+ *   `wire` the sandbox answers in (default: `SANDBOX_WIRE`, see {@link startSandbox}).
  */
-export async function startUpstream(
-  options: { timeoutMs?: number; hangMs?: number } = {},
-): Promise<UpstreamFixture> {
-  const { sandbox, url } = await startSandbox({ hangMs: options.hangMs ?? 2000 });
+export async function startUpstream(options: UpstreamFixtureOptions = {}): Promise<UpstreamFixture> {
+  const { sandbox, url } = await startSandbox({
+    hangMs: options.hangMs ?? 2000,
+    ...(options.wire ? { wire: options.wire } : {}),
+  });
   const { logger, lines } = captureLogger();
   const http = createUpstreamHttp({ timeoutMs: options.timeoutMs ?? 5000, logger });
   const tokens = new AccessTokenProvider({ tokenUrl: `${url}/oauth/token`, credentials: CREDENTIALS, http });
@@ -878,7 +891,7 @@ export async function startUpstream(
  * {@link startUpstream} before the tests of the enclosing `describe` (or file), closed after them. The
  * returned object forwards to the started fixture: read its members inside tests and hooks.
  */
-export function useUpstream(options: { timeoutMs?: number; hangMs?: number } = {}): UpstreamFixture {
+export function useUpstream(options: UpstreamFixtureOptions = {}): UpstreamFixture {
   let started: UpstreamFixture | undefined;
   beforeAll(async () => {
     started = await startUpstream(options);

@@ -71,11 +71,13 @@ const nextLinkWire = z
 
 /**
  * A page of the contract (`{"data":[…], "links":{…,"next"}, "meta":{"total"}}`) with `item` resources
- * projected → {@link Page}; `links.next` read into the next page request.
+ * projected → {@link Page}; `links.next` read into the next page request. An answer without `links`
+ * (the documented `{"data":[…]}`) is the whole list: `whole`, no `nextPage`.
  */
 function pageSchema<T>(item: z.ZodType<T>) {
   return pageDocument(item).transform((wire, ctx): Page<T> => {
     const page: Page<T> = { items: wire.data };
+    if (wire.links === undefined) page.whole = true;
     if (wire.meta?.total !== undefined) page.total = wire.meta.total;
     const next = nextLinkWire.safeParse(wire.links?.next);
     if (!next.success) {

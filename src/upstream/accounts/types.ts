@@ -20,9 +20,12 @@ export interface PageRequest {
  * - `items`: the page's items, in upstream order (oldest first in the sandbox); empty past the last page.
  * - `total`: number of items over all pages (`meta.total`), when the upstream sends it.
  * - `nextPage`: the request of the following page (from `links.next`); absent on the last page.
+ * - `whole`: true when the upstream answered without paging members (no `links`, as the provider's
+ *   documented example): `items` is then the whole list whatever page was asked for.
  */
 export interface Page<T> {
   items: T[];
   total?: number;
   nextPage?: { number: number; size?: number };
+  whole?: boolean;
 }

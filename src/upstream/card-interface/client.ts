@@ -1,14 +1,18 @@
 import { CARD_INTERFACE_MEDIA_TYPE as JSON_API } from '../../contracts/card-interface.ts';
 import { areaClient } from '../authorized-request.ts';
+import { UpstreamError } from '../errors.ts';
 import { assertCardId } from '../wire.ts';
 import {
   type CardInterfaceCard,
   type CardUpdateSubscription,
   type CardUpdates,
   type CreateCardInput,
+  type CreatedCard,
   cardDocumentSchema,
+  cardIdOfLocation,
   checkDocumentReviver,
   checkDocumentSchema,
+  createCardAnswerSchema,
   createCardDocument,
   subscriptionDocumentSchema,
 } from './schemas.ts';
@@ -23,6 +27,7 @@ export type {
   CardUpdates,
   CardWalletType,
   CreateCardInput,
+  CreatedCard,
 } from './schemas.ts';
 
 /**
@@ -37,18 +42,41 @@ export type {
  */
 export class CardInterfaceClient extends areaClient('card-interface', JSON_API) {
   /**
-   * `POST /cards` (spec "Endpoints, Card interface"; answer 201 with the card record,
-   * docs/gap-decisions.md "Card interface"). The PAN and CVC travel only in the request body. Never
-   * retried automatically except once after a 401 (see `requestWithBearer`).
+   * `POST /cards` (spec "Endpoints, Card interface"; docs/gap-decisions.md "Card interface"; sandbox
+   * contract §8). The PAN and CVC travel only in the request body, and the `pan`/`cvc` the documented
+   * 201 echoes are dropped while parsing. Answers:
+   * - 201 (or 200): the new card, `duplicate: false`;
+   * - 303 (Duplicate Card Check on the vault found the PAN on file): the existing card, `duplicate:
+   *   true`, from the answer's card record when it carries one, else read with {@link getCard} by the
+   *   id of its body (`data.id`) or its `Location` (one more upstream call).
+   * Never retried automatically except once after a 401 (see `requestWithBearer`).
+   * @throws UpstreamError `invalid-response` for a 201 without a card record or a 303 naming no card.
    */
-  async createCard(vault: string, input: CreateCardInput): Promise<CardInterfaceCard> {
-    return this.send(vault, {
+  async createCard(vault: string, input: CreateCardInput): Promise<CreatedCard> {
+    const answer = await this.sendForAnswer(vault, {
       method: 'POST',
       path: ['cards'],
       body: JSON.stringify(createCardDocument(input)),
-      expectStatus: [200, 201],
-      schema: cardDocumentSchema,
+      expectStatus: [200, 201, 303],
+      optionalBodyStatuses: [303],
+      schema: createCardAnswerSchema({ expMonth: input.expMonth, expYear: input.expYear }),
     });
+    const duplicate = answer.status === 303;
+    if (answer.data.kind === 'card') return { ...answer.data.card, duplicate };
+    const existingId = !duplicate
+      ? undefined
+      : answer.data.kind === 'reference'
+        ? answer.data.id
+        : cardIdOfLocation(answer.location);
+    if (existingId === undefined) {
+      throw new UpstreamError({
+        area: 'card-interface',
+        operation: 'POST /cards',
+        status: answer.status,
+        code: 'invalid-response',
+      });
+    }
+    return { ...(await this.getCard(vault, existingId)), duplicate: true };
   }
 
   /** `GET /cards/{card_id}` (docs/gap-decisions.md "Card interface": added retrieval, 404 `card-not-found`). */

@@ -1,13 +1,15 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   ACCOUNT_UPDATER_META,
   cardRecord,
   checkDocument,
   type createCardAttributes,
+  duplicateCardDocument,
   subscriptionDocument,
 } from '../../contracts/card-interface.ts';
+import { CARD_ID_PATTERN } from '../../contracts/common.ts';
 import { type CamelCaseKeys, camelCaseKeys, snakeCaseKeys } from '../../lib/case.ts';
-import { maskPan } from '../../lib/pan.ts';
+import { cardBrandOf, maskPan } from '../../lib/pan.ts';
 import type { JsonReviver } from '../http.ts';
 
 /**
@@ -21,18 +23,53 @@ import type { JsonReviver } from '../http.ts';
  * A card of the card interface (docs/gap-decisions.md "Card interface", Card record): the record's
  * attributes camelCased (`panAlias`, `cvcAlias`, `bin`, `last4`, `brand`, `expMonth`, `expYear` two
  * digits, `cvcStatus`, `cardholder`, `tokenType`, `walletType`, `createdAt`/`updatedAt` ISO 8601 UTC
- * with milliseconds), `id`, `meta` (the user-defined `data.meta` without `account_updater`, keys as
- * the user wrote them) and `accountUpdater` (`{subscriptionId, state}`, present while subscribed).
+ * with milliseconds, absent when the answer has none), `id`, `meta` (the user-defined `data.meta`
+ * without `account_updater`, keys as the user wrote them) and `accountUpdater` (`{subscriptionId,
+ * state}`, present while subscribed). The `pan` and `cvc` of the documented create answer are dropped
+ * here, so they never leave this client; `first8` too (the BIN and last four are kept). A `brand` the
+ * answer omits (the documented create answer) is derived from the BIN (`cardBrandOf`).
  */
-export const cardDocumentSchema = cardRecord.transform(({ data }) => {
-  const { [ACCOUNT_UPDATER_META]: accountUpdater, ...meta } = data.meta ?? {};
-  return {
-    id: data.id,
-    ...camelCaseKeys(data.attributes),
-    meta: meta as Record<string, unknown>,
-    ...(accountUpdater ? { accountUpdater: camelCaseKeys(accountUpdater) } : {}),
-  };
-});
+export const cardDocumentSchema = cardDocumentSchemaWith(undefined);
+
+/**
+ * {@link cardDocumentSchema}, with the expiry of `sent` standing in for an `exp_month`/`exp_year`
+ * the answer lacks (the create answer echoes what was sent; the provider's stored example ends
+ * before them). Without `sent`, an answer without expiry is invalid (a card always has one).
+ */
+function cardDocumentSchemaWith(sent: { expMonth: number; expYear: number } | undefined) {
+  return cardRecord.transform(({ data }, ctx) => {
+    const { [ACCOUNT_UPDATER_META]: accountUpdater, ...meta } = data.meta ?? {};
+    const {
+      pan: _pan,
+      cvc: _cvc,
+      first8: _first8,
+      brand: givenBrand,
+      exp_month: givenMonth,
+      exp_year: givenYear,
+      ...attributes
+    } = data.attributes;
+    const brand = givenBrand ?? cardBrandOf(attributes.bin);
+    const expMonth = givenMonth ?? sent?.expMonth;
+    const expYear = givenYear ?? sent?.expYear;
+    if (expMonth === undefined || expYear === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected exp_month and exp_year',
+        path: ['data', 'attributes'],
+      });
+      return z.NEVER;
+    }
+    return {
+      id: data.id,
+      ...camelCaseKeys(attributes),
+      ...(brand === undefined ? {} : { brand }),
+      expMonth,
+      expYear,
+      meta: meta as Record<string, unknown>,
+      ...(accountUpdater ? { accountUpdater: camelCaseKeys(accountUpdater) } : {}),
+    };
+  });
+}
 
 /** A card of the card interface, see {@link cardDocumentSchema}. */
 export type CardInterfaceCard = z.output<typeof cardDocumentSchema>;
@@ -139,3 +176,40 @@ export function createCardDocument({ meta, ...attributes }: CreateCardInput): un
     },
   };
 }
+
+/**
+ * Answer of `POST /cards` (docs/gap-decisions.md "Card interface"; sandbox contract §8), whatever its
+ * success status, the expiry `sent` standing in for one the answer lacks: a whole card record (`card`, the 201; a 303 may carry one too), a reference to an
+ * existing card (`reference`, the 303's `{"data":{"id"}}`), or no readable body (`none`, a 303 naming
+ * the card in `Location` only).
+ */
+export function createCardAnswerSchema(sent: { expMonth: number; expYear: number }) {
+  return z.union([
+    cardDocumentSchemaWith(sent).transform((card) => ({ kind: 'card' as const, card })),
+    duplicateCardDocument.transform(({ data }) => ({ kind: 'reference' as const, id: data.id })),
+    z.undefined().transform(() => ({ kind: 'none' as const })),
+  ]);
+}
+
+/**
+ * The card id a 303's `Location` names (`…/cards/{card_id}`, absolute or path-absolute), or undefined
+ * when it names none.
+ */
+export function cardIdOfLocation(location: string | undefined): string | undefined {
+  if (location === undefined) return undefined;
+  let segments: string[];
+  try {
+    segments = new URL(location, 'http://upstream.invalid').pathname.split('/');
+  } catch {
+    return undefined;
+  }
+  const id = segments.at(-1) ?? '';
+  return segments.at(-2) === 'cards' && CARD_ID_PATTERN.test(id) ? id : undefined;
+}
+
+/**
+ * A created card: the card record plus `duplicate`, true when the upstream's Duplicate Card Check
+ * found the PAN already on file and answered 303 with the existing card instead of creating one
+ * (sandbox contract §8).
+ */
+export type CreatedCard = CardInterfaceCard & { duplicate: boolean };
