@@ -77,7 +77,15 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
   async function open(): Promise<AppAddresses> {
     resources.defer(() => void logger.info('cardgraph gateway stopped'));
     if (!options.tracing) resources.defer(() => shutDownTracing(tracing, logger));
-    const metricsListener = resources.use(await serveMetrics({ metrics, ...config.metrics, logger }));
+    const metricsListener = resources.use(
+      await serveMetrics({
+        metrics,
+        ...config.metrics,
+        logger,
+        // The full report (vault ids, upstream origins) on the internal port only.
+        readiness: () => (running ? running.readiness() : Promise.reject(new Error('app not started'))),
+      }),
+    );
     // The event streams close between the servers' teardown steps below.
     const streams = resources.use(new AsyncDisposableStack());
     running = await openServices(config, { resources, streams }, { ...telemetry, shutdown });

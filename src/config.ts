@@ -1,4 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { VAULT_ID_PATTERN } from './contracts/common.ts';
@@ -30,6 +32,43 @@ export interface UpstreamAddresses {
   tokenUrl: string;
 }
 
+/**
+ * The upstream areas whose calls may go through the vault's outbound forward proxy
+ * (`UPSTREAM_PROXY_AREAS`), named as src/upstream/errors.ts `UpstreamArea` names them. The token
+ * endpoint (`oauth`) is not one of them: it is always called directly.
+ */
+export const PROXIABLE_AREAS = [
+  'card-interface',
+  'account-updater',
+  'network-tokens',
+  'card-attributes',
+  'accounts',
+] as const;
+
+/** One of {@link PROXIABLE_AREAS}. */
+export type ProxiableArea = (typeof PROXIABLE_AREAS)[number];
+
+/**
+ * The vaults' outbound forward proxy (sandbox contract §8: account updater and network token calls go
+ * through `https://<user>:<password>@<vault>.<environment>.verygoodproxy.com:8443`, whose TLS and the
+ * intercepted upstream TLS are signed by the provider's CA).
+ * - `all`: the proxy address of every vault without its own (`UPSTREAM_PROXY=<url>`);
+ * - `vaults`: proxy address per vault id (`UPSTREAM_PROXY=<vault>=<url>,…`); a vault in neither
+ *   connects directly;
+ * - `areas`: the areas whose calls go through it (`UPSTREAM_PROXY_AREAS`, default account updater
+ *   and network tokens);
+ * - `caPem`: the PEM bundle of `UPSTREAM_CA_FILE`, trusted besides the system roots for the TLS to
+ *   the proxy and for the upstream TLS it intercepts.
+ * The addresses carry the proxy credentials: they are sent only as `Proxy-Authorization` and never
+ * logged (src/upstream/http.ts names a proxy by `host:port`).
+ */
+export interface UpstreamProxyConfig {
+  all?: string;
+  vaults: Record<string, string>;
+  areas: readonly ProxiableArea[];
+  caPem?: string;
+}
+
 /** How the gateway calls the upstream, whichever it is. */
 interface UpstreamClientSettings {
   /** Client credentials per vault id (tenant). */
@@ -39,6 +78,16 @@ interface UpstreamClientSettings {
    * body (`UPSTREAM_TIMEOUT_MS`).
    */
   timeoutMs: number;
+  /**
+   * How the token request authenticates the client (`UPSTREAM_TOKEN_AUTH`): `form` sends
+   * `client_id` and `client_secret` as form fields, as the provider documents (sandbox contract §8);
+   * `basic` sends them as HTTP Basic (RFC 6749 §2.3.1).
+   */
+  tokenAuth: 'form' | 'basic';
+  /** Space-separated scopes the token request asks for (`UPSTREAM_TOKEN_SCOPE`); none by default (§8). */
+  tokenScope?: string;
+  /** The outbound forward proxy; undefined when every call connects directly (`UPSTREAM_PROXY` unset). */
+  proxy?: UpstreamProxyConfig;
 }
 
 /**
@@ -121,6 +170,19 @@ export interface Config {
     dataDir: string;
     redisUrl?: string;
     /**
+     * Redis Sentinel (`REDIS_SENTINELS` host:port list, `REDIS_SENTINEL_MASTER`): the event log asks
+     * the sentinels for the primary and follows it across failovers; `REDIS_URL` then gives only
+     * credentials, database and TLS (issue 20, item 11).
+     */
+    redisSentinel?: { nodes: { host: string; port: number }[]; masterName: string };
+    /**
+     * Replicas that must hold an appended event before its webhook is acknowledged
+     * (`REDIS_MIN_REPLICAS_ACK`, Redis `WAIT`); 0: the primary's answer suffices.
+     */
+    redisMinReplicasAck: number;
+    /** Longest wait for those replicas (ms, `REDIS_REPLICAS_ACK_TIMEOUT_MS`); later the append fails. */
+    redisReplicasAckTimeoutMs: number;
+    /**
      * Redis of the caches shared by replicas (APQ, cache invalidations; issue 20 item 1):
      * `REDIS_CACHE_URL`, else `redisUrl`. A Redis of their own keeps a full cache from ever
      * stopping the event log's appends.
@@ -177,6 +239,13 @@ export interface Config {
      * answered 429 and closed. 0: no limit (e.g. behind a load balancer whose address all share).
      */
     maxConnectionsPerAddress: number;
+    /**
+     * Balancers whose connections open with a PROXY protocol header (v1 or v2) naming the client
+     * (`TRUSTED_PROXIES`: IPv4/IPv6 addresses and CIDR ranges, e.g. `10.0.0.5,fd00::/64`): on their
+     * connections the per-address cap counts the client the header names; a connection from one of
+     * them without a valid header is closed (issue 20, item 12). Empty: every peer is a client.
+     */
+    trustedProxies: string[];
     /**
      * Browser origins (`scheme://host[:port]`) allowed to call the API cross-origin, with
      * credentials (CORS). Empty: no cross-origin browser access.
@@ -324,6 +393,19 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
+/** An IPv4/IPv6 address, or a CIDR range (`address/prefix`, prefix within the family's bits). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+/** `host:port` or `[ipv6]:port` (validated) as its parts. */
+function hostAndPort(entry: string): { host: string; port: number } {
+  const colon = entry.lastIndexOf(':');
+  return { host: entry.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(colon + 1)) };
+}
 /**
  * `NODE_ENV`, trimmed and lower-cased (`Production`, ` production` are production): `production`,
  * `development` or `test` (both development), unset or blank for development. Anything else (`prod`,
@@ -424,6 +506,71 @@ const credentialsList = z.string().transform((raw, ctx) => {
   return out;
 });
 
+/**
+ * `UPSTREAM_PROXY`: one proxy address for every vault (`https://user:password@host:8443`), or
+ * `vault=address` pairs separated by commas (a comma inside the credentials is percent-encoded, as
+ * in any URL). Each address is `http(s)://[user[:password]@]host[:port]` with no path or query.
+ * Messages never repeat a value: the addresses carry credentials.
+ */
+const proxyList = z.string().transform((raw, ctx): { all?: string; vaults: Record<string, string> } => {
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const vaults: Record<string, string> = {};
+  let all: string | undefined;
+  for (const entry of entries) {
+    const pair = /^([A-Za-z0-9]{1,64})=(.+)$/.exec(entry);
+    const address = pair ? pair[2]! : entry;
+    if (!isProxyAddress(address)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected http(s)://[user:password@]host[:port] or vault=http(s)://…[,…] (no path or query)',
+      });
+      return z.NEVER;
+    }
+    if (pair) vaults[pair[1]!] = address;
+    else all = address;
+  }
+  if (all !== undefined && entries.length > 1) {
+    ctx.addIssue({ code: 'custom', message: 'give one address for every vault, or vault=address pairs' });
+    return z.NEVER;
+  }
+  return { ...(all === undefined ? {} : { all }), vaults };
+});
+
+function isProxyAddress(address: string): boolean {
+  if (!URL.canParse(address)) return false;
+  const parsed = new URL(address);
+  return (
+    (parsed.protocol === 'https:' || parsed.protocol === 'http:') &&
+    parsed.hostname !== '' &&
+    (parsed.pathname === '' || parsed.pathname === '/') &&
+    parsed.search === '' &&
+    parsed.hash === ''
+  );
+}
+
+/** `UPSTREAM_CA_FILE`: a readable file of one or more PEM certificates; its text. */
+const caFile = z.string().transform((path, ctx) => {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `cannot be read (${(error as NodeJS.ErrnoException).code})` });
+    return z.NEVER;
+  }
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  try {
+    if (blocks.length === 0) throw new Error('no certificate');
+    for (const block of blocks) new X509Certificate(block);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'is not a PEM bundle of X.509 certificates' });
+    return z.NEVER;
+  }
+  return pem;
+});
+
 /** The standard OpenTelemetry variables cardgraph reads (gateway and standalone sandbox alike). */
 const otelEnvShape = {
   OTEL_SDK_DISABLED: z.enum(['true', 'false', '']).optional(),
@@ -473,6 +620,23 @@ const envObject = z.object({
   TOKEN_URL: url.optional(),
   UPSTREAM_CREDENTIALS: credentialsList.optional(),
   UPSTREAM_TIMEOUT_MS: integer(100, 300_000, 10_000),
+  UPSTREAM_TOKEN_AUTH: optionalString.pipe(z.enum(['form', 'basic']).default('form')),
+  UPSTREAM_TOKEN_SCOPE: optionalString,
+  UPSTREAM_PROXY: optionalString.pipe(proxyList.optional()),
+  UPSTREAM_PROXY_AREAS: optionalString.pipe(
+    commaList
+      .pipe(
+        z
+          .array(
+            z.enum(PROXIABLE_AREAS, {
+              error: `each area is one of ${PROXIABLE_AREAS.join(', ')} (the token endpoint is always called directly)`,
+            }),
+          )
+          .min(1),
+      )
+      .default(['account-updater', 'network-tokens']),
+  ),
+  UPSTREAM_CA_FILE: optionalString.pipe(caFile.optional()),
   SHUTDOWN_TIMEOUT_MS: integer(500, 600_000, 15_000),
   NODES_MAX_IDS: integer(1, 1_000, 100),
   OPERATION_MAX_COST: integer(100, 10_000_000, 20_000),
@@ -484,6 +648,26 @@ const envObject = z.object({
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_SENTINELS: optionalString.pipe(
+    commaList
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, 'each sentinel is host:port')
+              .refine(
+                (entry) => Number(entry.slice(entry.lastIndexOf(':') + 1)) <= 65_535,
+                'port above 65535',
+              ),
+          )
+          .min(1),
+      )
+      .optional(),
+  ),
+  REDIS_SENTINEL_MASTER: optionalString,
+  REDIS_MIN_REPLICAS_ACK: integer(0, 16, 0),
+  REDIS_REPLICAS_ACK_TIMEOUT_MS: integer(10, 60_000, 1_000),
   REDIS_CACHE_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   EVENTS_RETENTION_HOURS: z.coerce
     .number()
@@ -499,6 +683,11 @@ const envObject = z.object({
   HTTP_REQUEST_TIMEOUT_MS: integer(100, 600_000, 30_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(100, 600_000, 5_000),
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: integer(0, 1_000_000, 256),
+  TRUSTED_PROXIES: optionalString.pipe(
+    commaList
+      .pipe(z.array(z.string().refine(isAddressOrCidr, 'each entry is an IP address or CIDR range')))
+      .optional(),
+  ),
   CORS_ORIGINS: optionalString.pipe(
     commaList
       .pipe(
@@ -571,8 +760,34 @@ const envSchema = envObject.superRefine((env, ctx) => {
       });
     }
   }
+  if (env.UPSTREAM_CA_FILE && !env.UPSTREAM_PROXY) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['UPSTREAM_CA_FILE'],
+      message: 'is trusted for the outbound proxy only: set UPSTREAM_PROXY too',
+    });
+  }
+  if (env.UPSTREAM_PROXY) {
+    const known = env.UPSTREAM_CREDENTIALS ?? (env.UPSTREAM === 'remote' ? {} : SANDBOX_CREDENTIALS);
+    for (const vault of Object.keys(env.UPSTREAM_PROXY.vaults)) {
+      if (!Object.hasOwn(known, vault)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['UPSTREAM_PROXY'],
+          message: `names vault ${vault}, which has no UPSTREAM_CREDENTIALS`,
+        });
+      }
+    }
+  }
   if (env.EVENTS_BACKEND === 'redis' && !env.REDIS_URL) {
     ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'required when EVENTS_BACKEND=redis' });
+  }
+  if ((env.REDIS_SENTINELS === undefined) !== (env.REDIS_SENTINEL_MASTER === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [env.REDIS_SENTINELS === undefined ? 'REDIS_SENTINELS' : 'REDIS_SENTINEL_MASTER'],
+      message: 'REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together',
+    });
   }
   if (env.AUTH_JWT_SECRET && env.AUTH_JWKS_URL) {
     ctx.addIssue({
@@ -627,6 +842,25 @@ function refuseDevelopmentDefaults(env: z.infer<typeof envObject>, ctx: z.Refine
       });
     }
   }
+  // The proxy's user and password travel in the tunnel request (sandbox contract §8: an https:// proxy).
+  const proxies = env.UPSTREAM_PROXY
+    ? [
+        ...(env.UPSTREAM_PROXY.all ? [env.UPSTREAM_PROXY.all] : []),
+        ...Object.values(env.UPSTREAM_PROXY.vaults),
+      ]
+    : [];
+  if (
+    proxies.some(
+      (address) => new URL(address).protocol === 'http:' && !isLoopbackHost(new URL(address).hostname),
+    )
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['UPSTREAM_PROXY'],
+      message:
+        'http:// is refused when NODE_ENV=production (the proxy credentials would travel in clear; use https://)',
+    });
+  }
   if (
     env.AUTH_JWT_SECRET !== undefined &&
     new Set(env.AUTH_JWT_SECRET).size < JWT_SECRET_MIN_DISTINCT_CHARACTERS
@@ -678,6 +912,25 @@ function tracingConfig(e: z.output<z.ZodObject<typeof otelEnvShape>>): { tracing
   };
 }
 
+/** The token request and outbound proxy settings of {@link UpstreamClientSettings} from the parsed variables. */
+function upstreamConnection(
+  e: z.output<typeof envObject>,
+): Pick<UpstreamClientSettings, 'tokenAuth' | 'tokenScope' | 'proxy'> {
+  return {
+    tokenAuth: e.UPSTREAM_TOKEN_AUTH,
+    ...(e.UPSTREAM_TOKEN_SCOPE ? { tokenScope: e.UPSTREAM_TOKEN_SCOPE } : {}),
+    ...(e.UPSTREAM_PROXY
+      ? {
+          proxy: {
+            ...e.UPSTREAM_PROXY,
+            areas: e.UPSTREAM_PROXY_AREAS,
+            ...(e.UPSTREAM_CA_FILE ? { caPem: e.UPSTREAM_CA_FILE } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
 /**
  * Parses the gateway configuration.
  * @param env variables to read; `process.env` by default (tests pass their own object).
@@ -711,6 +964,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           },
           credentials: e.UPSTREAM_CREDENTIALS ?? SANDBOX_CREDENTIALS,
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+          ...upstreamConnection(e),
         }
       : {
           mode: 'remote',
@@ -722,6 +976,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           tokenUrl: e.TOKEN_URL!,
           credentials: e.UPSTREAM_CREDENTIALS!,
           timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+          ...upstreamConnection(e),
         },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     operationLimits: {
@@ -737,6 +992,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       backend: e.EVENTS_BACKEND,
       dataDir: e.DATA_DIR,
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+      ...(e.REDIS_SENTINELS && e.REDIS_SENTINEL_MASTER
+        ? {
+            redisSentinel: { nodes: e.REDIS_SENTINELS.map(hostAndPort), masterName: e.REDIS_SENTINEL_MASTER },
+          }
+        : {}),
+      redisMinReplicasAck: e.REDIS_MIN_REPLICAS_ACK,
+      redisReplicasAckTimeoutMs: e.REDIS_REPLICAS_ACK_TIMEOUT_MS,
       ...(e.REDIS_CACHE_URL || e.REDIS_URL ? { cacheRedisUrl: e.REDIS_CACHE_URL ?? e.REDIS_URL } : {}),
       retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
       retentionMaxCount: e.EVENTS_RETENTION_COUNT,
@@ -754,6 +1016,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnectionsPerAddress: e.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+      trustedProxies: e.TRUSTED_PROXIES ?? [],
       corsOrigins: e.CORS_ORIGINS ?? [],
     },
     graphql: {
@@ -793,7 +1056,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * once the sandbox has started.
  */
 export function onSandbox(config: Config, sandboxUrl: string): GatewayConfig {
-  const { credentials, timeoutMs } = config.upstream;
+  const { credentials, timeoutMs, tokenAuth, tokenScope, proxy } = config.upstream;
   return {
     ...config,
     upstream: {
@@ -805,6 +1068,9 @@ export function onSandbox(config: Config, sandboxUrl: string): GatewayConfig {
       tokenUrl: `${sandboxUrl}/oauth/token`,
       credentials,
       timeoutMs,
+      tokenAuth,
+      ...(tokenScope === undefined ? {} : { tokenScope }),
+      ...(proxy === undefined ? {} : { proxy }),
     },
   };
 }

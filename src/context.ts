@@ -2,6 +2,7 @@ import type { Viewer } from './auth/viewer.ts';
 import type { Config } from './config.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
 import type { NetworkTokenEventStream } from './events/network-token-event-stream.ts';
+import type { UnmappedNotificationStore } from './events/unmapped-notification.ts';
 import type { Logger } from './lib/logger.ts';
 import type { BinAttributesCache } from './loaders/bin-attributes-cache.ts';
 import type { CardReadCache } from './loaders/card-read-cache.ts';
@@ -23,6 +24,8 @@ export interface ContextServices {
   eventCards: EventCardCache;
   networkTokenEvents: NetworkTokenEventStream;
   eventNetworkTokens: EventNetworkTokenCache;
+  /** Signed notifications that could not be mapped, for operators (`Query.unmappedNotifications`). */
+  unmappedNotifications: UnmappedNotificationStore;
   logger: Logger;
   /** What one operation may ask for (src/config.ts `operationLimits`). */
   limits: Config['operationLimits'];

@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       sandbox: { port: 4010, webhookDelayMs: 1000, wire: 'documented' },
       credentials: SANDBOX_CREDENTIALS,
       timeoutMs: 10_000,
+      tokenAuth: 'form',
     });
     expect(config.auth).toEqual({ jwtSecret: EMBEDDED_DEV_JWT_SECRET });
     expect(config.webhooks.secrets).toHaveLength(1);
@@ -122,6 +123,60 @@ describe('loadConfig', () => {
   });
 });
 
+describe('loadConfig: load balancer and Redis failover settings (issue 20, items 11 and 12)', () => {
+  it('reads TRUSTED_PROXIES as addresses and CIDR ranges, and refuses anything else', () => {
+    expect(loadConfig({}).http.trustedProxies).toEqual([]);
+    expect(
+      loadConfig({ TRUSTED_PROXIES: ' 10.0.0.5, 172.28.0.0/24,fd00::/64 ,::1' }).http.trustedProxies,
+    ).toEqual(['10.0.0.5', '172.28.0.0/24', 'fd00::/64', '::1']);
+    for (const bad of ['lb.internal', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/1', '10.0.0.256']) {
+      expect(() => loadConfig({ TRUSTED_PROXIES: bad })).toThrow(
+        /\bTRUSTED_PROXIES\b.*IP address or CIDR range/,
+      );
+    }
+  });
+
+  it('reads the Sentinel addresses and master name together, and the replicas an append waits for', () => {
+    const redis = { EVENTS_BACKEND: 'redis', REDIS_URL: 'redis://:secret@redis:6379/2' };
+    expect(loadConfig(redis).events).toMatchObject({
+      redisMinReplicasAck: 0,
+      redisReplicasAckTimeoutMs: 1_000,
+    });
+    expect(loadConfig(redis).events.redisSentinel).toBeUndefined();
+    const events = loadConfig({
+      ...redis,
+      REDIS_SENTINELS: 'sentinel-1:26379, 10.0.0.7:26380,[fd00::7]:26381',
+      REDIS_SENTINEL_MASTER: 'cardgraph',
+      REDIS_MIN_REPLICAS_ACK: '1',
+      REDIS_REPLICAS_ACK_TIMEOUT_MS: '250',
+    }).events;
+    expect(events).toMatchObject({
+      redisSentinel: {
+        nodes: [
+          { host: 'sentinel-1', port: 26379 },
+          { host: '10.0.0.7', port: 26380 },
+          { host: 'fd00::7', port: 26381 },
+        ],
+        masterName: 'cardgraph',
+      },
+      redisMinReplicasAck: 1,
+      redisReplicasAckTimeoutMs: 250,
+    });
+    expect(() => loadConfig({ ...redis, REDIS_SENTINELS: 'sentinel-1:26379' })).toThrow(
+      /\bREDIS_SENTINEL_MASTER\b: REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together/,
+    );
+    expect(() => loadConfig({ ...redis, REDIS_SENTINEL_MASTER: 'cardgraph' })).toThrow(
+      /\bREDIS_SENTINELS\b: REDIS_SENTINELS and REDIS_SENTINEL_MASTER go together/,
+    );
+    expect(() => loadConfig({ ...redis, REDIS_SENTINELS: 'sentinel-1', REDIS_SENTINEL_MASTER: 'm' })).toThrow(
+      /\bREDIS_SENTINELS\b.*host:port/,
+    );
+    expect(() => loadConfig({ ...redis, REDIS_MIN_REPLICAS_ACK: '-1' })).toThrow(
+      /\bREDIS_MIN_REPLICAS_ACK\b/,
+    );
+  });
+});
+
 describe('the gateway configuration', () => {
   it('puts the upstream under the address of the started sandbox', () => {
     const config = onSandbox(loadConfig({ SANDBOX_PORT: '0' }), 'http://127.0.0.1:41234');
@@ -134,6 +189,7 @@ describe('the gateway configuration', () => {
       tokenUrl: 'http://127.0.0.1:41234/oauth/token',
       credentials: SANDBOX_CREDENTIALS,
       timeoutMs: 10_000,
+      tokenAuth: 'form',
     });
   });
 

@@ -1,12 +1,12 @@
 import { SignJWT } from 'jose';
-import { UPSTREAM_SCOPES, VAULT_ID_PATTERN } from './viewer.ts';
+import { TOKEN_SCOPES, VAULT_ID_PATTERN } from './viewer.ts';
 
 /**
  * Options of {@link issueDevToken}.
  * - `secret`: the gateway's HS256 secret (`AUTH_JWT_SECRET`, or EMBEDDED_DEV_JWT_SECRET in embedded mode).
  * - `subject`: the `sub` claim.
  * - `vaults`: vault ids (11 letters or digits), at least one.
- * - `scopes`: upstream scope names of contract §2.
+ * - `scopes`: scope names: upstream ones (contract §2) or the gateway's own (`operator:read`).
  * - `expiresInS`: lifetime in seconds (a positive integer).
  * - `issuer`, `audience`: set `iss`/`aud` when the gateway checks them.
  */
@@ -35,10 +35,10 @@ export async function issueDevToken(options: DevTokenOptions): Promise<string> {
     if (!VAULT_ID_PATTERN.test(vault))
       throw new RangeError(`vault id "${vault}" is not 11 letters or digits`);
   }
-  const known: readonly string[] = UPSTREAM_SCOPES;
+  const known: readonly string[] = TOKEN_SCOPES;
   for (const scope of scopes) {
     if (!known.includes(scope)) {
-      throw new RangeError(`unknown scope "${scope}"; known scopes: ${UPSTREAM_SCOPES.join(' ')}`);
+      throw new RangeError(`unknown scope "${scope}"; known scopes: ${TOKEN_SCOPES.join(' ')}`);
     }
   }
   if (!Number.isInteger(expiresInS) || expiresInS < 1)

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { issueDevToken } from './issue-dev-token.ts';
-import { UPSTREAM_SCOPES } from './viewer.ts';
+import { GATEWAY_SCOPES, UPSTREAM_SCOPES } from './viewer.ts';
 
 const USAGE = `Usage: npm run token -- [--vault <id>]... [--scope "<names>"] [--subject <sub>] [--expires-in <s>]
 
@@ -9,7 +9,8 @@ Prints a client token (HS256 JWT) signed with the gateway's AUTH_JWT_SECRET (in 
 built-in development secret when unset).
 
   --vault <id>        vault the token grants; repeat for several (default: the configured vaults)
-  --scope "<names>"   space-separated scopes (default: all: ${UPSTREAM_SCOPES.join(' ')})
+  --scope "<names>"   space-separated scopes (default: every upstream scope: ${UPSTREAM_SCOPES.join(' ')};
+                      the gateway's ${GATEWAY_SCOPES.join(' ')} only when named)
   --subject <sub>     the sub claim (default: dev-user)
   --expires-in <s>    lifetime in seconds (default: 3600)
 `;

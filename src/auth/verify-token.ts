@@ -3,7 +3,7 @@ import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwt
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
-import { UPSTREAM_SCOPES, VAULT_ID_PATTERN, type Viewer } from './viewer.ts';
+import { TOKEN_SCOPES, VAULT_ID_PATTERN, type Viewer } from './viewer.ts';
 
 /** Codes of {@link AuthenticationError}. */
 export type AuthenticationErrorCode = 'invalid-token' | 'token-expired';
@@ -54,7 +54,7 @@ const CLAIM_EXPECTATIONS: Record<string, string> = {
   exp: '"exp" must be an integer',
 };
 
-const knownScopes: ReadonlySet<string> = new Set(UPSTREAM_SCOPES);
+const knownScopes: ReadonlySet<string> = new Set(TOKEN_SCOPES);
 
 /** Verified tokens remembered by {@link createTokenVerifier} (least recently used dropped beyond it). */
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;

@@ -9,6 +9,25 @@ export const UPSTREAM_SCOPES = SCOPES;
 /** One of {@link UPSTREAM_SCOPES}. */
 export type UpstreamScope = (typeof UPSTREAM_SCOPES)[number];
 
+/**
+ * Scopes of the gateway itself, never sent upstream: `operator:read` lets an operator list the
+ * signed notifications the gateway could not map (`Query.unmappedNotifications`, issue 19 item 3).
+ * They are granted only when asked for by name (a dev token's default is the upstream scopes).
+ */
+export const GATEWAY_SCOPES = ['operator:read'] as const;
+
+/** One of {@link GATEWAY_SCOPES}. */
+export type GatewayScope = (typeof GATEWAY_SCOPES)[number];
+
+/** Every scope a client token's `scope` claim may grant: the upstream ones and the gateway's own. */
+export const TOKEN_SCOPES: readonly (UpstreamScope | GatewayScope)[] = [
+  ...UPSTREAM_SCOPES,
+  ...GATEWAY_SCOPES,
+];
+
+/** One of {@link TOKEN_SCOPES}. */
+export type TokenScope = UpstreamScope | GatewayScope;
+
 /** A vault (tenant) id: 11 letters or digits (contract §2). */
 export { VAULT_ID_PATTERN } from '../contracts/common.ts';
 

@@ -320,7 +320,7 @@ export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOption
  * @throws RangeError when a limit is not a positive integer.
  */
 export function createInMemoryCardEventBus(options: InMemoryCardEventBusOptions = {}): InMemoryCardEventBus {
-  const bus = createInMemoryBus<CardEvent>({ ...options, subjectOf: (event) => event.cardId });
+  const bus = createInMemoryBus<CardEvent>({ ...options, subjectOf: (event) => event.cardId ?? '' });
   return {
     publish: (event) => bus.publish(event),
     subscribe: (filter, signal) =>

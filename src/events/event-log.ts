@@ -1,6 +1,7 @@
 import type { CardEvent } from './card-event.ts';
 import type { BusFilter } from './card-event-bus.ts';
 import type { NetworkTokenEvent } from './network-token-event.ts';
+import type { UnmappedNotification } from './unmapped-notification.ts';
 
 /**
  * The durable event logs (issue: live events never lost, never duplicated): one for card events and
@@ -29,23 +30,39 @@ export interface LogEvent {
  * a card event, the PAN alias of a network token event) and `subjectColumn` (its sqlite column).
  */
 export interface EventLogKind<E extends LogEvent> {
-  readonly name: 'card_events' | 'network_token_events';
-  readonly subjectColumn: 'card_id' | 'pan_alias';
+  readonly name: 'card_events' | 'network_token_events' | 'unmapped_notifications';
+  readonly subjectColumn: 'card_id' | 'pan_alias' | 'reason';
   subjectOf(event: E): string;
 }
 
-/** Card lifecycle events (`au_card.*`), subject = `details.card_id`. */
+/**
+ * Card lifecycle events (`au_card.*`, `cmp_au_card.*`, unknown kinds), subject = `details.card_id`
+ * (`''` for a notification without a usable card id: those share one subject per vault).
+ */
 export const CARD_EVENT_LOG: EventLogKind<CardEvent> = {
   name: 'card_events',
   subjectColumn: 'card_id',
-  subjectOf: (event) => event.cardId,
+  subjectOf: (event) => event.cardId ?? '',
 };
 
-/** Network token notifications (`network_token.*`), subject = `details.pan_alias`. */
+/**
+ * Network token notifications (`network_token.*`, `cmp_network_token.*`), subject =
+ * `details.pan_alias` (`''` when it has none).
+ */
 export const NETWORK_TOKEN_EVENT_LOG: EventLogKind<NetworkTokenEvent> = {
   name: 'network_token_events',
   subjectColumn: 'pan_alias',
-  subjectOf: (event) => event.panAlias,
+  subjectOf: (event) => event.panAlias ?? '',
+};
+
+/**
+ * Signed notifications that could not be mapped to an event (issue 19 item 3), redacted; subject =
+ * the reason (`no-tenant`, …), tenant `''` when no vault could be read.
+ */
+export const UNMAPPED_NOTIFICATION_LOG: EventLogKind<UnmappedNotification> = {
+  name: 'unmapped_notifications',
+  subjectColumn: 'reason',
+  subjectOf: (entry) => entry.reason,
 };
 
 /** Which entries a read returns: tenants (at least one), optionally one subject and some kinds. */

@@ -1,173 +1,172 @@
-import { z } from 'zod';
-import { assertPanAlias } from '../upstream/network-tokens/schemas.ts';
 import {
-  createdAtTimestamp,
-  ENVELOPE_EXPECTATIONS,
-  isoTimestamp,
-  jsonObjectString,
-  type NotificationIssue,
-  notificationEnvelopeSchema,
-  notificationIssues,
-  optionalMember,
+  definedOnly,
+  type Envelope,
+  isPlainObject,
+  MAX_IDENTIFIER_CHARS,
+  type NotificationSource,
+  readDigits,
+  readEnvelope,
+  readMonth,
+  readSenderMembers,
+  readText,
+  readTimestamp,
+  readYear,
   type SenderMembers,
-  senderMembers,
-  toPointer,
-} from './card-event.ts';
+  type UnmappedReason,
+} from './notification-envelope.ts';
 
 /**
- * Network token notification kinds (gap decisions, "Network token notifications"): provisioning of a
- * network token reached `ACTIVE` or `SUSPENDED`. Both fit the notification table's `event` length of
- * 14 to 33 characters (20 and 23).
+ * Network token notification kinds the gateway knows: `network_token.updated` (the provider's
+ * documented notification, §8: a token's status changed: Updated, Used, Suspended, Activated,
+ * Deleted; `cmp_network_token.updated` maps to it with source `card_management`) and the
+ * specification reading's `network_token.active` / `network_token.suspended` (gap decisions,
+ * "Network token notifications"). Any other `network_token.*` kind is type `other`, its wire name
+ * kept in `event`.
  */
-export const NETWORK_TOKEN_EVENT_TYPES = ['network_token.active', 'network_token.suspended'] as const;
+export const NETWORK_TOKEN_EVENT_TYPES = [
+  'network_token.updated',
+  'network_token.active',
+  'network_token.suspended',
+] as const;
 
-/** One of {@link NETWORK_TOKEN_EVENT_TYPES}. */
-export type NetworkTokenEventType = (typeof NETWORK_TOKEN_EVENT_TYPES)[number];
+/** One of {@link NETWORK_TOKEN_EVENT_TYPES}, or `other` (an unknown kind, kept as sent in `event`). */
+export type NetworkTokenEventType = (typeof NETWORK_TOKEN_EVENT_TYPES)[number] | 'other';
 
-/** The final state a network token notification reports. */
-export type NetworkTokenEventState = 'ACTIVE' | 'SUSPENDED';
-
-/** The state each event kind reports; `details.state` must agree with `event`. */
-const STATE_OF_TYPE: Readonly<Record<NetworkTokenEventType, NetworkTokenEventState>> = {
-  'network_token.active': 'ACTIVE',
-  'network_token.suspended': 'SUSPENDED',
-};
-
-/** Prefix of the `event` of every network token notification (the receiver dispatches on it). */
+/** Prefix of the `event` of every network token notification of the vault's network token area. */
 export const NETWORK_TOKEN_EVENT_PREFIX = 'network_token.';
 
 /**
- * A validated network token notification (gap decisions, "Network token notifications": the envelope
- * of contract §4 with network token `details`), with the members of the `details` JSON string lifted
- * to the top level and renamed to camelCase.
+ * A network token notification as the gateway keeps it, `details` members lifted to the top level
+ * and renamed to camelCase. Documented `details` (§8, the provider's `network_token.updated`
+ * example): `card_bin`, `card_last4`, `card_exp_month`/`card_exp_year` (strings), `exp_month`/
+ * `exp_year` (the token's expiry), `network_token_id`, `network_token_last4`, `pan_alias`, `state`
+ * (e.g. `CARD_UPDATED`), `tenant_id`, `created_at`, `updated_at` (zone-less, read as UTC). The
+ * specification reading's `expires_at` (`YYYY-MM`) and `occurred_at` are read too. Only `id`,
+ * `type`, `source`, `tenant` and `timestamp` are always present. The token number itself
+ * (`details.network_token`) is never kept.
  *
- * - `id`: the notification's UUID, the same on every retry (the event log drops repeats of a tenant).
- * - `type`: the `event` field.
- * - `tenant`: the vault id (11 characters).
- * - `panAlias`: `details.pan_alias`, the alias provisioning was requested with (a `tok_` alias or a
- *   format-preserving alias; never a plain PAN). It names the token: `GET /network-tokens/{pan_alias}`.
- * - `state`: `details.state`, `ACTIVE` for `network_token.active`, `SUSPENDED` for
- *   `network_token.suspended`.
- * - `networkTokenLast4`: four digits of the token (not of the card).
- * - `expiresAt`: token expiry, `YYYY-MM`.
- * - `timestamp`, `occurredAt`: ISO 8601 strings as received (24 to 26 characters).
- * - `createdAt`: `details.created_at` (when provisioning was requested), `YYYY-MM-DDTHH:mm:ssZ`.
- * - `fingerprint`: 64 lowercase hex characters.
- * - Sender text (`summary`, `description`, `orgId`, `integrationId`, `fingerprint`) has every
- *   Luhn-valid 13-19 digit window masked to BIN and last four (src/lib/pan.ts `redactPans`).
+ * - `panAlias`: `details.pan_alias` (letters, digits, `_`; at most 128, PAN-masked), the alias the
+ *   token was provisioned with; it names the token in `GET /network-tokens/{pan_alias}`.
+ * - `state`: `details.state` as sent (an open set: `ACTIVE`, `SUSPENDED`, `CARD_UPDATED`, …).
+ * - `expiresAt`: the token's expiry `YYYY-MM` (`expires_at`, or `exp_year` and `exp_month`).
+ * - `cardExpMonth` 1-12, `cardExpYear` four digits; `cardBin` 6-8 digits; `cardLast4`,
+ *   `networkTokenLast4` 4 digits.
  *
- * Live subscribers all receive the same instance, so it is frozen; memoize per-event work in a
- * WeakMap keyed by it.
+ * Live subscribers all receive the same instance, so it is frozen.
  */
 export interface NetworkTokenEvent extends SenderMembers {
   readonly id: string;
   readonly type: NetworkTokenEventType;
+  readonly event?: string;
+  readonly source: NotificationSource;
   readonly tenant: string;
-  readonly panAlias: string;
-  readonly state: NetworkTokenEventState;
-  readonly networkTokenLast4: string;
-  readonly expiresAt: string;
-  readonly occurredAt?: string;
-  readonly createdAt: string;
+  readonly panAlias?: string;
+  readonly state?: string;
+  readonly networkTokenId?: string;
+  readonly networkTokenLast4?: string;
+  readonly expiresAt?: string;
+  readonly cardBin?: string;
+  readonly cardLast4?: string;
+  readonly cardExpMonth?: number;
+  readonly cardExpYear?: number;
+  readonly paymentAccountReference?: string;
   readonly timestamp: string;
+  readonly occurredAt?: string;
+  readonly createdAt?: string;
+  readonly updatedAt?: string;
 }
 
 /** Result of {@link parseNetworkTokenNotification}. */
 export type ParseNetworkTokenNotificationResult =
   | { ok: true; event: NetworkTokenEvent }
-  | { ok: false; issues: NotificationIssue[] };
+  | { ok: false; reason: UnmappedReason };
 
-const EXPECTATIONS: Readonly<Record<string, string>> = {
-  ...ENVELOPE_EXPECTATIONS,
-  event: `one of ${NETWORK_TOKEN_EVENT_TYPES.join(', ')}`,
-  'details.pan_alias':
-    'a PAN alias (tok_ followed by up to 124 letters, digits or underscores, or a format-preserving alias), never a card number',
-  'details.state': 'one of ACTIVE, SUSPENDED',
-  'details.network_token_last4': 'a string of 4 digits',
-  'details.expires_at': 'a YYYY-MM token expiry with a month from 01 to 12',
-  'details.occurred_at': 'an ISO 8601 timestamp of 24 to 26 characters',
-  'details.created_at': 'a UTC timestamp of 20 characters (YYYY-MM-DDTHH:mm:ssZ)',
-};
+const KNOWN_TYPES: ReadonlySet<string> = new Set(NETWORK_TOKEN_EVENT_TYPES);
 
-/**
- * The alias check of the network tokens client, so every alias accepted here can name the token in
- * `GET /network-tokens/{pan_alias}`. A plain card number (all digits) fails it: a format-preserving
- * alias holds at least one letter.
- */
-const panAlias = z.string().refine((value) => {
-  try {
-    assertPanAlias(value);
-    return true;
-  } catch {
-    return false;
-  }
-});
+/** The token's expiry `YYYY-MM`: `expires_at` when usable, else from `exp_year` and `exp_month`. */
+function readTokenExpiry(details: Record<string, unknown>): string | undefined {
+  const expiresAt = details.expires_at;
+  if (typeof expiresAt === 'string' && /^\d{4}-(?:0[1-9]|1[0-2])$/.test(expiresAt)) return expiresAt;
+  const month = readMonth(details.exp_month);
+  const year = readYear(details.exp_year);
+  return month !== undefined && year !== undefined ? `${year}-${String(month).padStart(2, '0')}` : undefined;
+}
 
-const networkTokenDetailsObject = z.object({
-  pan_alias: panAlias,
-  state: z.enum(['ACTIVE', 'SUSPENDED']),
-  network_token_last4: z.string().regex(/^\d{4}$/),
-  expires_at: z.string().regex(/^\d{4}-(?:0[1-9]|1[0-2])$/),
-  occurred_at: optionalMember(isoTimestamp),
-  created_at: createdAtTimestamp,
-});
+/** `details.pan_alias`: letters, digits and `_` (a `tok_` or format-preserving alias), PAN-masked. */
+function readPanAlias(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[A-Za-z0-9_]{1,128}$/.test(value)
+    ? readText(value, MAX_IDENTIFIER_CHARS)
+    : undefined;
+}
 
-const networkTokenNotificationSchema = notificationEnvelopeSchema(
-  z.enum(NETWORK_TOKEN_EVENT_TYPES),
-  jsonObjectString(networkTokenDetailsObject),
-);
-
-/**
- * True when `body` is an object whose `event` is a string starting with `network_token.`: the
- * receiver parses it with {@link parseNetworkTokenNotification} rather than as a card notification.
- */
-export function isNetworkTokenNotification(body: unknown): boolean {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
-  const { event } = body as Record<string, unknown>;
-  return typeof event === 'string' && event.startsWith(NETWORK_TOKEN_EVENT_PREFIX);
+/** A state name: letters, digits, `_` or `-`, at most 64 (e.g. `ACTIVE`, `CARD_UPDATED`). */
+function readState(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(value) ? value : undefined;
 }
 
 /**
- * Validates a parsed webhook body as a network token notification (gap decisions, "Network token
- * notifications"; the envelope of contract §4 and the specification's "Notification body fields"
- * table, checked exactly as for card notifications) and maps it to a {@link NetworkTokenEvent}.
- * `details` is mandatory: a JSON string of `{pan_alias, state, network_token_last4, expires_at,
- * occurred_at?, created_at}`. `details.state` must be the state `event` names; that agreement is
- * checked once every member is valid on its own. Unknown members (a `card_id` included) are ignored;
- * optional members may be absent or `null`.
- * @param body the result of `JSON.parse` of the raw request body.
- * @returns `{ ok: true, event }` (a frozen object), or `{ ok: false, issues }` with one issue per bad
- *   member (at most one per path, JSON pointers reading `details` as its decoded object, e.g.
- *   `/details/pan_alias`), none carrying a submitted value.
+ * Maps a read envelope of the network token family to a {@link NetworkTokenEvent} (frozen); every
+ * details member is optional.
+ * @param receivedAt ISO 8601 time of receipt: the `timestamp` when the notification has none usable.
  */
-export function parseNetworkTokenNotification(body: unknown): ParseNetworkTokenNotificationResult {
-  const parsed = networkTokenNotificationSchema.safeParse(body);
-  if (!parsed.success) return { ok: false, issues: notificationIssues(parsed.error, body, EXPECTATIONS) };
-  const n = parsed.data;
-  const d = n.details;
-  if (d.state !== STATE_OF_TYPE[n.event]) {
-    return {
-      ok: false,
-      issues: [
-        {
-          path: toPointer(['details', 'state']),
-          message: `details.state must be ${STATE_OF_TYPE[n.event]}, the state event ${n.event} reports`,
-        },
-      ],
-    };
-  }
-  const event: NetworkTokenEvent = {
-    id: n.id,
-    type: n.event,
-    tenant: n.tenant,
-    panAlias: d.pan_alias,
-    state: d.state,
-    networkTokenLast4: d.network_token_last4,
-    expiresAt: d.expires_at,
-    ...(d.occurred_at !== undefined ? { occurredAt: d.occurred_at } : {}),
-    createdAt: d.created_at,
-    timestamp: n.timestamp,
-    ...senderMembers(n),
+export function networkTokenEventOf(envelope: Envelope, receivedAt: string): NetworkTokenEvent {
+  const { details, event } = envelope;
+  const canonical = `network_token.${event.kind}`;
+  const members = definedOnly({
+    panAlias: readPanAlias(details.pan_alias),
+    state: readState(details.state),
+    networkTokenId: readText(details.network_token_id, 128),
+    networkTokenLast4: readDigits(details.network_token_last4, 4),
+    expiresAt: readTokenExpiry(details),
+    cardBin: readDigits(details.card_bin, 6, 8),
+    cardLast4: readDigits(details.card_last4, 4),
+    cardExpMonth: readMonth(details.card_exp_month),
+    cardExpYear: readYear(details.card_exp_year),
+    paymentAccountReference: readText(details.payment_account_reference, 64),
+    occurredAt: readTimestamp(details.occurred_at),
+    createdAt: readTimestamp(details.created_at),
+    updatedAt: readTimestamp(details.updated_at),
+  });
+  const tokenEvent: NetworkTokenEvent = {
+    id: envelope.id,
+    type: KNOWN_TYPES.has(canonical) ? (canonical as NetworkTokenEventType) : 'other',
+    ...(event.name !== undefined ? { event: event.name } : {}),
+    source: event.source,
+    tenant: envelope.tenant,
+    timestamp: envelope.timestamp ?? readTimestamp(details.updated_at) ?? receivedAt,
+    ...members,
+    ...readSenderMembers(envelope.body),
   };
-  return { ok: true, event: Object.freeze(event) };
+  return Object.freeze(tokenEvent);
+}
+
+/**
+ * True when `body` is an object whose `event` is a string starting with `network_token.` or
+ * `cmp_network_token.`: the receiver maps it with {@link parseNetworkTokenNotification}.
+ */
+export function isNetworkTokenNotification(body: unknown): boolean {
+  if (!isPlainObject(body)) return false;
+  const { event } = body;
+  return (
+    typeof event === 'string' &&
+    (event.startsWith(NETWORK_TOKEN_EVENT_PREFIX) || event.startsWith(`cmp_${NETWORK_TOKEN_EVENT_PREFIX}`))
+  );
+}
+
+/**
+ * Reads a parsed webhook body as a network token notification, tolerantly (issue 19 item 3): any
+ * object with a notification `id` and a vault (`tenant`, else `details.tenant_id`) maps to a
+ * {@link NetworkTokenEvent}; `details` an object (as documented) or a JSON-encoded string; any
+ * subset of its members; unknown members ignored.
+ * @param body the result of `JSON.parse` of the raw request body.
+ * @param receivedAt ISO 8601 time of receipt (fallback `timestamp`); now by default.
+ * @returns `{ ok: true, event }` (frozen), or `{ ok: false, reason }` when it cannot be mapped.
+ */
+export function parseNetworkTokenNotification(
+  body: unknown,
+  receivedAt: string = new Date().toISOString(),
+): ParseNetworkTokenNotificationResult {
+  const read = readEnvelope(body);
+  if (!read.ok) return { ok: false, reason: read.reason };
+  return { ok: true, event: networkTokenEventOf(read.envelope, receivedAt) };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createClient } from 'redis';
+import { createClient, createSentinel } from 'redis';
 import type { Logger } from '../lib/logger.ts';
 import type { CardEvent } from './card-event.ts';
 import type {
@@ -14,12 +14,32 @@ import type {
 } from './event-log.ts';
 import { CARD_EVENT_LOG, EventLogAppendError, matchesFilter, toLoggedEvent } from './event-log.ts';
 
-/** Options of {@link createRedisEventLog}. */
+/** A Redis Sentinel deployment the log finds its primary through (`REDIS_SENTINELS`, `REDIS_SENTINEL_MASTER`). */
+export interface RedisSentinelSettings {
+  /** Sentinel addresses; any one that answers tells the current primary (three or more in production). */
+  nodes: { host: string; port: number }[];
+  /** The monitored master's name (`sentinel monitor <name> …`). */
+  masterName: string;
+}
+
+/** Options of {@link RedisEventLog.open}. */
 export interface RedisEventLogOptions<E extends LogEvent = CardEvent> {
   /** Which events the log holds; card events by default. */
   kind?: EventLogKind<E>;
-  /** `redis://host:port/db`. */
+  /**
+   * `redis[s]://[user:password@]host:port[/db]`: the server, or with `sentinel` only its credentials,
+   * database and TLS (the address comes from the sentinels).
+   */
   url: string;
+  /** Find the primary through Sentinel and follow it across failovers (issue 20, item 11). */
+  sentinel?: RedisSentinelSettings;
+  /**
+   * Replicas that must hold an append before it is acknowledged (`WAIT n timeout` after each batch,
+   * `REDIS_MIN_REPLICAS_ACK`); 0 (default) acknowledges once the primary answered.
+   */
+  minReplicasAck?: number;
+  /** Longest `WAIT` for `minReplicasAck` replicas (ms, `REDIS_REPLICAS_ACK_TIMEOUT_MS`); default 1,000. */
+  replicasAckTimeoutMs?: number;
   retention: RetentionPolicy;
   logger: Logger;
   /**
@@ -98,58 +118,253 @@ interface PendingAppend<E extends LogEvent> {
 }
 
 /**
+ * The Redis commands the log sends, on whichever client holds them: a plain client
+ * (`createClient`) or a Sentinel lease (`createSentinel().acquire()`), which share these signatures.
+ */
+interface LogCommands {
+  xRange(key: string, start: string, end: string, options?: { COUNT: number }): Promise<unknown>;
+  xRevRange(key: string, start: string, end: string, options?: { COUNT: number }): Promise<unknown>;
+  xRead(stream: { key: string; id: string }, options: { BLOCK: number; COUNT: number }): Promise<unknown>;
+  xTrim(
+    key: string,
+    strategy: 'MAXLEN' | 'MINID',
+    threshold: string | number,
+    options: { strategyModifier: '~' },
+  ): Promise<number>;
+  zRangeWithScores(
+    key: string,
+    min: string,
+    max: string,
+    options: { BY: 'SCORE'; LIMIT: { offset: number; count: number } },
+  ): Promise<{ value: string; score: number }[]>;
+  zRem(key: string, members: string[]): Promise<number>;
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** `WAIT numreplicas timeout`: replicas holding every write sent earlier on this connection. */
+  wait(replicas: number, timeoutMs: number): Promise<number>;
+  ping(): Promise<unknown>;
+}
+
+/**
+ * The log's three connections to the primary: `commands` (reads, trims, pings), `appends` (the
+ * append script, then `WAIT` on the same connection, which is what WAIT measures), `tail` (blocking
+ * XREAD). `epoch` grows whenever a connection to the primary broke or the primary changed: an
+ * append whose script and WAIT did not run within one epoch may have written to a server that is
+ * gone, so its WAIT proves nothing.
+ */
+interface LogConnections {
+  commands: LogCommands;
+  appends: LogCommands;
+  tail: LogCommands;
+  epoch(): number;
+  /** Whether the primary currently takes commands (readiness answers at once when not). */
+  isReady(): boolean;
+  /** Connects the tail's connection (on first `tail()`). */
+  openTail(): Promise<void>;
+  /** Ends the blocked tail read at once. */
+  destroyTail(): void;
+  close(): Promise<void>;
+}
+
+/** One server at `url`: three node-redis clients. */
+async function connectToServer(url: string, logger: Logger): Promise<LogConnections> {
+  let epoch = 0;
+  const watch = (client: ReturnType<typeof createClient>, name: string) => {
+    client.on('error', (error: Error) => {
+      epoch++;
+      logger.error({ err: error.message, connection: name }, 'redis event log connection error');
+    });
+    // Every reconnection is a new connection: WAIT there says nothing of writes sent before.
+    client.on('connect', () => epoch++);
+    return client;
+  };
+  const commands = watch(createClient({ url }), 'commands');
+  await commands.connect();
+  const appends = watch(commands.duplicate(), 'appends');
+  try {
+    await appends.connect();
+  } catch (error) {
+    commands.destroy();
+    throw error;
+  }
+  const tail = watch(commands.duplicate(), 'tail');
+  return {
+    commands: commands as unknown as LogCommands,
+    appends: appends as unknown as LogCommands,
+    tail: tail as unknown as LogCommands,
+    epoch: () => epoch,
+    // While disconnected node-redis queues commands until it reconnects; answer at once instead.
+    isReady: () => commands.isReady && appends.isReady,
+    openTail: async () => {
+      await tail.connect();
+    },
+    destroyTail: () => {
+      if (tail.isOpen) tail.destroy();
+    },
+    close: async () => {
+      if (appends.isOpen) await appends.close();
+      await commands.close();
+    },
+  };
+}
+
+/**
+ * The primary of a Sentinel deployment (node-redis `createSentinel`): a pool of three connections
+ * to whichever server the sentinels name primary, replaced when they fail over (Sentinel's
+ * `switch-master` announcement, or a command failing with READONLY or on a lost connection, which
+ * node-redis then re-sends to the new primary). The append and tail connections are leases held
+ * for the log's lifetime; commands take the third.
+ */
+async function connectThroughSentinel(
+  url: string,
+  settings: RedisSentinelSettings,
+  logger: Logger,
+): Promise<LogConnections> {
+  const parsed = new URL(url);
+  const database = Number(parsed.pathname.slice(1) || '0');
+  const sentinel = createSentinel({
+    name: settings.masterName,
+    sentinelRootNodes: settings.nodes,
+    masterPoolSize: 3,
+    nodeClientOptions: {
+      ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+      ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+      ...(database > 0 ? { database } : {}),
+      ...(parsed.protocol === 'rediss:' ? { socket: { tls: true as const } } : {}),
+    },
+  });
+  let epoch = 0;
+  sentinel.on('error', (error: Error) =>
+    logger.error({ err: error.message }, 'redis event log sentinel error'),
+  );
+  sentinel.on(
+    'client-error',
+    (event: { type: string; node: { host: string; port: number }; error: Error }) => {
+      if (event.type === 'MASTER') epoch++;
+      logger.error(
+        { err: event.error.message, node: `${event.node.host}:${event.node.port}`, role: event.type },
+        'redis event log connection error',
+      );
+    },
+  );
+  sentinel.on('topology-change', (event: { type: string; node?: { host: string; port: number } }) => {
+    if (event.type !== 'MASTER_CHANGE') return;
+    epoch++;
+    logger.warn(
+      { primary: `${event.node?.host}:${event.node?.port}` },
+      'redis event log follows a new primary',
+    );
+  });
+  await sentinel.connect();
+  // Two leases of the three connections, held for the log's lifetime (taken at once: the pool is idle).
+  const appends = await sentinel.acquire();
+  const tail = await sentinel.acquire();
+  let tailReleased = false;
+  const releaseTail = () => {
+    if (tailReleased) return;
+    tailReleased = true;
+    void tail.release();
+  };
+  return {
+    commands: sentinel as unknown as LogCommands,
+    appends: appends as unknown as LogCommands,
+    tail: tail as unknown as LogCommands,
+    epoch: () => epoch,
+    isReady: () => sentinel.isReady && sentinel.getMasterNode() !== undefined,
+    openTail: async () => undefined,
+    // A blocked XREAD on a lease cannot be cut alone; the pool's close() destroys it.
+    destroyTail: releaseTail,
+    close: async () => {
+      void appends.release();
+      releaseTail();
+      await sentinel.destroy();
+    },
+  };
+}
+
+/**
  * The distributed event log: one Redis Stream shared by every gateway replica. Appends are atomic
  * (Lua) and deduplicated by notification id, and group-committed: appends that arrive while a batch
  * is in flight go together in the next script call (at most {@link MAX_APPEND_BATCH} per call), each
- * answered only once Redis answered its batch (with `appendfsync always`, once it is fsynced); a
- * failed call rejects every append of its batch with {@link EventLogAppendError}; every replica tails the stream with XREAD and fans
+ * answered only once Redis answered its batch (with `appendfsync always`, once it is fsynced) and,
+ * with `minReplicasAck`, once that many replicas hold it (`WAIT`); a failed call or a short WAIT
+ * rejects every append of its batch with {@link EventLogAppendError}, so the webhook is not
+ * acknowledged and the provider retries (dedupe by tenant and id keeps the retry from appending a
+ * second entry when the first did reach Redis). Every replica tails the stream with XREAD and fans
  * entries out to its own subscribers, so an event acknowledged by one replica reaches subscribers
- * on all of them. Durability is Redis's: run it with `appendonly yes` (`appendfsync always` for
- * no loss on power failure).
+ * on all of them. With `sentinel` the log follows the primary across failovers (issue 20, item 11).
+ * Durability is Redis's: run it with `appendonly yes` (`appendfsync always` for no loss on power
+ * failure), and with replicas and `minReplicasAck` for none on the loss of the primary.
  */
-export async function createRedisEventLog<E extends LogEvent = CardEvent>(
-  options: RedisEventLogOptions<E>,
-): Promise<EventLog<E>> {
-  const kind = options.kind ?? (CARD_EVENT_LOG as unknown as EventLogKind<E>);
-  const prefix =
-    options.prefix ?? (kind.name === 'card_events' ? 'cardgraph:{events}' : `cardgraph:{${kind.name}}`);
-  const streamKey = `${prefix}:stream`;
-  const now = options.now ?? Date.now;
-  const ttlS = Math.max(1, Math.ceil(options.retention.maxAgeMs / 1000));
-  const client = createClient({ url: options.url });
-  client.on('error', (error: Error) =>
-    options.logger.error({ err: error.message }, 'redis event log connection error'),
-  );
-  await client.connect();
-  const tailClient = client.duplicate();
-  tailClient.on('error', (error: Error) =>
-    options.logger.error({ err: error.message }, 'redis event log tail connection error'),
-  );
-  const listeners = new Set<(event: Logged<E>) => void>();
-  let closed = false;
-  let tailLoop: Promise<void> | undefined;
+export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E> {
+  readonly #kind: EventLogKind<E>;
+  readonly #prefix: string;
+  readonly #streamKey: string;
+  readonly #retention: RetentionPolicy;
+  /** Retention age in whole seconds: how long dedupe markers live. */
+  readonly #ttlS: number;
+  readonly #now: () => number;
+  readonly #blockMs: number;
+  readonly #minReplicasAck: number;
+  readonly #replicasAckTimeoutMs: number;
+  readonly #logger: Logger;
+  readonly #redis: LogConnections;
+  readonly #listeners = new Set<(event: Logged<E>) => void>();
+  #closed = false;
+  #tailLoop: Promise<void> | undefined;
+  /** Appends waiting for the next batch, in arrival order. */
+  #queue: PendingAppend<E>[] = [];
+  /** The batches in flight, if any: appends arriving meanwhile wait for them (group commit). */
+  #flushing: Promise<void> | undefined;
 
-  function fromMessage(message: StreamMessage): Logged<E> {
-    return toLoggedEvent(
-      JSON.parse(message.message.body!) as E,
-      positionOf(message.id),
-      message.message.ooo === '1',
-    );
+  /**
+   * Connects (to `url`, or through `sentinel` to its primary) and returns the log.
+   * @throws the connection error when Redis (or every sentinel) is unreachable.
+   */
+  static async open<E extends LogEvent = CardEvent>(
+    options: RedisEventLogOptions<E>,
+  ): Promise<RedisEventLog<E>> {
+    const redis = options.sentinel
+      ? await connectThroughSentinel(options.url, options.sentinel, options.logger)
+      : await connectToServer(options.url, options.logger);
+    return new RedisEventLog(options, redis);
   }
 
-  async function range(start: string, count: number): Promise<StreamMessage[]> {
-    return (await client.xRange(streamKey, start, '+', { COUNT: count })) as StreamMessage[];
+  private constructor(options: RedisEventLogOptions<E>, redis: LogConnections) {
+    this.#kind = options.kind ?? (CARD_EVENT_LOG as unknown as EventLogKind<E>);
+    this.#prefix =
+      options.prefix ??
+      (this.#kind.name === 'card_events' ? 'cardgraph:{events}' : `cardgraph:{${this.#kind.name}}`);
+    this.#streamKey = `${this.#prefix}:stream`;
+    this.#retention = options.retention;
+    this.#ttlS = Math.max(1, Math.ceil(options.retention.maxAgeMs / 1000));
+    this.#now = options.now ?? Date.now;
+    this.#blockMs = options.blockMs ?? 2000;
+    this.#minReplicasAck = options.minReplicasAck ?? 0;
+    this.#replicasAckTimeoutMs = options.replicasAckTimeoutMs ?? 1000;
+    this.#logger = options.logger;
+    this.#redis = redis;
   }
 
-  async function scan(filter: EventLogFilter, after: bigint | null, limit: number): Promise<Logged<E>[]> {
+  append(event: E): Promise<AppendOutcome<E>> {
+    if (this.#closed) return Promise.reject(new EventLogAppendError('the event log is closed'));
+    return new Promise<AppendOutcome<E>>((resolve, reject) => {
+      this.#queue.push({ event, resolve, reject });
+      if (!this.#flushing) void this.#flush();
+    });
+  }
+
+  async readAfter(filter: EventLogFilter, after: bigint | null, limit: number): Promise<Logged<E>[]> {
     const out: Logged<E>[] = [];
     let start = after === null ? '-' : `(${streamIdOf(after)}`;
     const batch = Math.max(100, limit);
     while (out.length < limit) {
-      const messages = await range(start, batch);
+      const messages = (await this.#redis.commands.xRange(this.#streamKey, start, '+', {
+        COUNT: batch,
+      })) as StreamMessage[];
       for (const message of messages) {
-        const event = fromMessage(message);
-        if (matchesFilter(event, filter, kind)) out.push(event);
+        const event = this.#fromMessage(message);
+        if (matchesFilter(event, filter, this.#kind)) out.push(event);
         if (out.length === limit) break;
       }
       if (messages.length < batch) break;
@@ -158,46 +373,110 @@ export async function createRedisEventLog<E extends LogEvent = CardEvent>(
     return out;
   }
 
-  /** The position of a history index member (`<ms>-<seq>`, zero-padded). */
-  function positionOfMember(member: string): bigint {
-    // BigInt reads the zero-padded parts as they are.
-    return positionOf(member);
+  async history(filter: EventLogFilter, after: HistoryCursor | null, limit: number): Promise<Logged<E>[]> {
+    // Each tenant's index is read from the cursor on (a page costs the page, not what is
+    // retained); several tenants are merged by (timestamp, position).
+    const pages = await Promise.all(
+      filter.tenants.map((tenant) => this.#historyOf(tenant, filter, after, limit)),
+    );
+    return pages
+      .flat()
+      .sort(
+        (a, b) =>
+          a.timestampMs - b.timestampMs || (a.position < b.position ? -1 : a.position > b.position ? 1 : 0),
+      )
+      .slice(0, limit);
+  }
+
+  async tail(listener: (event: Logged<E>) => void): Promise<() => void> {
+    this.#listeners.add(listener);
+    if (!this.#tailLoop) {
+      await this.#redis.openTail();
+      // Positioned at the newest entry now, so nothing appended after this call is missed.
+      const newest = (await this.#redis.commands.xRevRange(this.#streamKey, '+', '-', {
+        COUNT: 1,
+      })) as StreamMessage[];
+      this.#tailLoop = this.#runTail(newest[0]?.id ?? '0-0');
+    }
+    return () => this.#listeners.delete(listener);
+  }
+
+  async trim(): Promise<number> {
+    const minId = `${this.#now() - this.#retention.maxAgeMs}-0`;
+    const byAge = await this.#redis.commands.xTrim(this.#streamKey, 'MINID', minId, {
+      strategyModifier: '~',
+    });
+    const byCount = await this.#redis.commands.xTrim(this.#streamKey, 'MAXLEN', this.#retention.maxCount, {
+      strategyModifier: '~',
+    });
+    return Number(byAge) + Number(byCount);
+  }
+
+  async ping(): Promise<void> {
+    if (this.#closed || !this.#redis.isReady())
+      throw Object.assign(new Error('redis not connected'), { code: 'disconnected' });
+    await this.#redis.commands.ping();
+  }
+
+  appendedAtMs(event: Logged<E>): number {
+    return Number(event.position >> 20n);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#listeners.clear();
+    // Appends already queued are committed and answered first.
+    await this.#flushing;
+    this.#redis.destroyTail();
+    await this.#redis.close();
+    await this.#tailLoop;
+  }
+
+  #fromMessage(message: StreamMessage): Logged<E> {
+    return toLoggedEvent(
+      JSON.parse(message.message.body!) as E,
+      positionOf(message.id),
+      message.message.ooo === '1',
+    );
   }
 
   /** The history index of a tenant (see APPEND_SCRIPT). */
-  function historyKey(tenant: string): string {
-    return `${prefix}:history:${tenant}`;
+  #historyKey(tenant: string): string {
+    return `${this.#prefix}:history:${tenant}`;
   }
 
   /**
    * Up to `limit` events of `tenant` matching `filter` after `after` in (timestamp, position) order,
    * from the tenant's index: ZRANGE BYSCORE from the cursor's timestamp, then one XRANGE per member
-   * (pipelined). Members whose entry retention already removed are dropped from the index.
+   * (pipelined). Members whose entry retention already removed are dropped from the index. Index
+   * members are stream ids zero-padded, which BigInt reads as they are.
    */
-  async function historyOf(
+  async #historyOf(
     tenant: string,
     filter: EventLogFilter,
     after: HistoryCursor | null,
     limit: number,
   ): Promise<Logged<E>[]> {
-    const key = historyKey(tenant);
+    const { commands } = this.#redis;
+    const key = this.#historyKey(tenant);
     const out: Logged<E>[] = [];
     const batch = Math.max(limit + 10, 100);
     let offset = 0;
     const min = after ? String(after.timestampMs) : '-inf';
     while (out.length < limit) {
-      const members = await client.zRangeWithScores(key, min, '+inf', {
+      const members = await commands.zRangeWithScores(key, min, '+inf', {
         BY: 'SCORE',
         LIMIT: { offset, count: batch },
       });
       offset += members.length;
       const candidates = members.filter(
-        (m) => !after || m.score > after.timestampMs || positionOfMember(m.value) > after.position,
+        (m) => !after || m.score > after.timestampMs || positionOf(m.value) > after.position,
       );
       const entries = await Promise.all(
         candidates.map((m) => {
-          const id = streamIdOf(positionOfMember(m.value));
-          return client.xRange(streamKey, id, id);
+          const id = streamIdOf(positionOf(m.value));
+          return commands.xRange(this.#streamKey, id, id);
         }),
       );
       const gone: string[] = [];
@@ -207,176 +486,155 @@ export async function createRedisEventLog<E extends LogEvent = CardEvent>(
           gone.push(candidates[i]!.value);
           continue;
         }
-        const event = fromMessage(message);
-        if (matchesFilter(event, filter, kind)) out.push(event);
+        const event = this.#fromMessage(message);
+        if (matchesFilter(event, filter, this.#kind)) out.push(event);
         if (out.length === limit) break;
       }
-      if (gone.length > 0) await client.zRem(key, gone);
+      if (gone.length > 0) await commands.zRem(key, gone);
       if (members.length < batch) break;
     }
     return out;
   }
 
-  /** Appends waiting for the next batch, in arrival order. */
-  let queue: PendingAppend<E>[] = [];
-  /** The batches in flight, if any: appends arriving meanwhile wait for them (group commit). */
-  let flushing: Promise<void> | undefined;
+  /**
+   * Sends everything queued, in batches of at most {@link MAX_APPEND_BATCH} (pipelined), and again
+   * while appends arrived during the round trip: concurrent appends share one script call (and one
+   * WAIT), and the batch of a busy moment grows with the load.
+   */
+  #flush(): Promise<void> {
+    this.#flushing = (async () => {
+      while (this.#queue.length > 0) {
+        const pending = this.#queue;
+        this.#queue = [];
+        const epoch = this.#redis.epoch();
+        const batches: Promise<(() => void) | undefined>[] = [];
+        for (let i = 0; i < pending.length; i += MAX_APPEND_BATCH) {
+          batches.push(this.#commit(pending.slice(i, i + MAX_APPEND_BATCH)));
+        }
+        const answers = (await Promise.all(batches)).filter((answer) => answer !== undefined);
+        if (answers.length === 0) continue;
+        const replicated = await this.#awaitReplicas(epoch);
+        if (replicated === true) for (const answer of answers) answer();
+        else for (const { reject } of pending) reject(replicated);
+      }
+      this.#flushing = undefined;
+    })();
+    return this.#flushing;
+  }
 
-  /** One call of the append script for `batch`; resolves each waiter once Redis answered. */
-  async function commit(batch: PendingAppend<E>[]): Promise<void> {
+  /**
+   * One call of the append script for `batch` on the append connection.
+   * @returns what answers each waiter once the batch is confirmed (see {@link #awaitReplicas}), or
+   *   undefined when the call failed and every waiter was rejected.
+   */
+  async #commit(batch: PendingAppend<E>[]): Promise<(() => void) | undefined> {
     let reply: (number | string)[];
     try {
       const keys: string[] = [];
-      const args: string[] = [String(batch.length), String(options.retention.maxCount), String(ttlS)];
+      const args: string[] = [String(batch.length), String(this.#retention.maxCount), String(this.#ttlS)];
       for (const { event } of batch) {
         keys.push(
-          streamKey,
-          `${prefix}:id:${event.tenant}:${event.id}`,
-          `${prefix}:latest:${event.tenant}:${kind.subjectOf(event)}`,
-          `${prefix}:id:${event.id}`,
-          historyKey(event.tenant),
+          this.#streamKey,
+          `${this.#prefix}:id:${event.tenant}:${event.id}`,
+          `${this.#prefix}:latest:${event.tenant}:${this.#kind.subjectOf(event)}`,
+          `${this.#prefix}:id:${event.id}`,
+          this.#historyKey(event.tenant),
         );
         args.push(event.id, event.tenant, String(Date.parse(event.timestamp)), JSON.stringify(event));
       }
-      reply = (await runAppendScript(keys, args)) as (number | string)[];
+      reply = (await this.#runAppendScript(keys, args)) as (number | string)[];
     } catch (error) {
       // Nothing of this batch is acknowledged: every waiter is told, the sender retries (a retry of
       // an entry the script did write before failing is then recognised as a duplicate).
       const failure = new EventLogAppendError((error as Error).message, { cause: error });
       for (const { reject } of batch) reject(failure);
-      return;
+      return undefined;
     }
-    for (const [i, { event, resolve }] of batch.entries()) {
-      const streamId = String(reply[i * 3 + 1]);
-      resolve(
-        reply[i * 3] === 0
-          ? { outcome: 'duplicate', position: positionOf(streamId) }
-          : {
-              outcome: 'appended',
-              event: toLoggedEvent(event, positionOf(streamId), reply[i * 3 + 2] === 1),
-            },
-      );
-    }
-  }
-
-  /** EVALSHA of the append script, loading it with EVAL when Redis does not know it (yet). */
-  async function runAppendScript(keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await client.evalSha(APPEND_SCRIPT_SHA, { keys, arguments: args });
-    } catch (error) {
-      if (!(error as Error).message?.startsWith('NOSCRIPT')) throw error;
-      return await client.eval(APPEND_SCRIPT, { keys, arguments: args });
-    }
+    return () => {
+      for (const [i, { event, resolve }] of batch.entries()) {
+        const streamId = String(reply[i * 3 + 1]);
+        resolve(
+          reply[i * 3] === 0
+            ? { outcome: 'duplicate', position: positionOf(streamId) }
+            : {
+                outcome: 'appended',
+                event: toLoggedEvent(event, positionOf(streamId), reply[i * 3 + 2] === 1),
+              },
+        );
+      }
+    };
   }
 
   /**
-   * Sends everything queued, in batches of at most {@link MAX_APPEND_BATCH} (pipelined), and again
-   * while appends arrived during the round trip: concurrent appends share one script call, and the
-   * batch of a busy moment grows with the load.
+   * With `minReplicasAck`: `WAIT n timeout` on the append connection, after the batch's scripts.
+   * A duplicate counts too: its first append may itself not have reached a replica yet.
+   * @returns true when `n` replicas hold every write of the batch (or none are required), else the
+   *   {@link EventLogAppendError} to reject the batch with: fewer replicas within the timeout, the
+   *   WAIT failed, or the connection or primary changed since `epoch` (the WAIT would then measure
+   *   another connection's writes, or another server's).
    */
-  function flush(): Promise<void> {
-    flushing = (async () => {
-      while (queue.length > 0) {
-        const pending = queue;
-        queue = [];
-        const batches: Promise<void>[] = [];
-        for (let i = 0; i < pending.length; i += MAX_APPEND_BATCH) {
-          batches.push(commit(pending.slice(i, i + MAX_APPEND_BATCH)));
-        }
-        await Promise.all(batches);
-      }
-      flushing = undefined;
-    })();
-    return flushing;
+  async #awaitReplicas(epoch: number): Promise<true | EventLogAppendError> {
+    if (this.#minReplicasAck === 0) return true;
+    let replicas: number;
+    try {
+      replicas = await this.#redis.appends.wait(this.#minReplicasAck, this.#replicasAckTimeoutMs);
+    } catch (error) {
+      return new EventLogAppendError(`WAIT failed: ${(error as Error).message}`, { cause: error });
+    }
+    if (this.#redis.epoch() !== epoch) {
+      return new EventLogAppendError('the connection to the primary changed during the append');
+    }
+    if (replicas < this.#minReplicasAck) {
+      this.#logger.warn(
+        { replicas, required: this.#minReplicasAck, timeoutMs: this.#replicasAckTimeoutMs },
+        'event log append not acknowledged: too few replicas hold it',
+      );
+      return new EventLogAppendError(
+        `${replicas} of ${this.#minReplicasAck} replicas acknowledged within ${this.#replicasAckTimeoutMs} ms`,
+      );
+    }
+    return true;
   }
 
-  async function runTail(fromId: string): Promise<void> {
+  /** EVALSHA of the append script, loading it with EVAL when Redis does not know it (yet, or after a failover). */
+  async #runAppendScript(keys: string[], args: string[]): Promise<unknown> {
+    const { appends } = this.#redis;
+    try {
+      return await appends.evalSha(APPEND_SCRIPT_SHA, { keys, arguments: args });
+    } catch (error) {
+      if (!(error as Error).message?.startsWith('NOSCRIPT')) throw error;
+      return await appends.eval(APPEND_SCRIPT, { keys, arguments: args });
+    }
+  }
+
+  /** Reads the stream after `fromId` until closed, handing each entry to every listener. */
+  async #runTail(fromId: string): Promise<void> {
     let lastId = fromId;
-    while (!closed) {
+    while (!this.#closed) {
       try {
-        const reply = (await tailClient.xRead(
-          { key: streamKey, id: lastId },
-          { BLOCK: options.blockMs ?? 2000, COUNT: 500 },
+        const reply = (await this.#redis.tail.xRead(
+          { key: this.#streamKey, id: lastId },
+          { BLOCK: this.#blockMs, COUNT: 500 },
         )) as { name: string; messages: StreamMessage[] }[] | null;
         for (const stream of reply ?? []) {
           for (const message of stream.messages) {
             lastId = message.id;
-            const event = fromMessage(message);
-            for (const listener of listeners) listener(event);
+            const event = this.#fromMessage(message);
+            for (const listener of this.#listeners) listener(event);
           }
         }
       } catch (error) {
-        if (closed) return;
-        options.logger.error({ err: (error as Error).message }, 'redis event log tail failed; retrying');
+        if (this.#closed) return;
+        this.#logger.error({ err: (error as Error).message }, 'redis event log tail failed; retrying');
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
   }
+}
 
-  return {
-    append(event) {
-      if (closed) return Promise.reject(new EventLogAppendError('the event log is closed'));
-      return new Promise<AppendOutcome<E>>((resolve, reject) => {
-        queue.push({ event, resolve, reject });
-        if (!flushing) void flush();
-      });
-    },
-
-    readAfter: scan,
-
-    async history(filter, after, limit) {
-      // Each tenant's index is read from the cursor on (a page costs the page, not what is
-      // retained); several tenants are merged by (timestamp, position).
-      const pages = await Promise.all(
-        filter.tenants.map((tenant) => historyOf(tenant, filter, after, limit)),
-      );
-      return pages
-        .flat()
-        .sort(
-          (a, b) =>
-            a.timestampMs - b.timestampMs || (a.position < b.position ? -1 : a.position > b.position ? 1 : 0),
-        )
-        .slice(0, limit);
-    },
-
-    async tail(listener) {
-      listeners.add(listener);
-      if (!tailLoop) {
-        await tailClient.connect();
-        // Positioned at the newest entry now, so nothing appended after this call is missed.
-        const newest = (await client.xRevRange(streamKey, '+', '-', { COUNT: 1 })) as StreamMessage[];
-        tailLoop = runTail(newest[0]?.id ?? '0-0');
-      }
-      return () => listeners.delete(listener);
-    },
-
-    async trim() {
-      const minId = `${now() - options.retention.maxAgeMs}-0`;
-      const byAge = await client.xTrim(streamKey, 'MINID', minId, { strategyModifier: '~' });
-      const byCount = await client.xTrim(streamKey, 'MAXLEN', options.retention.maxCount, {
-        strategyModifier: '~',
-      });
-      return Number(byAge) + Number(byCount);
-    },
-
-    async ping() {
-      // While disconnected node-redis queues commands until it reconnects; answer at once instead.
-      if (closed || !client.isReady)
-        throw Object.assign(new Error('redis not connected'), { code: 'disconnected' });
-      await client.ping();
-    },
-
-    appendedAtMs: (event) => Number(event.position >> 20n),
-
-    async close() {
-      if (closed) return;
-      closed = true;
-      listeners.clear();
-      // Appends already queued are committed and answered first.
-      await flushing;
-      if (tailClient.isOpen) tailClient.destroy();
-      await tailLoop;
-      await client.close();
-    },
-  };
+/** {@link RedisEventLog.open}: the distributed event log, connected. */
+export function createRedisEventLog<E extends LogEvent = CardEvent>(
+  options: RedisEventLogOptions<E>,
+): Promise<RedisEventLog<E>> {
+  return RedisEventLog.open(options);
 }

@@ -4,13 +4,11 @@ import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { recordSpanFailure } from '../lib/tracing.ts';
 import { SIGNATURE_HEADER, type SignatureFailure, verifyWebhookSignature } from '../lib/webhook-signature.ts';
-import { type NotificationIssue, parseCardNotification } from './card-event.ts';
+import { cardEventOf } from './card-event.ts';
 import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
-import {
-  isNetworkTokenNotification,
-  type NetworkTokenEvent,
-  parseNetworkTokenNotification,
-} from './network-token-event.ts';
+import { type NetworkTokenEvent, networkTokenEventOf } from './network-token-event.ts';
+import { readEnvelope } from './notification-envelope.ts';
+import { type UnmappedNotificationSink, unmappedNotificationOf } from './unmapped-notification.ts';
 
 /** Where the gateway mounts the receiver (specification "Events", setup step 1). */
 export const CARD_EVENTS_WEBHOOK_PATH = '/webhooks/card-events';
@@ -18,22 +16,28 @@ export const CARD_EVENTS_WEBHOOK_PATH = '/webhooks/card-events';
 /** Default limit of a notification body: 64 KiB. */
 export const DEFAULT_MAX_WEBHOOK_BODY_BYTES = 64 * 1024;
 
+/** `Retry-After` (seconds) of a 503 answered when a notification could not be stored. */
+export const WEBHOOK_RETRY_AFTER_S = 5;
+
 /**
- * Options of {@link createWebhookReceiver}.
+ * Options of {@link WebhookReceiver}.
  * - `secrets`: accepted signing secrets (rotation, contract §4); at least one.
  * - `toleranceS`: maximum distance in seconds between the signature's `t` and `now`, either way.
  * - `maxBodyBytes`: larger bodies answer 413; default 64 KiB.
  * - `now`: the clock in ms since the epoch; `Date.now` by default (tests move it).
- * - `bus`: where card notifications (`au_card.*`) are published.
- * - `networkTokens`: where network token notifications (`network_token.*`) are published; without
- *   it they are parsed as card notifications and refused (400 `invalid-notification`).
+ * - `bus`: where card notifications (`au_card.*`, `cmp_au_card.*`) and notifications of an unknown
+ *   kind are published.
+ * - `networkTokens`: where network token notifications (`network_token.*`,
+ *   `cmp_network_token.*`) are published.
+ * - `unmapped`: where signed notifications that cannot be mapped to an event are stored.
  */
 export interface WebhookReceiverOptions {
   secrets: readonly string[];
   toleranceS: number;
   logger: Logger;
   bus: CardEventBus;
-  networkTokens?: NetworkTokenEventSink;
+  networkTokens: NetworkTokenEventSink;
+  unmapped: UnmappedNotificationSink;
   maxBodyBytes?: number;
   now?: () => number;
   metrics?: Metrics;
@@ -42,7 +46,7 @@ export interface WebhookReceiverOptions {
 
 /**
  * Destination of validated network token notifications (e.g. the NetworkTokenEventStream).
- * `publish` resolves `published`, or `duplicate` for an id already seen; a rejection answers 500.
+ * `publish` resolves `published`, or `duplicate` for an id already seen; a rejection answers 503.
  */
 export interface NetworkTokenEventSink {
   publish(event: NetworkTokenEvent): Promise<PublishOutcome>;
@@ -55,7 +59,6 @@ interface ErrorObject {
   status: string;
   code: string;
   detail: string;
-  source?: { pointer: string };
 }
 
 const SIGNATURE_DETAILS: Record<SignatureFailure, string> = {
@@ -137,63 +140,83 @@ function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
   });
 }
 
-/** `application/json`, optionally with `charset=utf-8`; any other media type or charset is refused. */
-function isJsonContentType(header: string | undefined): boolean {
-  if (!header) return false;
-  const [mediaType, ...params] = header.split(';');
-  if (mediaType?.trim().toLowerCase() !== 'application/json') return false;
-  for (const param of params) {
-    const [name, value] = param.split('=').map((s) => s.trim().toLowerCase());
-    if (name === 'charset' && value?.replaceAll('"', '') !== 'utf-8') return false;
-  }
-  return true;
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The subject of a log line: which kind of notification it was routed as. */
+type Subject = 'card event' | 'network token' | 'unmapped';
+
 /**
- * Receiver of card lifecycle and network token notifications (specification "Events"; contract §4;
- * gap decisions "Network token notifications") for
- * `POST /webhooks/card-events`. Steps, first failure answers (JSON:API error bodies, contract §3):
+ * Receiver of every notification of the provider (specification "Events"; contract §4 and §8; gap
+ * decisions "Network token notifications"; issue 19 item 3) for `POST /webhooks/card-events`.
+ * Only a bad or missing signature, a stale timestamp, an oversized body or a body that is not JSON
+ * is refused: an authenticated notification is never refused for its shape. Steps, first failure
+ * answers (JSON:API error bodies, contract §3):
  * 1. method other than POST: 405 `method-not-allowed` (header `Allow: POST`);
  * 2. body over `maxBodyBytes`: 413 `payload-too-large`;
  * 3. `vgs-signature` checked on the raw bytes against every secret: 401 `missing-signature`,
  *    `malformed-signature`, `stale-timestamp` or `bad-signature`;
- * 4. content type other than `application/json` (charset utf-8 if given): 415 `unsupported-media-type`;
- * 5. body not UTF-8 JSON: 400 `malformed-json`;
- * 6. with `networkTokens` given, an `event` starting with `network_token.` is validated by
- *    parseNetworkTokenNotification, anything else by parseCardNotification; invalid: 400
- *    `invalid-notification`, one error per issue with `source.pointer`;
- * 7. publish to `networkTokens` or `bus`: 200 `{"data":{"id","status":"accepted"}}`, or
- *    `"duplicate"` for an id already seen there; a publishing failure answers 500 `server-error` so
- *    the sender retries.
- * Nothing is published on any failure. Outcomes are logged (info when accepted or duplicate, warn when
- * refused) with id, tenant, type and reason when known; never the body or a header value.
- * @throws RangeError when no secret is given or a limit is not positive.
+ * 4. body not UTF-8 JSON: 400 `malformed-json` (whatever the declared media type);
+ * 5. mapped tolerantly (src/events/notification-envelope.ts): an object with a notification `id` and
+ *    a vault becomes a network token event (`network_token.*`, `cmp_network_token.*`) or a card
+ *    event (`au_card.*`, `cmp_au_card.*`, and any unknown kind as type `other`), published to
+ *    `networkTokens` or `bus`; anything else is stored redacted in `unmapped`;
+ * 6. answer 200 `{"data":{"id","status"}}` with status `accepted`, `duplicate` (id already seen) or
+ *    `unmapped` (stored for operators); when storing fails (event log full or down) 503
+ *    `service-unavailable` with `Retry-After`, so the sender retries; never 500 for that.
+ * Outcomes are counted (`cardgraph_webhook_notifications_total{outcome,reason}`: `accepted`,
+ * `duplicate`, `unmapped`, `rejected`, `failed`) and logged (info when stored, warn when refused or
+ * unmapped) with id, tenant, type and reason when known; never the body or a header value.
  */
-export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookHandler {
-  const { secrets, toleranceS, logger, bus, networkTokens, metrics, tracer } = options;
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
-  const now = options.now ?? Date.now;
-  if (secrets.length === 0) throw new RangeError('at least one webhook secret is required');
-  if (!(toleranceS > 0)) throw new RangeError('toleranceS must be positive');
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) throw new RangeError('maxBodyBytes must be ≥ 1');
+export class WebhookReceiver {
+  readonly #secrets: readonly string[];
+  readonly #toleranceS: number;
+  readonly #logger: Logger;
+  readonly #bus: CardEventBus;
+  readonly #networkTokens: NetworkTokenEventSink;
+  readonly #unmapped: UnmappedNotificationSink;
+  readonly #maxBodyBytes: number;
+  readonly #now: () => number;
+  readonly #metrics: Metrics | undefined;
+  readonly #tracer: Tracer | undefined;
 
-  const refuse = (
-    res: ServerResponse,
-    status: number,
-    errors: ErrorObject[],
-    log: { reason: string } & Record<string, unknown>,
-    headers?: Record<string, string>,
-  ) => {
-    metrics?.webhookNotifications.inc({ outcome: 'rejected', reason: log.reason });
-    logger.warn({ status, ...log }, 'card event notification refused');
-    sendErrors(res, status, errors, headers);
+  /** @throws RangeError when no secret is given or a limit is not positive. */
+  constructor(options: WebhookReceiverOptions) {
+    this.#secrets = options.secrets;
+    this.#toleranceS = options.toleranceS;
+    this.#logger = options.logger;
+    this.#bus = options.bus;
+    this.#networkTokens = options.networkTokens;
+    this.#unmapped = options.unmapped;
+    this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
+    this.#now = options.now ?? Date.now;
+    this.#metrics = options.metrics;
+    this.#tracer = options.tracer;
+    if (this.#secrets.length === 0) throw new RangeError('at least one webhook secret is required');
+    if (!(this.#toleranceS > 0)) throw new RangeError('toleranceS must be positive');
+    if (!Number.isInteger(this.#maxBodyBytes) || this.#maxBodyBytes < 1)
+      throw new RangeError('maxBodyBytes must be ≥ 1');
+  }
+
+  /**
+   * The node:http request handler (bound, so it can be passed around): always answers, never
+   * rejects; an unexpected failure answers 500 `server-error` (or destroys a started answer).
+   */
+  readonly handle: WebhookHandler = async (req, res) => {
+    try {
+      await this.#handle(req, res);
+    } catch (error) {
+      this.#logger.error({ reason: 'internal-error', err: error }, 'card event webhook failed');
+      if (!res.headersSent) {
+        sendErrors(res, 500, [{ status: '500', code: 'server-error', detail: 'Internal server error' }]);
+      } else {
+        res.destroy();
+      }
+    }
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST') {
-      refuse(
+      this.#refuse(
         res,
         405,
         [{ status: '405', code: 'method-not-allowed', detail: 'Only POST is accepted here' }],
@@ -202,36 +225,64 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
       );
       return;
     }
+    const body = await this.#readVerifiedBody(req, res);
+    if (body === undefined) return;
 
-    const read = await readBody(req, maxBodyBytes);
+    let json: unknown;
+    try {
+      json = JSON.parse(utf8.decode(body));
+    } catch {
+      // The SyntaxError's message quotes the body, so it is neither returned nor logged.
+      this.#refuse(
+        res,
+        400,
+        [{ status: '400', code: 'malformed-json', detail: 'The body is not valid UTF-8 JSON' }],
+        { reason: 'malformed-json' },
+      );
+      return;
+    }
+    await this.#route(res, body, json);
+  }
+
+  /**
+   * The raw body once its size and signature are checked; undefined when the request was answered
+   * (413, 401) or aborted.
+   */
+  async #readVerifiedBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+    const read = await readBody(req, this.#maxBodyBytes);
     if (!read.ok) {
       if (read.reason === 'aborted') {
-        metrics?.webhookNotifications.inc({ outcome: 'rejected', reason: 'aborted' });
-        logger.warn({ reason: 'aborted' }, 'card event notification aborted by the sender');
-        return;
+        this.#metrics?.webhookNotifications.inc({ outcome: 'rejected', reason: 'aborted' });
+        this.#logger.warn({ reason: 'aborted' }, 'card event notification aborted by the sender');
+        return undefined;
       }
-      refuse(
+      this.#refuse(
         res,
         413,
-        [{ status: '413', code: 'payload-too-large', detail: `The body exceeds ${maxBodyBytes} bytes` }],
+        [
+          {
+            status: '413',
+            code: 'payload-too-large',
+            detail: `The body exceeds ${this.#maxBodyBytes} bytes`,
+          },
+        ],
         { reason: 'payload-too-large' },
         // The unread rest of the body makes the connection unusable for another request.
         { connection: 'close' },
       );
-      return;
+      return undefined;
     }
-
     const header = req.headers[SIGNATURE_HEADER];
     const verify = () =>
       verifyWebhookSignature(
         typeof header === 'string' ? header : undefined,
         read.body,
-        secrets,
-        toleranceS,
-        Math.floor(now() / 1000),
+        this.#secrets,
+        this.#toleranceS,
+        Math.floor(this.#now() / 1000),
       );
-    const verdict = tracer
-      ? tracer.startActiveSpan('webhook verify signature', (span) => {
+    const verdict = this.#tracer
+      ? this.#tracer.startActiveSpan('webhook verify signature', (span) => {
           const result = verify();
           if (!result.ok) recordSpanFailure(span, result.reason);
           span.end();
@@ -239,161 +290,116 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookH
         })
       : verify();
     if (!verdict.ok) {
-      refuse(res, 401, [{ status: '401', code: verdict.reason, detail: SIGNATURE_DETAILS[verdict.reason] }], {
-        reason: verdict.reason,
-      });
-      return;
-    }
-
-    if (!isJsonContentType(req.headers['content-type'])) {
-      refuse(
+      this.#refuse(
         res,
-        415,
-        [
-          {
-            status: '415',
-            code: 'unsupported-media-type',
-            detail: 'The body must be sent as application/json',
-          },
-        ],
-        { reason: 'unsupported-media-type' },
+        401,
+        [{ status: '401', code: verdict.reason, detail: SIGNATURE_DETAILS[verdict.reason] }],
+        { reason: verdict.reason },
+      );
+      return undefined;
+    }
+    return read.body;
+  }
+
+  /** Maps a verified notification and stores it where it belongs (see the class steps 5-6). */
+  async #route(res: ServerResponse, raw: Buffer, json: unknown): Promise<void> {
+    const receivedAt = new Date(this.#now()).toISOString();
+    const read = readEnvelope(json);
+    if (!read.ok) {
+      const entry = unmappedNotificationOf(raw, json, read, receivedAt);
+      await this.#store(
+        res,
+        'unmapped',
+        { id: entry.id, tenant: entry.tenant, type: entry.event ?? 'none', reason: entry.reason },
+        () => this.#unmapped.record(entry),
       );
       return;
     }
-
-    let json: unknown;
-    try {
-      json = JSON.parse(utf8.decode(read.body));
-    } catch {
-      // The SyntaxError's message quotes the body, so it is neither returned nor logged.
-      refuse(
+    const { envelope } = read;
+    if (envelope.event.family === 'network_token') {
+      const event: NetworkTokenEvent = networkTokenEventOf(envelope, receivedAt);
+      await this.#store(
         res,
-        400,
-        [{ status: '400', code: 'malformed-json', detail: 'The body is not valid UTF-8 JSON' }],
-        {
-          reason: 'malformed-json',
-        },
+        'network token',
+        { id: event.id, tenant: event.tenant, type: event.event ?? event.type, reason: 'none' },
+        () => this.#networkTokens.publish(event),
       );
       return;
     }
-
-    if (networkTokens && isNetworkTokenNotification(json)) {
-      await acceptParsed(res, json, parseNetworkTokenNotification(json), 'network token', (event) => ({
-        fields: { panAlias: event.panAlias },
-        publish: () => networkTokens.publish(event),
-      }));
-      return;
-    }
-    await acceptParsed(res, json, parseCardNotification(json), 'card event', (event) => ({
-      fields: { cardId: event.cardId },
-      publish: () => bus.publish(event),
-    }));
-  }
-
-  /**
-   * A parsed notification: refused (400) when invalid, else published and answered by
-   * {@link publishAndAnswer} with its subject field (`cardId`, `panAlias`) in the log lines.
-   */
-  async function acceptParsed<E extends { id: string; tenant: string; type: string }>(
-    res: ServerResponse,
-    json: unknown,
-    parsed: { ok: true; event: E } | { ok: false; issues: readonly NotificationIssue[] },
-    subject: 'card event' | 'network token',
-    route: (event: E) => { fields: Record<string, string>; publish: () => Promise<PublishOutcome> },
-  ): Promise<void> {
-    if (!parsed.ok) {
-      refuseInvalid(res, json, parsed.issues);
-      return;
-    }
-    const { event } = parsed;
-    const { fields, publish } = route(event);
-    await publishAndAnswer(
+    const event = cardEventOf(envelope, receivedAt);
+    await this.#store(
       res,
-      subject,
-      { id: event.id, tenant: event.tenant, type: event.type, ...fields },
-      publish,
-    );
-  }
-
-  /** 400 `invalid-notification`, one error per issue; logs the safe envelope members and the pointers. */
-  function refuseInvalid(res: ServerResponse, json: unknown, issues: readonly NotificationIssue[]): void {
-    refuse(
-      res,
-      400,
-      issues.map((issue) => ({
-        status: '400',
-        code: 'invalid-notification',
-        detail: issue.message,
-        source: { pointer: issue.path },
-      })),
-      {
-        reason: 'invalid-notification',
-        ...knownEnvelope(json),
-        paths: issues.map((issue) => issue.path),
-      },
+      'card event',
+      { id: event.id, tenant: event.tenant, type: event.event ?? event.type, reason: 'none' },
+      () => this.#bus.publish(event),
     );
   }
 
   /**
-   * Publishes a validated notification and answers 200 `accepted`/`duplicate`, or 500 `server-error`
-   * when `publish` rejects (so the sender retries). `subject` names the kind in log messages.
+   * Stores a notification through `store` and answers 200 with its status (`accepted`, `duplicate`,
+   * or `unmapped` for a first unmapped one), or 503 `service-unavailable` with `Retry-After` when
+   * `store` rejects (so the sender retries).
    */
-  async function publishAndAnswer(
+  async #store(
     res: ServerResponse,
-    subject: 'card event' | 'network token',
-    logFields: { id: string; tenant: string; type: string } & Record<string, string>,
-    publish: () => Promise<PublishOutcome>,
+    subject: Subject,
+    fields: { id: string; tenant: string; type: string; reason: string },
+    store: () => Promise<PublishOutcome>,
   ): Promise<void> {
+    const logFields = { id: fields.id, tenant: fields.tenant, type: fields.type };
     let outcome: PublishOutcome;
     try {
-      outcome = await publish();
+      outcome = await store();
     } catch (error) {
-      metrics?.webhookNotifications.inc({ outcome: 'failed', reason: 'publish-failed' });
-      logger.error(
-        { ...logFields, reason: 'publish-failed', err: error },
-        `${subject} could not be published`,
+      this.#metrics?.webhookNotifications.inc({ outcome: 'failed', reason: 'store-failed' });
+      this.#logger.error(
+        { ...logFields, reason: 'store-failed', err: (error as Error).message },
+        `${subject} notification could not be stored`,
       );
-      sendErrors(res, 500, [
-        {
-          status: '500',
-          code: 'server-error',
-          detail: 'The notification could not be processed; retry later',
-        },
-      ]);
+      sendErrors(
+        res,
+        503,
+        [
+          {
+            status: '503',
+            code: 'service-unavailable',
+            detail: 'The notification could not be stored; retry later',
+          },
+        ],
+        { 'retry-after': String(WEBHOOK_RETRY_AFTER_S) },
+      );
       return;
     }
-    const status = outcome === 'duplicate' ? 'duplicate' : 'accepted';
-    metrics?.webhookNotifications.inc({ outcome: status, reason: 'none' });
-    logger.info({ ...logFields, outcome: status }, `${subject} notification ${status}`);
-    send(res, 200, { data: { id: logFields.id, status } });
+    const status = outcome === 'duplicate' ? 'duplicate' : subject === 'unmapped' ? 'unmapped' : 'accepted';
+    this.#metrics?.webhookNotifications.inc({ outcome: status, reason: fields.reason });
+    if (subject === 'unmapped') {
+      this.#logger.warn(
+        { ...logFields, outcome: status, reason: fields.reason },
+        'notification could not be mapped; stored for operators',
+      );
+    } else {
+      this.#logger.info({ ...logFields, outcome: status }, `${subject} notification ${status}`);
+    }
+    send(res, 200, { data: { id: fields.id, status } });
   }
 
-  return async function handleCardEventWebhook(req, res) {
-    try {
-      await handle(req, res);
-    } catch (error) {
-      logger.error({ reason: 'internal-error', err: error }, 'card event webhook failed');
-      if (!res.headersSent) {
-        sendErrors(res, 500, [{ status: '500', code: 'server-error', detail: 'Internal server error' }]);
-      } else {
-        res.destroy();
-      }
-    }
-  };
+  #refuse(
+    res: ServerResponse,
+    status: number,
+    errors: ErrorObject[],
+    log: { reason: string } & Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): void {
+    this.#metrics?.webhookNotifications.inc({ outcome: 'rejected', reason: log.reason });
+    this.#logger.warn({ status, ...log }, 'card event notification refused');
+    sendErrors(res, status, errors, headers);
+  }
 }
 
 /**
- * The envelope members of a refused notification that are safe to log (identifiers, no card data),
- * each only when it has the expected shape.
+ * The handler of a new {@link WebhookReceiver} (its bound `handle`).
+ * @throws RangeError when no secret is given or a limit is not positive.
  */
-function knownEnvelope(json: unknown): { id?: string; tenant?: string; type?: string } {
-  if (json === null || typeof json !== 'object') return {};
-  const { id, tenant, event } = json as Record<string, unknown>;
-  return {
-    ...(typeof id === 'string' && /^[0-9a-fA-F-]{36}$/.test(id) ? { id } : {}),
-    ...(typeof tenant === 'string' && /^[A-Za-z0-9]{11}$/.test(tenant) ? { tenant } : {}),
-    ...(typeof event === 'string' && /^(?:au_card|network_token)\.[a-z_]{1,25}$/.test(event)
-      ? { type: event }
-      : {}),
-  };
+export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookHandler {
+  return new WebhookReceiver(options).handle;
 }

@@ -26,7 +26,11 @@ export interface Metrics {
    * `vault` is the vault id with `METRICS_VAULT_LABELS=on`, else `all` whatever the caller passes.
    */
   readonly tokenFetches: Counter<'vault' | 'outcome'>;
-  /** `cardgraph_webhook_notifications_total{outcome,reason}`; outcome `accepted`|`duplicate`|`rejected`|`failed`. */
+  /**
+   * `cardgraph_webhook_notifications_total{outcome,reason}`; outcome `accepted`|`duplicate`|`unmapped`
+   * (signed but not mappable, stored for operators; reason `no-tenant`, `not-an-object`, `no-id`)|
+   * `rejected`|`failed` (reason `store-failed`: answered 503).
+   */
   readonly webhookNotifications: Counter<'outcome' | 'reason'>;
   /** `cardgraph_event_log_append_duration_seconds{backend,outcome}`; outcome `appended`|`duplicate`|`failed`. */
   readonly eventLogAppend: Histogram<'backend' | 'outcome'>;

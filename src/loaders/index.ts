@@ -237,7 +237,8 @@ class PerEventRead<E extends { tenant: string }, V> {
 /** App-wide memo of the card behind each published card event (`CardEvent.card`, see {@link PerEventRead}). */
 export class EventCardCache extends PerEventRead<CardEvent, AccountUpdaterCard> {
   constructor(upstream: Upstream) {
-    super((event) => upstream.accountUpdater.getCard(event.tenant, event.cardId));
+    // `CardEvent.card` asks only for events that name a card (null otherwise).
+    super((event) => upstream.accountUpdater.getCard(event.tenant, event.cardId ?? ''));
   }
 
   /**
@@ -255,7 +256,8 @@ export class EventCardCache extends PerEventRead<CardEvent, AccountUpdaterCard> 
  */
 export class EventNetworkTokenCache extends PerEventRead<NetworkTokenEvent, NetworkToken> {
   constructor(upstream: Upstream) {
-    super((event) => upstream.networkTokens.get(event.tenant, event.panAlias));
+    // `NetworkTokenEvent.token` asks only for events that name an alias (null otherwise).
+    super((event) => upstream.networkTokens.get(event.tenant, event.panAlias ?? ''));
   }
 
   /**

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Tracer } from '@opentelemetry/api';
 import { Counter } from 'prom-client';
-import type { Config, GatewayConfig, UpstreamAddresses } from '../config.ts';
+import type { Config, GatewayConfig } from '../config.ts';
 import type { ContextServices } from '../context.ts';
 import { type CardEventStream, createCardEventStream } from '../events/card-event-stream.ts';
 import {
@@ -12,6 +12,7 @@ import {
   type LogEvent,
   type LoggedCardEvent,
   NETWORK_TOKEN_EVENT_LOG,
+  UNMAPPED_NOTIFICATION_LOG,
 } from '../events/event-log.ts';
 import {
   createNetworkTokenEventStream,
@@ -19,10 +20,11 @@ import {
 } from '../events/network-token-event-stream.ts';
 import { createRedisEventLog } from '../events/redis-event-log.ts';
 import { createSqliteEventLog } from '../events/sqlite-event-log.ts';
+import { UnmappedNotificationStore } from '../events/unmapped-notification.ts';
 import { createWebhookReceiver } from '../events/webhook-receiver.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
-import { createReadinessProbe, originOf, type ReadinessReport } from '../lib/readiness.ts';
+import { createReadinessProbe, type ReadinessReport, upstreamProbeOrigins } from '../lib/readiness.ts';
 import type { Tracing } from '../lib/tracing.ts';
 import { BinAttributesCache } from '../loaders/bin-attributes-cache.ts';
 import {
@@ -73,7 +75,9 @@ export async function openServices(
   const streams = await openEventStreams(config, stacks.streams, {
     ...telemetry,
     // A card event (from any replica) drops the cached reads of its card before subscribers see it.
-    onCardEvent: (event) => cardReads.invalidate(event.tenant, event.cardId),
+    onCardEvent: (event) => {
+      if (event.cardId !== undefined) cardReads.invalidate(event.tenant, event.cardId);
+    },
   });
   const readiness = createReadinessProbe({
     // Either log refusing appends fails readiness (issue 20 item 1), not only an unreachable backend.
@@ -82,7 +86,7 @@ export async function openServices(
     },
     vaults: upstream.tokens.vaults(),
     token: (vault) => upstream.tokens.getToken(vault),
-    upstreamOrigins: upstreamAddresses(config.upstream).map(originOf),
+    upstreamOrigins: upstreamProbeOrigins(config.upstream),
     isShuttingDown: () => shutdown.begun,
   });
   const services = createContextServices(config, { upstream, ...streams, cardReads, logger });
@@ -91,14 +95,16 @@ export async function openServices(
     ...telemetry,
     bus: streams.events,
     networkTokens: streams.networkTokenEvents,
+    unmapped: streams.unmappedNotifications,
   });
   return { ...streams, services, apqStore, readiness, webhooks };
 }
 
-/** The two durable event streams of the gateway. */
+/** The durable event streams of the gateway, and the durable record of unmapped notifications. */
 export interface EventStreams {
   events: CardEventStream;
   networkTokenEvents: NetworkTokenEventStream;
+  unmappedNotifications: UnmappedNotificationStore;
 }
 
 /**
@@ -129,7 +135,12 @@ async function openEventStreams(
     ...shared,
   });
   stack.defer(() => networkTokenEvents.close());
-  return { events, networkTokenEvents };
+  const unmappedNotifications = new UnmappedNotificationStore({
+    log: await openEventLog(config, options.logger, UNMAPPED_NOTIFICATION_LOG),
+    logger: options.logger,
+  });
+  stack.defer(() => unmappedNotifications.close());
+  return { events, networkTokenEvents, unmappedNotifications };
 }
 
 /**
@@ -138,7 +149,10 @@ async function openEventStreams(
  */
 function createContextServices(
   config: Config,
-  parts: Pick<ContextServices, 'upstream' | 'events' | 'networkTokenEvents' | 'cardReads' | 'logger'>,
+  parts: Pick<
+    ContextServices,
+    'upstream' | 'events' | 'networkTokenEvents' | 'unmappedNotifications' | 'cardReads' | 'logger'
+  >,
 ): ContextServices {
   return {
     ...parts,
@@ -151,17 +165,6 @@ function createContextServices(
     }),
     limits: config.operationLimits,
   };
-}
-
-/** The five upstream addresses of `upstream` (token endpoint first), e.g. for readiness checks. */
-function upstreamAddresses(upstream: UpstreamAddresses): string[] {
-  return [
-    upstream.tokenUrl,
-    upstream.cardInterfaceUrl,
-    upstream.accountUpdaterUrl,
-    upstream.cardAttributesUrl,
-    upstream.accountsUrl,
-  ];
 }
 
 /** Exports the spans still buffered and stops `tracing`; a failed export is logged, not thrown. */
@@ -184,7 +187,15 @@ export async function openEventLog<E extends LogEvent>(
 ): Promise<EventLog<E>> {
   const retention = { maxAgeMs: config.events.retentionMaxAgeMs, maxCount: config.events.retentionMaxCount };
   if (config.events.backend === 'redis') {
-    return createRedisEventLog({ url: config.events.redisUrl!, retention, logger, kind });
+    return createRedisEventLog({
+      url: config.events.redisUrl!,
+      ...(config.events.redisSentinel ? { sentinel: config.events.redisSentinel } : {}),
+      minReplicasAck: config.events.redisMinReplicasAck,
+      replicasAckTimeoutMs: config.events.redisReplicasAckTimeoutMs,
+      retention,
+      logger,
+      kind,
+    });
   }
   return createSqliteEventLog({ dataDir: config.events.dataDir, retention, kind });
 }

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import {
   holderInfo as holderInfoSchema,
@@ -40,8 +40,16 @@ export type NetworkTokenState = (typeof NETWORK_TOKEN_STATES)[number];
 /** `description` of network token notifications (31 characters, the length the spec's table fixes). */
 export const NETWORK_TOKEN_NOTIFICATION_DESCRIPTION = 'Network token state change sent';
 
-/** What a network token notification reports: provisioning reached `state`. */
+/** `description` of the documented network token notification (§8 example, 21 characters). */
+export const DOCUMENTED_NETWORK_TOKEN_DESCRIPTION = 'Network Token updated';
+
+/**
+ * What a network token notification reports: provisioning reached `state`. `card` (BIN, last four
+ * and expiry `YYYY-MM` of the card behind the token) fills the documented notification's card
+ * members; without it they are left out.
+ */
 export interface NetworkTokenNotificationInput {
+  card?: { bin: string; last4: string; expiresAt: string };
   vault: string;
   /** The alias the token was provisioned with. */
   panAlias: string;
@@ -70,16 +78,88 @@ export interface NetworkTokenNotificationDetails {
 }
 
 /**
- * Builds a network token notification: the envelope of contract §4 (same members, signing and
- * delivery as card notifications) with `event` `network_token.active` or `network_token.suspended`,
- * `producer.application_name` `network-tokens`, and `details` holding
- * {@link NetworkTokenNotificationDetails} (no `card_id`: a network token is named by its alias).
+ * The documented `network_token.updated` details (sandbox contract §8, the provider's example): a
+ * JSON object of strings, times without a zone and with microseconds, `network_token` and
+ * `payment_account_reference` empty as in the example, `state` the token's state.
+ */
+export interface DocumentedNetworkTokenDetails {
+  card_bin?: string;
+  card_exp_month?: string;
+  card_exp_year?: string;
+  card_last4?: string;
+  created_at: string;
+  exp_month: string;
+  exp_year: string;
+  network_token: '';
+  network_token_id: string;
+  network_token_last4: string;
+  pan_alias: string;
+  payment_account_reference: '';
+  state: 'ACTIVE' | 'SUSPENDED';
+  tenant_id: string;
+  updated_at: string;
+}
+
+/** A time as the documented network token notification writes it: UTC, no zone, microseconds. */
+function zonelessMicros(ms: number): string {
+  return `${isoUtc(ms).slice(0, -1)}000`;
+}
+
+/** A stable UUID-shaped id of the token of `alias` in `vault` (the sandbox keeps no token id). */
+function networkTokenIdOf(vault: string, alias: string): string {
+  const hex = createHash('sha256').update(`network-token:${vault}:${alias}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * Builds a network token notification in `wire`'s reading, with the envelope of contract §4 (same
+ * signing and delivery as card notifications) and `producer.application_name` `network-tokens`:
+ * - `documented` (default; sandbox contract §8, the provider's example): `event`
+ *   `network_token.updated`, description "Network Token updated", `scope` `vault`, and `details` a
+ *   JSON object ({@link DocumentedNetworkTokenDetails}) with `state` the token's state;
+ * - `specification` (gap decisions, "Network token notifications"): `event` `network_token.active`
+ *   or `network_token.suspended` and `details` a JSON string of
+ *   {@link NetworkTokenNotificationDetails} (no `card_id`: a network token is named by its alias).
  * @returns the envelope and its exact body bytes (UTF-8 JSON), which every retry re-sends unchanged.
  */
-export function buildNetworkTokenNotification(input: NetworkTokenNotificationInput): {
+export function buildNetworkTokenNotification(
+  input: NetworkTokenNotificationInput,
+  wire: SandboxWire = 'documented',
+): {
   envelope: NotificationEnvelope;
   body: string;
 } {
+  if (wire === 'documented') {
+    const [expYear, expMonth] = input.expiresAt.split('-') as [string, string];
+    const card = input.card;
+    const [cardExpYear, cardExpMonth] = card ? (card.expiresAt.split('-') as [string, string]) : [];
+    const details: DocumentedNetworkTokenDetails = {
+      ...(card ? { card_bin: card.bin, card_exp_month: cardExpMonth, card_exp_year: cardExpYear } : {}),
+      ...(card ? { card_last4: card.last4 } : {}),
+      created_at: zonelessMicros(input.createdAtMs),
+      exp_month: expMonth,
+      exp_year: expYear,
+      network_token: '',
+      network_token_id: networkTokenIdOf(input.vault, input.panAlias),
+      network_token_last4: input.networkTokenLast4,
+      pan_alias: input.panAlias,
+      payment_account_reference: '',
+      state: input.state,
+      tenant_id: input.vault,
+      updated_at: zonelessMicros(input.occurredAtMs),
+    };
+    return notificationOf({
+      event: 'network_token.updated',
+      vault: input.vault,
+      occurredAtMs: input.occurredAtMs,
+      description: DOCUMENTED_NETWORK_TOKEN_DESCRIPTION,
+      summary: `A Network Token for ${input.panAlias} pan alias has been updated in vault ${input.vault}`,
+      application: 'network-tokens',
+      details,
+      detailsAsObject: true,
+      scope: 'vault',
+    });
+  }
   const event = `network_token.${input.state.toLowerCase()}`;
   const details: NetworkTokenNotificationDetails = {
     pan_alias: input.panAlias,
@@ -228,15 +308,19 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
     token.updatedAtMs = now();
     deps.deliver(
       token.vault,
-      buildNetworkTokenNotification({
-        vault: token.vault,
-        panAlias: token.panAlias,
-        state,
-        networkTokenLast4: token.tokenLast4,
-        expiresAt: token.tokenExpiresAt,
-        createdAtMs: token.createdAtMs,
-        occurredAtMs: token.updatedAtMs,
-      }),
+      buildNetworkTokenNotification(
+        {
+          vault: token.vault,
+          panAlias: token.panAlias,
+          state,
+          networkTokenLast4: token.tokenLast4,
+          expiresAt: token.tokenExpiresAt,
+          card: { bin: token.pan.slice(0, 6), last4: token.pan.slice(-4), expiresAt: token.cardExpiresAt },
+          createdAtMs: token.createdAtMs,
+          occurredAtMs: token.updatedAtMs,
+        },
+        deps.wire ?? 'documented',
+      ),
     );
   };
 

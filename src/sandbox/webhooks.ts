@@ -74,15 +74,19 @@ export interface NotificationEnvelope {
   timestamp: string;
   description: string;
   summary: string;
-  /** JSON string of {@link NotificationDetails}. */
-  details: string;
+  /**
+   * The details: a JSON string (card notifications, and every notification on the specification
+   * wire) or a JSON object (network token notifications on the documented wire, §8).
+   */
+  details: string | Record<string, unknown>;
   fingerprint: string;
   grouping: 'every_single';
   integration_id: string;
   occurrence: 1;
   org_id: string;
   producer: { application_name: string; application_protocol: string };
-  scope: 'cards';
+  /** `cards`; `vault` for the documented network token notification (§8 example). */
+  scope: 'cards' | 'vault';
   tenant: string;
 }
 
@@ -98,6 +102,39 @@ export interface NotificationDetails {
   exp_year: number;
   created_at: string;
 }
+
+/**
+ * The `details` members of each v1 notification kind on the documented wire (sandbox contract §8,
+ * the provider's per-event "Details" column); kinds the table does not list (`enrolled`, `opt_out`,
+ * `unknown`, whose row is cut in the stored copy) carry the card id and occurrence time.
+ */
+export const DOCUMENTED_DETAILS_MEMBERS: Readonly<Record<string, readonly (keyof NotificationDetails)[]>> = {
+  'au_card.updated': [
+    'card_id',
+    'old_account_number',
+    'old_expiration_date',
+    'new_expiration_date',
+    'occurred_at',
+  ],
+  'au_card.expired': [
+    'card_id',
+    'old_account_number',
+    'old_expiration_date',
+    'new_expiration_date',
+    'occurred_at',
+  ],
+  'au_card.closed': ['card_id', 'old_account_number', 'occurred_at'],
+  'au_card.non_participating': ['card_id', 'occurred_at'],
+  'au_card.contact_cardholder_advice': [
+    'card_id',
+    'old_account_number',
+    'old_expiration_date',
+    'occurred_at',
+  ],
+};
+
+/** The documented details members of a kind the table does not list. */
+const DEFAULT_DOCUMENTED_MEMBERS: readonly (keyof NotificationDetails)[] = ['card_id', 'occurred_at'];
 
 /** `description` of every sandbox notification (31 characters). */
 export const NOTIFICATION_DESCRIPTION = 'Card account updater event sent';
@@ -126,14 +163,19 @@ export function integrationIdOf(vault: string): string {
 }
 
 /**
- * Builds a notification.
+ * Builds a card notification in `wire`'s reading: `documented` (default) sends each kind's subset of
+ * the details members ({@link DOCUMENTED_DETAILS_MEMBERS}, sandbox contract §8), `specification`
+ * every member of the specification's table (contract §4). `details` is a JSON string either way.
  * @returns the envelope and its exact body bytes (UTF-8 JSON), which every retry re-sends unchanged.
  */
-export function buildNotification(input: CardNotificationInput): {
+export function buildNotification(
+  input: CardNotificationInput,
+  wire: SandboxWire = 'documented',
+): {
   envelope: NotificationEnvelope;
   body: string;
 } {
-  const details: NotificationDetails = {
+  const all: NotificationDetails = {
     card_id: input.cardId,
     occurred_at: isoUtc(input.occurredAtMs),
     new_account_number: maskPan16(input.newPan),
@@ -144,6 +186,15 @@ export function buildNotification(input: CardNotificationInput): {
     exp_year: fourDigitYear(input.newExpYear),
     created_at: isoUtcSeconds(input.createdAtMs),
   };
+  const details =
+    wire === 'specification'
+      ? all
+      : Object.fromEntries(
+          (DOCUMENTED_DETAILS_MEMBERS[input.event] ?? DEFAULT_DOCUMENTED_MEMBERS).map((member) => [
+            member,
+            all[member],
+          ]),
+        );
   return notificationOf({
     event: input.event,
     vault: input.vault,
@@ -156,12 +207,13 @@ export function buildNotification(input: CardNotificationInput): {
 }
 
 /**
- * The envelope of contract §4 around `details` (sent as a JSON string) and its exact body bytes
- * (UTF-8 JSON), which every retry re-sends unchanged: a fresh UUID `id`, `timestamp` the occurrence
- * time, `fingerprint` the SHA-256 of event, details and vault, and the sandbox's fixed members
- * (`grouping` `every_single`, `occurrence` 1, the vault's `integration_id`, the sandbox organization,
- * `producer.application_name` `application`, `scope` `cards`, `tenant` the vault). Card and network
- * token notifications alike.
+ * The envelope of contract §4 around `details` and its exact body bytes (UTF-8 JSON), which every
+ * retry re-sends unchanged: a fresh UUID `id`, `timestamp` the occurrence time, `fingerprint` the
+ * SHA-256 of event, details JSON and vault, and the sandbox's fixed members (`grouping`
+ * `every_single`, `occurrence` 1, the vault's `integration_id`, the sandbox organization,
+ * `producer.application_name` `application`, `scope` (`cards` unless given), `tenant` the vault).
+ * `details` is sent as a JSON string unless `detailsAsObject` (the documented network token
+ * notification, §8). Card and network token notifications alike.
  */
 export function notificationOf(input: {
   event: string;
@@ -171,6 +223,8 @@ export function notificationOf(input: {
   summary: string;
   application: 'account-updater' | 'network-tokens';
   details: object;
+  detailsAsObject?: boolean;
+  scope?: NotificationEnvelope['scope'];
 }): { envelope: NotificationEnvelope; body: string } {
   const detailsJson = JSON.stringify(input.details);
   const envelope: NotificationEnvelope = {
@@ -179,7 +233,7 @@ export function notificationOf(input: {
     timestamp: isoUtc(input.occurredAtMs),
     description: input.description,
     summary: input.summary,
-    details: detailsJson,
+    details: input.detailsAsObject ? { ...(input.details as Record<string, unknown>) } : detailsJson,
     fingerprint: createHash('sha256')
       .update(`${input.event}${detailsJson}${input.vault}`, 'utf8')
       .digest('hex'),
@@ -188,7 +242,7 @@ export function notificationOf(input: {
     occurrence: 1,
     org_id: SANDBOX_ORG_ID,
     producer: { application_name: input.application, application_protocol: 'https' },
-    scope: 'cards',
+    scope: input.scope ?? 'cards',
     tenant: input.vault,
   };
   return { envelope, body: JSON.stringify(envelope) };
@@ -236,6 +290,7 @@ export class WebhookDispatcher {
   readonly #schedule: readonly number[];
   readonly #timeoutMs: number;
   readonly #now: () => number;
+  readonly #wire: SandboxWire;
   readonly #stopping = new AbortController();
 
   /** @throws Error when the retry schedule is empty. */
@@ -245,6 +300,7 @@ export class WebhookDispatcher {
     this.#schedule = options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
     this.#timeoutMs = options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
     this.#now = options.now ?? Date.now;
+    this.#wire = options.wire ?? 'documented';
     if (this.#schedule.length === 0) throw new Error('retryScheduleMs needs at least one attempt');
   }
 
@@ -316,11 +372,12 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Builds a notification and starts delivering it to every endpoint of `input.vault`.
+   * Builds a notification in the dispatcher's wire reading ({@link buildNotification}) and starts
+   * delivering it to every endpoint of `input.vault`.
    * @returns the notification id (UUID).
    */
   notify(input: CardNotificationInput): string {
-    const { envelope, body } = buildNotification(input);
+    const { envelope, body } = buildNotification(input, this.#wire);
     const endpoints = this.#endpoints.get(input.vault) ?? [];
     this.#logger.info(
       {

@@ -4,7 +4,7 @@ import RelayPlugin, { resolveNodes } from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ValidationPlugin from '@pothos/plugin-validation';
 import type { GraphQLResolveInfo } from 'graphql';
-import type { UpstreamScope } from '../auth/viewer.ts';
+import type { TokenScope } from '../auth/viewer.ts';
 import type { GraphQLContext } from '../context.ts';
 import {
   ForbiddenError,
@@ -21,8 +21,8 @@ import { costExtension } from './paging.ts';
  */
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
-  /** `scope`: an upstream scope name (contract §2) the client token must grant. */
-  AuthScopes: { authenticated: boolean; scope: UpstreamScope };
+  /** `scope`: a scope name the client token must grant (upstream, contract §2, or the gateway's own). */
+  AuthScopes: { authenticated: boolean; scope: TokenScope };
   DefaultFieldNullability: false;
   DefaultInputFieldRequiredness: true;
   Scalars: {

@@ -1,21 +1,23 @@
 import type { ArgBuilder } from '@pothos/core';
 import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError } from '../errors.ts';
-import type { CardEvent } from '../events/card-event.ts';
+import type { CardExpiry } from '../events/card-event.ts';
 import type { LoggedCardEvent } from '../events/event-log.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
-import { eventRootFields, loggedEventFields } from './event-fields.ts';
+import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
- * Card lifecycle events (spec "Events", "Notification body fields"; contract §4), as accepted by the
- * webhook receiver and streamed over graphql-ws and SSE to subscribers of the event's tenant only.
+ * Card lifecycle events (spec "Events", "Notification body fields"; contract §4 and §8), as accepted
+ * by the webhook receiver and streamed over graphql-ws and SSE to subscribers of the event's tenant
+ * only. The documented notifications carry per-event subsets of the details members (issue 19 item
+ * 3), so every details field is nullable.
  */
 
-const CardExpiryType = builder.objectRef<CardEvent['newExpiry']>('CardExpiry').implement({
+const CardExpiryType = builder.objectRef<CardExpiry>('CardExpiry').implement({
   description: 'An expiry date from a notification (MMYY on the wire).',
   fields: (t) => ({
     month: t.exposeInt('month', { description: 'Month, 1-12.' }),
@@ -24,7 +26,8 @@ const CardExpiryType = builder.objectRef<CardEvent['newExpiry']>('CardExpiry').i
 });
 
 const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
-  description: 'One accepted card lifecycle notification. Account numbers are masked to BIN and last four.',
+  description:
+    'One accepted card lifecycle notification (account updater `au_card.*`, card interface `cmp_au_card.*`, or a kind not known yet). Account numbers are masked to BIN and last four. Details members the notification did not carry are null.',
   fields: (t) => ({
     ...loggedEventFields(t, {
       log: 'event log',
@@ -32,42 +35,76 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
         'True when a newer event of the same card (by `timestamp`) had already been accepted: delivery order is not guaranteed, so do not let this one overwrite newer card data.',
       timestamp: 'When the network updated the card information (ISO 8601).',
       occurredAt: 'When the event occurred (ISO 8601).',
-      createdAt: 'When the account update was created or processed.',
+      createdAt: 'When the account update was created or processed; null when not sent.',
     }),
-    type: t.field({ type: CardEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
-    cardId: t.exposeString('cardId', { description: 'Card id (`details.card_id`).' }),
+    type: t.field({
+      type: CardEventTypeEnum,
+      description:
+        'Event kind; `cmp_au_card.<kind>` has the same kind as `au_card.<kind>` (see `source`), `OTHER` a kind not known yet (see `event`).',
+      resolve: (e) => e.type,
+    }),
+    event: t.string({
+      nullable: true,
+      description:
+        'The notification `event` as sent (e.g. `cmp_au_card.enrolled`, or a kind not known yet), at most 128 characters; null when it sent none.',
+      resolve: (e) => e.event,
+    }),
+    source: t.field({
+      type: NotificationSourceEnum,
+      description: 'Which area sent the notification (`au_card.*` or `cmp_au_card.*`).',
+      resolve: (e) => e.source,
+    }),
+    cardId: t.string({
+      nullable: true,
+      description: 'Card id (`details.card_id`: `CRD` and 1-64 letters or digits); null when not sent.',
+      resolve: (e) => e.cardId,
+    }),
+    failureReason: t.string({
+      nullable: true,
+      description:
+        'Reason code of a failed enrolment (`ENROLLMENT_FAILED`): `card-brand-not-supported`, `declined`, `internal-server-error`, `validation-failed`, or another code as sent.',
+      resolve: (e) => e.failureReason,
+    }),
     oldAccountNumber: t.expose('oldAccountNumber', {
       type: 'MaskedPan',
-      description: 'Masked old account number (BIN and last four).',
+      nullable: true,
+      description: 'Masked old account number (BIN and last four); null when not sent.',
     }),
     newAccountNumber: t.expose('newAccountNumber', {
       type: 'MaskedPan',
-      description: 'Masked new account number (BIN and last four).',
+      nullable: true,
+      description: 'Masked new account number (BIN and last four); null when not sent.',
     }),
     oldExpiry: t.field({
       type: CardExpiryType,
-      description: 'Old expiration date.',
+      nullable: true,
+      description: 'Old expiration date; null when not sent.',
       resolve: (e) => e.oldExpiry,
     }),
     newExpiry: t.field({
       type: CardExpiryType,
-      description: 'New expiration date.',
+      nullable: true,
+      description: 'New expiration date; null when not sent.',
       resolve: (e) => e.newExpiry,
     }),
     card: t.field({
       type: AccountUpdaterCardRef,
+      nullable: true,
       description:
-        'The card, read once per event for all subscribers (v1 GET /cards/{card_id}); `CardNotFoundError` for sandbox mock cards, which are never saved.',
+        'The card, read once per event for all subscribers (v1 GET /cards/{card_id}); `CardNotFoundError` for sandbox mock cards, which are never saved; null when the notification names no card.',
       authScopes: { scope: 'cards:read' },
       extensions: costExtension({ upstreamCalls: 1 }),
       errors: { types: [CardNotFoundError] },
       // A live event's card is read once for every subscriber (app-wide memo); a history page reads
       // through the request's loaders, so each card is read once per page and charged to the
       // operation's upstream budget.
-      resolve: (event, _args, context, info) =>
-        info.operation.operation === 'subscription'
+      resolve: (event, _args, context, info) => {
+        const { cardId } = event;
+        if (cardId === undefined) return null;
+        return info.operation.operation === 'subscription'
           ? context.eventCards.cardOf(event)
-          : context.loaders.accountUpdaterCard.load({ vaultId: event.tenant, cardId: event.cardId }),
+          : context.loaders.accountUpdaterCard.load({ vaultId: event.tenant, cardId });
+      },
     }),
   }),
 });

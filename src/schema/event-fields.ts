@@ -87,14 +87,16 @@ interface LoggedEvent {
   outOfOrder: boolean;
   timestamp: string;
   occurredAt?: string;
-  createdAt: string;
+  createdAt?: string;
 }
 
 /**
  * The fields every accepted notification exposes: `cursor` (its position in `log`), `outOfOrder`
  * (described by `outOfOrder`), the notification `id` and the `tenant`, and its times as `DateTime`:
- * `timestamp` (non-null), `occurredAt` (null when the notification has none) and `createdAt`
- * (non-null), each described as the notification kind defines it.
+ * `timestamp` (non-null), `occurredAt` and `createdAt` (each null when the notification has none:
+ * the documented notifications carry per-event subsets of their members, issue 19 item 3), each
+ * described as the notification kind defines it. Times are ISO 8601 with a zone (a zone-less time
+ * was read as UTC).
  */
 export function loggedEventFields<Event extends LoggedEvent>(
   t: PothosSchemaTypes.ObjectFieldBuilder<BuilderTypes, Event>,
@@ -114,6 +116,7 @@ export function loggedEventFields<Event extends LoggedEvent>(
     }),
     createdAt: t.field({
       type: 'DateTime',
+      nullable: true,
       description: descriptions.createdAt,
       resolve: (e) => e.createdAt,
     }),
@@ -132,3 +135,20 @@ export function loggedEventFields<Event extends LoggedEvent>(
     }),
   };
 }
+
+/**
+ * `NotificationSource`: which of the provider's areas sent a notification, from its `event` prefix
+ * (src/events/notification-envelope.ts `NotificationSource`; sandbox contract §8).
+ */
+export const NotificationSourceEnum = builder.enumType('NotificationSource', {
+  description: "Which of the provider's areas sent a notification, from its `event` prefix.",
+  values: {
+    ACCOUNT_UPDATER: { value: 'account_updater', description: 'Account updater v1 (`au_card.*`).' },
+    NETWORK_TOKENS: { value: 'network_tokens', description: 'Network tokens (`network_token.*`).' },
+    CARD_MANAGEMENT: {
+      value: 'card_management',
+      description: 'The card interface (`cmp_au_card.*`, `cmp_network_token.*`).',
+    },
+    UNKNOWN: { value: 'unknown', description: 'A prefix this schema does not know (or no `event`).' },
+  } as const,
+});

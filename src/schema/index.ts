@@ -9,6 +9,7 @@ import './account-updater-card.ts';
 import './card-event.ts';
 import './card-attributes.ts';
 import './network-token.ts';
+import './unmapped-notification.ts';
 import './organization.ts';
 
 /** The gateway's GraphQL schema, built once at import. */

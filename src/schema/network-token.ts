@@ -21,7 +21,7 @@ import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts'
 import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
-import { eventRootFields, loggedEventFields } from './event-fields.ts';
+import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
 import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { costExtension } from './paging.ts';
 import { inVault, vaultIdArg, vaultOf } from './vault.ts';
@@ -268,59 +268,143 @@ builder.objectField(AccountUpdaterCardRef, 'networkToken', (t) =>
 
 const NetworkTokenEventTypeEnum = builder.enumType('NetworkTokenEventType', {
   description:
-    'Kind of a network token notification (gap decisions "Network token notifications"); the wire value is `network_token.<kind in lower case>`.',
+    'Kind of a network token notification (sandbox contract §8; gap decisions "Network token notifications"); the wire value is `network_token.<kind in lower case>` or `cmp_network_token.<kind in lower case>`. `OTHER`: a kind this schema does not know yet (see `NetworkTokenEvent.event`).',
   values: {
+    UPDATED: {
+      value: 'network_token.updated',
+      description:
+        "The token's status changed (the provider's documented notification: Updated, Used, Suspended, Activated, Deleted; see `state`).",
+    },
     ACTIVE: {
       value: 'network_token.active',
-      description: 'Provisioning completed and the token is `ACTIVE` (usable).',
+      description: 'Provisioning completed and the token is `ACTIVE` (usable; the specification reading).',
     },
     SUSPENDED: {
       value: 'network_token.suspended',
-      description: 'Provisioning completed and the network suspended the token (not usable).',
+      description:
+        'Provisioning completed and the network suspended the token (not usable; the specification reading).',
+    },
+    OTHER: {
+      value: 'other',
+      description: 'A kind this schema does not know (yet); its wire name is in `NetworkTokenEvent.event`.',
     },
   } as const,
 });
 
 const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('NetworkTokenEvent').implement({
   description:
-    'One accepted network token notification: provisioning of a network token reached its final state. Kept in the durable event log: resumable by cursor and paged as history.',
+    "One accepted network token notification: a token's status changed (`network_token.updated`, `cmp_network_token.updated`) or provisioning reached its final state. Kept in the durable event log: resumable by cursor and paged as history. Details members the notification did not carry are null.",
   fields: (t) => ({
     ...loggedEventFields(t, {
       log: 'network token event log',
       outOfOrder:
         'True when a newer event of the same PAN alias (by `timestamp`) had already been accepted: do not let this one overwrite newer token data.',
       timestamp: 'When the provider produced the notification (ISO 8601).',
-      occurredAt: 'When the token reached its state (ISO 8601; the token `updatedAt`).',
-      createdAt: 'When provisioning was requested (ISO 8601, whole seconds).',
+      occurredAt: 'When the token reached its state (ISO 8601; the token `updatedAt`); null when not sent.',
+      createdAt:
+        'When the token was created or provisioning requested (ISO 8601; a zone-less time is read as UTC); null when not sent.',
     }),
-    type: t.field({ type: NetworkTokenEventTypeEnum, description: 'Event kind.', resolve: (e) => e.type }),
-    panAlias: t.exposeString('panAlias', {
-      description: 'Alias of the PAN the token was provisioned with (`details.pan_alias`).',
+    type: t.field({
+      type: NetworkTokenEventTypeEnum,
+      description: 'Event kind (`OTHER`: not known yet, see `event`).',
+      resolve: (e) => e.type,
+    }),
+    event: t.string({
+      nullable: true,
+      description: 'The notification `event` as sent, at most 128 characters; null when it sent none.',
+      resolve: (e) => e.event,
+    }),
+    source: t.field({
+      type: NotificationSourceEnum,
+      description: 'Which area sent the notification (`network_token.*` or `cmp_network_token.*`).',
+      resolve: (e) => e.source,
+    }),
+    panAlias: t.string({
+      nullable: true,
+      description:
+        'Alias of the PAN the token was provisioned with (`details.pan_alias`); null when not sent.',
+      resolve: (e) => e.panAlias,
     }),
     state: t.field({
       type: NetworkTokenStateEnum,
-      description: 'State the token reached (`details.state`): `ACTIVE` or `SUSPENDED`.',
+      nullable: true,
+      description:
+        'The token state `details.state` names when it is a token state (`ACTIVE`, `SUSPENDED`, `DELETED`); else null (see `stateName`).',
+      resolve: (e) =>
+        e.state !== undefined && KNOWN_STATES.has(e.state)
+          ? (e.state as 'ACTIVE' | 'SUSPENDED' | 'DELETED')
+          : null,
+    }),
+    stateName: t.string({
+      nullable: true,
+      description:
+        '`details.state` as sent (an open set, e.g. `ACTIVE`, `CARD_UPDATED`); null when not sent.',
       resolve: (e) => e.state,
     }),
-    networkTokenLast4: t.exposeString('networkTokenLast4', {
-      description: 'Last four digits of the network token (not of the card).',
+    networkTokenId: t.string({
+      nullable: true,
+      description: 'Id of the network token (`details.network_token_id`); null when not sent.',
+      resolve: (e) => e.networkTokenId,
     }),
-    expiresAt: t.expose('expiresAt', { type: 'YearMonth', description: 'Token expiry, `YYYY-MM`.' }),
+    networkTokenLast4: t.string({
+      nullable: true,
+      description: 'Last four digits of the network token (not of the card); null when not sent.',
+      resolve: (e) => e.networkTokenLast4,
+    }),
+    expiresAt: t.field({
+      type: 'YearMonth',
+      nullable: true,
+      description:
+        'Token expiry, `YYYY-MM` (`expires_at`, or `exp_year` and `exp_month`); null when not sent.',
+      resolve: (e) => e.expiresAt,
+    }),
+    cardBin: t.string({
+      nullable: true,
+      description: 'BIN of the card behind the token (`details.card_bin`, 6-8 digits); null when not sent.',
+      resolve: (e) => e.cardBin,
+    }),
+    cardLast4: t.string({
+      nullable: true,
+      description: 'Last four digits of the card (`details.card_last4`); null when not sent.',
+      resolve: (e) => e.cardLast4,
+    }),
+    cardExpMonth: t.int({
+      nullable: true,
+      description: "The card's expiry month, 1-12 (`details.card_exp_month`); null when not sent.",
+      resolve: (e) => e.cardExpMonth,
+    }),
+    cardExpYear: t.int({
+      nullable: true,
+      description: "The card's expiry year, four digits (`details.card_exp_year`); null when not sent.",
+      resolve: (e) => e.cardExpYear,
+    }),
+    paymentAccountReference: t.string({
+      nullable: true,
+      description:
+        'Payment account reference (`details.payment_account_reference`); null when not sent or empty.',
+      resolve: (e) => e.paymentAccountReference,
+    }),
+    updatedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the token was last updated (`details.updated_at`, ISO 8601); null when not sent.',
+      resolve: (e) => e.updatedAt,
+    }),
     token: t.field({
       type: NetworkTokenRef,
+      nullable: true,
       description:
-        "The network token, read once per event for all subscribers (GET /network-tokens/{pan_alias} in the event's vault); `NetworkTokenNotFoundError` when the vault no longer holds it.",
+        "The network token, read once per event for all subscribers (GET /network-tokens/{pan_alias} in the event's vault); `NetworkTokenNotFoundError` when the vault no longer holds it; null when the notification names no PAN alias.",
       authScopes: { scope: 'network-tokens:read' },
       extensions: costExtension({ upstreamCalls: 1 }),
       errors: { types: [NetworkTokenNotFoundError] },
       // A live event's token is read once for every subscriber (app-wide memo); a history page
       // reads through the request's loader (each alias once, charged to the operation's budget).
       resolve: async (event, _args, context, info) => {
+        const { panAlias } = event;
+        if (panAlias === undefined) return null;
         if (info.operation.operation === 'subscription') return context.eventNetworkTokens.tokenOf(event);
-        const token = await context.loaders.networkToken.load({
-          vaultId: event.tenant,
-          panAlias: event.panAlias,
-        });
+        const token = await context.loaders.networkToken.load({ vaultId: event.tenant, panAlias });
         if (!token) throw new NetworkTokenNotFoundError();
         return token;
       },

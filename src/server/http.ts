@@ -3,10 +3,10 @@ import { performance } from 'node:perf_hooks';
 import { context, SpanKind, type Tracer, trace } from '@opentelemetry/api';
 import type { Config } from '../config.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from '../events/webhook-receiver.ts';
-import { httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
+import { acceptProxyProtocol, httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
-import type { ReadinessReport } from '../lib/readiness.ts';
+import { publicReadiness, type ReadinessReport } from '../lib/readiness.ts';
 import { createRequestRecord, REQUEST_ID_HEADER } from '../lib/request-record.ts';
 import { incomingTraceContext, recordSpanFailure } from '../lib/tracing.ts';
 import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
@@ -37,7 +37,7 @@ export interface HttpServer extends AsyncDisposable {
 
 /**
  * The gateway's HTTP server: webhooks at `/webhooks/card-events` (`webhooks`), liveness at
- * `/health`, readiness at `/readiness` (`readiness`, 503 when not ready), everything else through
+ * `/health`, readiness at `/readiness` (`readiness`; 503 when not ready; the status only), everything else through
  * the GraphQL handler (`/graphql`, GraphiQL and its assets, SSE: src/server/graphql-http.ts, its lean
  * path when `graphql.leanHttp`, else the runtime's Yoga). Each request gets a request id
  * (`X-Request-Id`), a server span joining the caller's `traceparent` and one access line; the
@@ -109,16 +109,24 @@ export function createHttpServer(options: {
         sendJson(res, 200, { status: 'ok' });
       } else if (path === '/readiness') {
         options.readiness().then(
-          (report) => sendJson(res, report.status === 'ready' ? 200 : 503, report),
+          // Anonymous callers learn the status only; the checks (vault ids, upstream origins) are
+          // on the metrics listener (src/server/metrics.ts).
+          (report) => sendJson(res, report.status === 'ready' ? 200 : 503, publicReadiness(report)),
           (error: unknown) => {
             logger.error({ err: error }, 'readiness probe failed');
-            sendJson(res, 503, { status: 'unavailable', checks: {} });
+            sendJson(res, 503, { status: 'unavailable' });
           },
         );
       } else {
         handleGraphQL(req, res, record);
       }
     });
+  });
+  // Behind trusted balancers the cap counts the client each connection's PROXY header names.
+  acceptProxyProtocol(server, {
+    trustedProxies: options.config.http.trustedProxies,
+    timeoutMs: options.config.http.headersTimeoutMs,
+    logger,
   });
   limitConnectionsPerAddress(server, options.config.http.maxConnectionsPerAddress, logger);
   options.shutdown.onCutOff(() => server.closeAllConnections());

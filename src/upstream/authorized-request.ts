@@ -14,7 +14,8 @@ export interface UpstreamClientOptions {
 }
 
 /**
- * Sends `call` with `Authorization: Bearer <token of vault>` (spec, Authentication). On a 401 the
+ * Sends `call` for `vault` with `Authorization: Bearer <token of vault>` (spec, Authentication),
+ * through the vault's outbound forward proxy when its area uses one. On a 401 the
  * token is invalidated and the call is sent once more with a fresh token: a 401 means the upstream
  * did not act on the request, so even a creating POST may be repeated. A second 401 is thrown.
  * @throws UpstreamError as {@link UpstreamHttp.request} and {@link AccessTokenProvider.getToken}.
@@ -24,8 +25,9 @@ export async function requestWithBearer<T>(
   vault: string,
   call: UpstreamCall<T>,
 ): Promise<UpstreamResponse<T>> {
+  // The vault also picks its outbound forward proxy, for the areas that go through one (src/upstream/http.ts).
   const send = (token: string) =>
-    deps.http.request({ ...call, headers: { ...call.headers, authorization: `Bearer ${token}` } });
+    deps.http.request({ ...call, vault, headers: { ...call.headers, authorization: `Bearer ${token}` } });
   const token = await deps.tokens.getToken(vault);
   try {
     return await send(token);

@@ -24,6 +24,13 @@ export type UpstreamArea =
  * - `upstream-budget-exceeded`: the operation already made as many upstream calls as its budget
  *   allows (`UPSTREAM_CALL_BUDGET`); nothing was sent; not retryable as is;
  * - `request-failed`: any other transport failure;
+ * - through the vault's outbound forward proxy (`UPSTREAM_PROXY`, sandbox contract §8; `proxy` names
+ *   it by host and port): `proxy-authentication-failed` (the proxy answered 407: wrong proxy
+ *   credentials; not retryable), `proxy-refused` (the proxy answered the tunnel request with another
+ *   non-200 status; retryable when 5xx), `proxy-certificate-untrusted` (the proxy's certificate or
+ *   the upstream certificate it presents in the intercepted TLS is not signed by a trusted CA, e.g.
+ *   `UPSTREAM_CA_FILE` missing or wrong; not retryable), and `connection-failed` /
+ *   `upstream-timeout` as above when the proxy cannot be reached;
  * - for an error response without a readable contract §3 body, a code derived from the status
  *   (`bad-request`, `unauthorized`, `forbidden`, `not-found`, `conflict`, `unprocessable`,
  *   `rate-limited`, `server-error`, `bad-gateway`, `service-unavailable`, `gateway-timeout`,
@@ -36,7 +43,10 @@ export type UpstreamTransportCode =
   | 'unknown-vault'
   | 'client-closed'
   | 'upstream-budget-exceeded'
-  | 'request-failed';
+  | 'request-failed'
+  | 'proxy-authentication-failed'
+  | 'proxy-refused'
+  | 'proxy-certificate-untrusted';
 
 /** HTTP statuses after which the same request may succeed when sent again later. */
 const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
@@ -51,6 +61,8 @@ export interface UpstreamErrorInit {
   detail?: string;
   /** HTTP method and path (ids allowed, never a PAN) for the message; omitted when unknown. */
   operation?: string;
+  /** `host:port` of the outbound forward proxy the call went through (never its credentials). */
+  proxy?: string;
   cause?: unknown;
 }
 
@@ -69,6 +81,8 @@ export interface UpstreamErrorInit {
  *   "Common").
  * - `detail`: the upstream `detail` text, passed through `redactPans` (contract §3 promises no PAN;
  *   this is the second line of defence).
+ * - `proxy`: `host:port` of the outbound forward proxy the call went through, when it did (sandbox
+ *   contract §8); never the proxy's credentials.
  *
  * The message is built from these fields only and is PAN-free.
  */
@@ -80,14 +94,16 @@ export class UpstreamError extends Error {
   readonly retryable: boolean;
   readonly pointer?: string;
   readonly detail?: string;
+  readonly proxy?: string;
 
   constructor(init: UpstreamErrorInit) {
     const detail = init.detail === undefined ? undefined : redactPans(init.detail);
     const pointer = init.pointer === undefined ? undefined : redactPans(init.pointer);
     const where = init.operation ? ` ${init.operation}` : '';
     const status = init.status === undefined ? '' : ` ${init.status}`;
+    const via = init.proxy ? ` via proxy ${init.proxy}` : '';
     const message = redactPans(
-      `upstream ${init.area}${where} failed:${status} ${init.code}${detail ? ` (${detail})` : ''}`,
+      `upstream ${init.area}${where} failed:${status} ${init.code}${detail ? ` (${detail})` : ''}${via}`,
     );
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
     this.area = init.area;
@@ -100,6 +116,7 @@ export class UpstreamError extends Error {
         : RETRYABLE_STATUSES.has(init.status));
     if (pointer !== undefined) this.pointer = pointer;
     if (detail !== undefined) this.detail = detail;
+    if (init.proxy !== undefined) this.proxy = init.proxy;
   }
 }
 

@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
+import { rootCertificates } from 'node:tls';
 import { SpanKind, type Tracer } from '@opentelemetry/api';
-import { Agent, type Dispatcher, RetryAgent, request as undiciRequest } from 'undici';
+import { Agent, type Dispatcher, ProxyAgent, RetryAgent, request as undiciRequest } from 'undici';
 import type { z } from 'zod';
+import type { UpstreamProxyConfig } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type Metrics, routeTemplate } from '../lib/metrics.ts';
 import { injectTraceContext, recordSpanFailure } from '../lib/tracing.ts';
@@ -31,11 +33,14 @@ export type JsonReviver = (key: string, value: unknown, context?: { source?: str
  * - `schema`: zod schema of the success body, producing the domain value; absent means the body is
  *   read and discarded (e.g. 204) and `data` is undefined.
  * - `jsonReviver`: see {@link JsonReviver}.
+ * - `vault`: the vault (tenant) the call is made for; picks the vault's outbound forward proxy when
+ *   the area goes through one ({@link UpstreamHttpOptions.proxy}). Absent for the token endpoint.
  * - `optionalBodyStatuses`: expected statuses whose body is optional (e.g. a 303 that names its
  *   target in `Location`): an empty or non-JSON body of one of them reaches `schema` as `undefined`.
  */
 export interface UpstreamCall<T> {
   area: UpstreamArea;
+  vault?: string;
   method: UpstreamMethod;
   url: string;
   headers?: Record<string, string>;
@@ -87,6 +92,12 @@ export interface UpstreamHttp {
  * - `metrics`: records `cardgraph_upstream_request_duration_seconds` per call.
  * - `tracer`: one client span per call (`upstream <METHOD> <route template>`), child of the active
  *   span, whose W3C `traceparent` is sent upstream.
+ * - `proxy`: the vaults' outbound forward proxy (sandbox contract §8, `UPSTREAM_PROXY*`,
+ *   `UPSTREAM_CA_FILE`): calls of its `areas` for a vault with a proxy go through that proxy (one
+ *   pooled undici `ProxyAgent` per proxy address, made here and closed by `close`); everything else,
+ *   the token endpoint always, connects directly. Its credentials travel only as
+ *   `Proxy-Authorization: Basic` and never reach logs, errors, spans or metrics, which name the
+ *   proxy by `host:port`.
  */
 export interface UpstreamHttpOptions {
   timeoutMs: number;
@@ -97,6 +108,7 @@ export interface UpstreamHttpOptions {
   userAgent?: string;
   metrics?: Metrics;
   tracer?: Tracer;
+  proxy?: UpstreamProxyConfig;
 }
 
 const IDEMPOTENT_METHODS: readonly UpstreamMethod[] = ['GET', 'PUT', 'DELETE'];
@@ -122,37 +134,83 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
 ]);
 const CLOSED_CODES = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
+/** TLS verification failures (Node's OpenSSL codes): the peer's chain is not one we trust. */
+const UNTRUSTED_CERTIFICATE_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  // undici's wrapper of a failed TLS handshake with the proxy itself.
+  'UND_ERR_PRX_TLS',
+]);
+/** undici's message when the proxy answers the CONNECT with another status than 200. */
+const TUNNEL_REFUSED = /Proxy response \((\d{3})\)/;
+
+/** One outbound forward proxy: its pooled agent (and the retrying view of it) and its `host:port`. */
+interface ProxyRoute {
+  agent: ProxyAgent;
+  retrying: RetryAgent;
+  /** `host:port` of the proxy: what logs and errors name (its URL carries credentials). */
+  label: string;
+}
+
+/**
+ * `host:port` of a proxy address, the only part of it that may be shown (its user and password are
+ * credentials).
+ */
+export function proxyLabel(proxyUrl: string): string {
+  const url = new URL(proxyUrl);
+  return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
+}
 
 /**
  * Creates the upstream HTTP client: one undici `Agent` (keep-alive pool) used directly for POST, and
- * wrapped in a `RetryAgent` for GET, PUT and DELETE. A POST that creates or enrols must not be sent
- * twice behind the caller's back, so only idempotent methods are retried automatically; timeouts are
- * never retried here (the upstream may still be working on the request).
+ * wrapped in a `RetryAgent` for GET, PUT and DELETE; likewise one `ProxyAgent` per outbound proxy
+ * address (`options.proxy`, sandbox contract §8) for the calls routed through it, all closed by
+ * `close`. A POST that creates or enrols must not be sent twice behind the caller's back, so only
+ * idempotent methods are retried automatically; timeouts are never retried here (the upstream may
+ * still be working on the request).
  *
  * Every failure rejects with {@link UpstreamError}; bodies are always read to the end (or destroyed by
  * undici on error) so sockets return to the pool.
  */
 export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
   const { timeoutMs, logger } = options;
-  const agent = new Agent({
+  const poolOptions = {
     connections: options.connectionsPerOrigin ?? 64,
     connectTimeout: timeoutMs,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     maxResponseSize: options.maxResponseBytes ?? 1024 * 1024,
-  });
-  const retrying = new RetryAgent(agent, {
-    // Error responses are passed through after the last attempt so their contract §3 body is read.
-    throwOnError: false,
-    maxRetries: options.retry?.maxRetries ?? 2,
-    minTimeout: options.retry?.minDelayMs ?? 100,
-    maxTimeout: options.retry?.maxDelayMs ?? 1000,
-    timeoutFactor: 2,
-    retryAfter: true,
-    methods: [...IDEMPOTENT_METHODS],
-    statusCodes: [502, 503, 504],
-    errorCodes: ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'],
-  });
+  };
+  const agent = new Agent(poolOptions);
+  const withRetries = (dispatcher: Dispatcher) =>
+    new RetryAgent(dispatcher, {
+      // Error responses are passed through after the last attempt so their contract §3 body is read.
+      throwOnError: false,
+      maxRetries: options.retry?.maxRetries ?? 2,
+      minTimeout: options.retry?.minDelayMs ?? 100,
+      maxTimeout: options.retry?.maxDelayMs ?? 1000,
+      timeoutFactor: 2,
+      retryAfter: true,
+      methods: [...IDEMPOTENT_METHODS],
+      statusCodes: [502, 503, 504],
+      errorCodes: ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'],
+    });
+  const retrying = withRetries(agent);
+  const proxies = createProxyRoutes(options.proxy, poolOptions, withRetries);
+  if (options.proxy) {
+    logger.info(
+      { proxies: proxies.labels, areas: options.proxy.areas, privateCa: options.proxy.caPem !== undefined },
+      'upstream calls of these areas go through the outbound proxy',
+    );
+  }
   const userAgent = options.userAgent ?? 'cardgraph';
   let closing: Promise<void> | undefined;
   let closed = false;
@@ -161,6 +219,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
 
   function request<T>(call: UpstreamCall<T>): Promise<UpstreamResponse<T>> {
     const route = `${call.method} ${routeTemplate(new URL(call.url).pathname)}`;
+    const proxied = proxies.routeOf(call);
     const started = performance.now();
     const observe = (status: string) =>
       options.metrics?.upstreamDuration.observe(
@@ -188,6 +247,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
           'url.template': routeTemplate(new URL(call.url).pathname),
           'server.address': new URL(call.url).hostname,
           'cardgraph.upstream.area': call.area,
+          // host:port only: the proxy address carries credentials.
+          ...(proxied ? { 'cardgraph.upstream.proxy': proxied.label } : {}),
         },
       },
       async (span) => {
@@ -214,7 +275,9 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
     // Paths carry ids and aliases only (v1 sends PANs in bodies), so the path is safe to log.
     const path = url.pathname;
     const operation = `${call.method} ${path}`;
-    const logFields = { area: call.area, method: call.method, path };
+    const route = proxies.routeOf(call);
+    const via = route ? { proxy: route.label } : {};
+    const logFields = { area: call.area, method: call.method, path, ...via };
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
 
@@ -229,7 +292,14 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
     try {
       if (closed)
         throw new UpstreamError({ area: call.area, operation, code: 'client-closed', retryable: false });
-      const dispatcher: Dispatcher = IDEMPOTENT_METHODS.includes(call.method) ? retrying : agent;
+      const idempotent = IDEMPOTENT_METHODS.includes(call.method);
+      const dispatcher: Dispatcher = route
+        ? idempotent
+          ? route.retrying
+          : route.agent
+        : idempotent
+          ? retrying
+          : agent;
       let text: string;
       try {
         const response = await undiciRequest(url, {
@@ -250,10 +320,11 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
             area: call.area,
             operation,
             code,
+            ...via,
             ...(code === 'client-closed' ? { retryable: false } : {}),
           });
         }
-        throw transportError(call.area, operation, status, error);
+        throw transportError(call.area, operation, status, error, route?.label);
       } finally {
         clearTimeout(deadline);
         inFlight.delete(controller);
@@ -316,7 +387,7 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
         // grace period so shutdown is bounded even with an upstream that never finishes.
         const abortRest = setTimeout(abortInFlight, graceMs);
         try {
-          await agent.close();
+          await Promise.all([agent.close(), proxies.close()]);
         } finally {
           clearTimeout(abortRest);
         }
@@ -338,11 +409,76 @@ function parseJson(
   }
 }
 
-function transportError(area: UpstreamArea, operation: string, status: number | undefined, error: unknown) {
-  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-  // undici error messages ("Headers Timeout Error", "other side closed") carry no request data, so
-  // the original error is kept as the cause for diagnosis.
-  const base = { area, operation, cause: error };
+/**
+ * The outbound forward proxies of {@link UpstreamHttpOptions.proxy}: one {@link ProxyRoute} per
+ * distinct proxy address, made once. `routeOf(call)` is the route of a call (undefined: direct),
+ * `labels` the proxies' `host:port`, and `close` closes every proxy pool.
+ */
+function createProxyRoutes(
+  proxy: UpstreamProxyConfig | undefined,
+  poolOptions: Pick<
+    ProxyAgent.Options,
+    'connections' | 'connectTimeout' | 'headersTimeout' | 'bodyTimeout' | 'maxResponseSize'
+  >,
+  withRetries: (dispatcher: Dispatcher) => RetryAgent,
+): {
+  routeOf(call: UpstreamCall<unknown>): ProxyRoute | undefined;
+  labels: string[];
+  close(): Promise<void>;
+} {
+  if (!proxy) return { routeOf: () => undefined, labels: [], close: async () => {} };
+  // The provider's CA is trusted besides the system roots (a `ca` option replaces them otherwise),
+  // for the TLS to the proxy and for the upstream TLS the proxy intercepts and re-signs.
+  const tls = proxy.caPem ? { ca: [...rootCertificates, proxy.caPem] } : {};
+  const routes = new Map<string, ProxyRoute>();
+  const routeFor = (uri: string): ProxyRoute => {
+    let route = routes.get(uri);
+    if (!route) {
+      const agent = new ProxyAgent({ ...poolOptions, uri, proxyTls: tls, requestTls: tls });
+      route = { agent, retrying: withRetries(agent), label: proxyLabel(uri) };
+      routes.set(uri, route);
+    }
+    return route;
+  };
+  const everyVault = proxy.all === undefined ? undefined : routeFor(proxy.all);
+  const byVault = new Map(Object.entries(proxy.vaults).map(([vault, uri]) => [vault, routeFor(uri)]));
+  const areas = new Set<UpstreamArea>(proxy.areas);
+  return {
+    routeOf(call) {
+      if (!areas.has(call.area)) return undefined;
+      return (call.vault === undefined ? undefined : byVault.get(call.vault)) ?? everyVault;
+    },
+    labels: [...routes.values()].map((route) => route.label),
+    async close() {
+      await Promise.all([...routes.values()].map((route) => route.agent.close()));
+    },
+  };
+}
+
+function transportError(
+  area: UpstreamArea,
+  operation: string,
+  status: number | undefined,
+  error: unknown,
+  proxy?: string,
+) {
+  const code = errorCode(error);
+  // undici error messages ("Headers Timeout Error", "other side closed", "Proxy response (407) !==
+  // 200 when HTTP Tunneling") carry no request data nor proxy credentials, so the original error is
+  // kept as the cause for diagnosis.
+  const base = { area, operation, cause: error, ...(proxy === undefined ? {} : { proxy }) };
+  if (proxy !== undefined) {
+    const tunnel = TUNNEL_REFUSED.exec(error instanceof Error ? error.message : '');
+    if (tunnel) {
+      const answered = Number(tunnel[1]);
+      return answered === 407
+        ? new UpstreamError({ ...base, code: 'proxy-authentication-failed', retryable: false })
+        : new UpstreamError({ ...base, code: 'proxy-refused', retryable: answered >= 500 });
+    }
+    if (UNTRUSTED_CERTIFICATE_CODES.has(code) || UNTRUSTED_CERTIFICATE_CODES.has(errorCode(causeOf(error)))) {
+      return new UpstreamError({ ...base, code: 'proxy-certificate-untrusted', retryable: false });
+    }
+  }
   if (TIMEOUT_CODES.has(code)) return new UpstreamError({ ...base, code: 'upstream-timeout' });
   if (CONNECTION_CODES.has(code)) return new UpstreamError({ ...base, code: 'connection-failed' });
   if (CLOSED_CODES.has(code)) return new UpstreamError({ ...base, code: 'client-closed', retryable: false });
@@ -354,6 +490,15 @@ function transportError(area: UpstreamArea, operation: string, status: number | 
     });
   }
   return new UpstreamError({ ...base, code: 'request-failed', retryable: false });
+}
+
+/** The `code` member of an error, `''` without one. */
+function errorCode(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+}
+
+function causeOf(error: unknown): unknown {
+  return error instanceof Error ? error.cause : undefined;
 }
 
 const STATUS_CODES: Readonly<Record<number, string>> = {

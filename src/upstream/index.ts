@@ -70,11 +70,18 @@ export function createUpstream(
   logger: Logger,
   telemetry: { metrics?: Metrics; tracer?: Tracer } = {},
 ): Upstream {
-  const http = createUpstreamHttp({ timeoutMs: config.timeoutMs, logger, ...telemetry });
+  const http = createUpstreamHttp({
+    timeoutMs: config.timeoutMs,
+    logger,
+    ...telemetry,
+    ...(config.proxy ? { proxy: config.proxy } : {}),
+  });
   const tokens = new AccessTokenProvider({
     tokenUrl: config.tokenUrl,
     credentials: config.credentials,
     http,
+    clientAuth: config.tokenAuth,
+    ...(config.tokenScope ? { scope: config.tokenScope } : {}),
     ...(telemetry.metrics ? { metrics: telemetry.metrics } : {}),
   });
   return new UpstreamClients(config, tokens, http, http);

@@ -19,7 +19,7 @@ import { samplesOf, sampleValue } from '../support/telemetry.ts';
 
 function cardEvent(): CardEvent {
   const result = parseCardNotification(notification());
-  if (!result.ok) throw new Error(`invalid test notification: ${JSON.stringify(result.issues)}`);
+  if (!result.ok) throw new Error(`unmappable test notification: ${result.reason}`);
   return result.event;
 }
 

@@ -5,7 +5,7 @@ import { type NotificationOverrides, notification } from '../support/fixtures.ts
 
 function cardEvent(overrides: NotificationOverrides = {}): CardEvent {
   const result = parseCardNotification(notification(overrides));
-  if (!result.ok) throw new Error(`invalid test notification: ${JSON.stringify(result.issues)}`);
+  if (!result.ok) throw new Error(`unmappable test notification: ${result.reason}`);
   return result.event;
 }
 

@@ -13,10 +13,12 @@ import {
   type LoggedCardEvent,
   NETWORK_TOKEN_EVENT_LOG,
   type NetworkTokenEventLog,
+  UNMAPPED_NOTIFICATION_LOG,
 } from '../../src/events/event-log.ts';
 import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
+import { unmappedNotificationOf } from '../../src/events/unmapped-notification.ts';
 import { cardEvent } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
@@ -228,6 +230,7 @@ function tokenEvent(overrides: Partial<NetworkTokenEvent> = {}): NetworkTokenEve
   return {
     id: randomUUID(),
     type: 'network_token.active',
+    source: 'network_tokens',
     tenant: 'tntsandbox1',
     panAlias: 'tok_sandbox_AbCdEfGhIjKlMnOpQrStUv',
     state: 'ACTIVE',
@@ -310,7 +313,7 @@ describe('sqlite schema migration', () => {
       insert.run(
         each.id,
         each.tenant,
-        each.cardId,
+        each.cardId ?? '',
         each.type,
         Date.parse(each.timestamp),
         Date.now(),
@@ -363,5 +366,54 @@ describe('sqlite schema migration', () => {
       .all();
     migrated.close();
     expect(indexes).toEqual([]);
+  });
+});
+
+describe.each(['sqlite', 'redis'])('%s unmapped notification log', (backend) => {
+  it('stores unmapped notifications durably (reopened), deduplicated by (tenant, id), paged by vault', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardgraph-log-'));
+    const prefix = `test:{${randomUUID()}}`;
+    const open = () =>
+      backend === 'sqlite'
+        ? Promise.resolve(createSqliteEventLog({ dataDir, retention, kind: UNMAPPED_NOTIFICATION_LOG }))
+        : createRedisEventLog({ ...onRedis(), prefix, retention, kind: UNMAPPED_NOTIFICATION_LOG });
+    const first = unmappedNotificationOf(
+      Buffer.from('[5100260000391001]'),
+      [5100260000391001],
+      { reason: 'not-an-object' },
+      '2026-11-21T05:00:01.000Z',
+    );
+    const attributed = unmappedNotificationOf(
+      Buffer.from('{}'),
+      { id: 'a', event: 'au_card.updated' },
+      { reason: 'no-id', tenant: 'tntsandbox1', event: 'au_card.updated' },
+      '2026-11-21T05:00:02.000Z',
+    );
+    const log = await open();
+    expect((await log.append(first)).outcome).toBe('appended');
+    expect((await log.append(attributed)).outcome).toBe('appended');
+    expect((await log.append(first)).outcome).toBe('duplicate');
+    await log.close();
+
+    const reopened = await open();
+    const all = await reopened.history({ tenants: ['', 'tntsandbox1'] }, null, 10);
+    expect(all.map(({ position: _p, timestampMs: _t, outOfOrder: _o, ...entry }) => entry)).toEqual([
+      {
+        id: first.id,
+        tenant: '',
+        type: 'not-an-object',
+        reason: 'not-an-object',
+        timestamp: '2026-11-21T05:00:01.000Z',
+        body: '["510026******1001"]',
+        truncated: false,
+        bodyBytes: 18,
+      },
+      { ...attributed },
+    ]);
+    expect((await reopened.history({ tenants: ['tntsandbox1'] }, null, 10)).map((e) => e.id)).toEqual([
+      attributed.id,
+    ]);
+    expect(await reopened.history({ tenants: ['tntsandbox2'] }, null, 10)).toEqual([]);
+    await reopened.close();
   });
 });

@@ -45,7 +45,7 @@ function event(i: number, overrides: { tenant?: string; event?: string } = {}): 
       },
     }),
   );
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  if (!parsed.ok) throw new Error(`unmappable test notification: ${parsed.reason}`);
   return parsed.event;
 }
 

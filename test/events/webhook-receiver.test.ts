@@ -5,6 +5,9 @@ import type { CardEvent } from '../../src/events/card-event.ts';
 import type { CardEventBus } from '../../src/events/card-event-bus.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
 import {
+  CARD_INTERFACE_TEST_CARD_IDS,
+  DOCUMENTED_V1_DETAILS,
+  documentedV1Notification,
   leftover,
   type NotificationOverrides,
   notification,
@@ -57,14 +60,6 @@ function postNotification(overrides: NotificationOverrides = {}, options: PostOp
   const body = notification(overrides);
   return { notification: body, response: post(JSON.stringify(body), options) };
 }
-
-/** The receiver's answer member for an invalid notification: `detail` names the rule, `pointer` the member. */
-const invalidNotification = (detail: string, pointer: string) => ({
-  status: '400',
-  code: 'invalid-notification',
-  detail,
-  source: { pointer },
-});
 
 describe('POST /webhooks/card-events', () => {
   it('accepts a signed notification and publishes it to subscribers of its tenant only', async () => {
@@ -158,25 +153,18 @@ describe('POST /webhooks/card-events', () => {
     expect(published).toEqual([]);
   });
 
-  it('refuses a content type other than application/json with 415', async () => {
-    const { status, text } = await postNotification({}, { contentType: 'text/plain' }).response;
-    expect(status).toBe(415);
-    expect(JSON.parse(text)).toEqual({
-      errors: [
-        {
-          status: '415',
-          code: 'unsupported-media-type',
-          detail: 'The body must be sent as application/json',
-        },
-      ],
-    });
-    expect(
-      (await postNotification({}, { contentType: 'application/json; charset=latin1' }).response).status,
-    ).toBe(415);
-    expect(published).toEqual([]);
-    expect(
-      (await postNotification({}, { contentType: 'Application/JSON; charset=UTF-8' }).response).status,
-    ).toBe(200);
+  it('reads the body as JSON whatever media type is declared (the signature authenticates it)', async () => {
+    for (const contentType of [
+      'text/plain',
+      'application/json; charset=latin1',
+      'Application/JSON; charset=UTF-8',
+    ]) {
+      const { notification, response } = postNotification({}, { contentType });
+      const { status, text } = await response;
+      expect(status).toBe(200);
+      expect(JSON.parse(text)).toEqual({ data: { id: notification.id, status: 'accepted' } });
+    }
+    expect(published).toHaveLength(3);
   });
 
   it('refuses a body over 64 KiB with 413, by Content-Length and while streaming', async () => {
@@ -212,70 +200,116 @@ describe('POST /webhooks/card-events', () => {
     expect(published).toEqual([]);
   });
 
-  it('refuses a notification with a missing member', async () => {
-    const { status, text } = await postNotification({ envelope: { tenant: undefined } }).response;
-    expect(status).toBe(400);
-    expect(JSON.parse(text)).toEqual({
-      errors: [invalidNotification('tenant is required', '/tenant')],
-    });
-    expect(published).toEqual([]);
+  it('accepts the documented v1 per-event subsets and cmp_au_card.* with a 52-character card id', async () => {
+    const live = inner.subscribe({ tenants: ['tntsandbox1'] });
+    try {
+      const sent = [
+        ...Object.keys(DOCUMENTED_V1_DETAILS).map((event) => documentedV1Notification(event)),
+        notification({
+          event: 'cmp_au_card.updated',
+          cardId: CARD_INTERFACE_TEST_CARD_IDS['5100260000069201'],
+        }),
+        notification({
+          event: 'cmp_au_card.enrollment_failed',
+          cardId: CARD_INTERFACE_TEST_CARD_IDS['5100260000079200'],
+          details: { reason_code: 'card-brand-not-supported' },
+        }),
+      ];
+      for (const body of sent) {
+        const { status, text } = await post(JSON.stringify(body));
+        expect([status, JSON.parse(text)]).toEqual([200, { data: { id: body.id, status: 'accepted' } }]);
+      }
+      const received: CardEvent[] = [];
+      for (const _ of sent) received.push((await live.next()).value as CardEvent);
+      expect(received.map((event) => [event.id, event.type])).toEqual(
+        sent.map((body) => [body.id, String(body.event).replace('cmp_au_card.', 'au_card.')]),
+      );
+      expect(received.at(-1)).toMatchObject({
+        source: 'card_management',
+        cardId: CARD_INTERFACE_TEST_CARD_IDS['5100260000079200'],
+        failureReason: 'card-brand-not-supported',
+      });
+    } finally {
+      await live.return?.();
+    }
   });
 
-  it('refuses members of the wrong length', async () => {
-    const { status, text } = await postNotification({
-      envelope: { description: 'Card account updater event', org_id: 'ACsandbox0000000000000012' },
-      details: { card_id: 'CRDshort' },
-    }).response;
-    expect(status).toBe(400);
-    expect(JSON.parse(text)).toEqual({
-      errors: [
-        invalidNotification('description must be a string of exactly 31 characters', '/description'),
-        invalidNotification(
-          'details.card_id must be a card id of 25 characters starting with CRD',
-          '/details/card_id',
-        ),
-        invalidNotification('org_id must be a string of 24 characters', '/org_id'),
-      ],
-    });
-    expect(published).toEqual([]);
+  it('accepts members of any shape, keeps an unknown event kind and delivers it to its tenant', async () => {
+    const live = inner.subscribe({ tenants: ['tntsandbox1'] });
+    try {
+      const { notification, response } = postNotification({
+        event: 'au_card.reissued',
+        timestamp: '2024-12-12T09:59:44.667670',
+        envelope: {
+          description: 'x'.repeat(2000),
+          org_id: 'ACsandbox0000000000000012',
+          unknown: [1, { a: null }],
+        },
+        details: { card_id: 'CRDshort', exp_month: 'December' },
+      });
+      const { status, text } = await response;
+      expect([status, JSON.parse(text)]).toEqual([
+        200,
+        { data: { id: notification.id, status: 'accepted' } },
+      ]);
+      expect((await live.next()).value).toMatchObject({
+        id: notification.id,
+        type: 'other',
+        event: 'au_card.reissued',
+        cardId: 'CRDshort',
+        timestamp: '2024-12-12T09:59:44.667670Z',
+        orgId: 'ACsandbox0000000000000012',
+      });
+      expect(published[0]!.description).toHaveLength(1024);
+      expect(published[0]).not.toHaveProperty('expMonth');
+    } finally {
+      await live.return?.();
+    }
   });
 
-  it('refuses an unknown event kind', async () => {
-    const { notification, response } = postNotification({ event: 'au_card.reissued' });
-    const { status, text } = await response;
-    expect(status).toBe(400);
-    expect(JSON.parse(text).errors).toEqual([
-      invalidNotification(
-        'event must be one of au_card.updated, au_card.expired, au_card.closed, au_card.contact_cardholder_advice, au_card.non_participating, au_card.unknown, au_card.enrolled, au_card.opt_out',
-        '/event',
-      ),
-    ]);
-    const refused = JSON.parse(logLines[0]!);
-    expect(refused).toMatchObject({
-      level: 40,
-      reason: 'invalid-notification',
-      id: notification.id,
-      tenant: 'tntsandbox1',
-      type: 'au_card.reissued',
-      paths: ['/event'],
-    });
-    expect(published).toEqual([]);
-  });
-
-  it('refuses an unmasked account number without echoing its digits', async () => {
+  it('stores a notification it cannot map (no vault, not an object) redacted, answered 200 unmapped', async () => {
     const pan = '5100260000391001';
-    const { status, text } = await postNotification({ details: { new_account_number: pan } }).response;
-    expect(status).toBe(400);
-    expect(JSON.parse(text).errors).toEqual([
-      invalidNotification(
-        'details.new_account_number must be a masked account number of 16 characters showing at most the first six and last four digits',
-        '/details/new_account_number',
-      ),
+    const noTenant = notification({
+      envelope: { tenant: undefined, summary: `card ${pan}`, cvv: '123' },
+      details: { new_account_number: pan },
+    });
+    const first = await post(JSON.stringify(noTenant));
+    expect([first.status, JSON.parse(first.text)]).toEqual([
+      200,
+      { data: { id: noTenant.id, status: 'unmapped' } },
     ]);
-    expect(text).not.toContain(pan);
-    expect(text).not.toContain('0000391');
-    expect(logLines.join('\n')).not.toContain(pan);
-    expect(logLines.join('\n')).not.toContain('0000391');
+    const again = await post(JSON.stringify(noTenant), { timestampS: NOW_S + 1 });
+    expect(JSON.parse(again.text)).toEqual({ data: { id: noTenant.id, status: 'duplicate' } });
+
+    const array = `[${pan}, "not an object"]`;
+    const second = await post(array);
+    expect(second.status).toBe(200);
+    const { id } = JSON.parse(second.text).data;
+    expect(id).toMatch(/^body-sha256:[a-p]{64}$/);
+
+    expect(receiver.unmapped).toHaveLength(2);
+    expect(receiver.unmapped[0]).toMatchObject({
+      id: noTenant.id,
+      tenant: '',
+      reason: 'no-tenant',
+      event: 'au_card.updated',
+      timestamp: new Date(NOW_MS).toISOString(),
+      truncated: false,
+    });
+    expect(receiver.unmapped[1]).toMatchObject({
+      id,
+      tenant: '',
+      reason: 'not-an-object',
+      body: '["510026******1001","not an object"]',
+    });
+    const stored = JSON.parse(receiver.unmapped[0]!.body);
+    expect(stored.cvv).toBe('[redacted]');
+    expect(stored.summary).toBe('card 510026******1001');
+    for (const text of [JSON.stringify(receiver.unmapped), first.text, second.text, logLines.join('\n')]) {
+      expect(text).not.toContain(pan);
+    }
+    const warned = logLines.map((line) => JSON.parse(line)).find((entry) => entry.reason === 'no-tenant');
+    expect(warned).toMatchObject({ level: 40, id: noTenant.id, outcome: 'unmapped' });
     expect(published).toEqual([]);
   });
 
@@ -288,37 +322,39 @@ describe('POST /webhooks/card-events', () => {
     });
   });
 
-  it('answers 500 and publishes nothing when the bus fails, so the sender retries', async () => {
+  it('answers 503 with Retry-After and publishes nothing when the event log cannot append', async () => {
+    const failure = () => Promise.reject(new Error('OOM command not allowed when used memory > maxmemory'));
     const failing = leftover(
       await startWebhookReceiver({
         secrets: [CURRENT_SECRET],
         nowMs: NOW_MS,
         logLevel: 'silent',
-        bus: {
-          publish: () => Promise.reject(new Error('store unavailable')),
-          subscribe: (filter, signal) => inner.subscribe(filter, signal),
-        },
+        bus: { publish: failure, subscribe: (filter, signal) => inner.subscribe(filter, signal) },
+        unmapped: { record: failure },
       }),
       (r) => r.close(),
     );
-    const body = JSON.stringify(notification());
-    const response = await request(failing.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'vgs-signature': signWebhookBody(body, CURRENT_SECRET, NOW_S),
-      },
-      body,
-    });
-    expect(response.statusCode).toBe(500);
-    expect(await response.body.json()).toEqual({
-      errors: [
-        {
-          status: '500',
-          code: 'server-error',
-          detail: 'The notification could not be processed; retry later',
+    for (const body of [JSON.stringify(notification()), '"not an object"']) {
+      const response = await request(failing.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'vgs-signature': signWebhookBody(body, CURRENT_SECRET, NOW_S),
         },
-      ],
-    });
+        body,
+      });
+      expect(response.statusCode).toBe(503);
+      expect(response.headers['retry-after']).toBe('5');
+      expect(await response.body.json()).toEqual({
+        errors: [
+          {
+            status: '503',
+            code: 'service-unavailable',
+            detail: 'The notification could not be stored; retry later',
+          },
+        ],
+      });
+    }
+    expect(failing.published).toEqual([]);
   });
 });

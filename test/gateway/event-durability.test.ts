@@ -1,6 +1,10 @@
+import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCursor } from '../../src/events/event-log.ts';
+import type { Ed_UnmappedIdsQuery } from '../generated/graphql.ts';
+import { graphql } from '../generated/index.ts';
 import {
+  assertNoTestPanIn,
   type BurstOutcome,
   type CardEventSubscriber,
   cardNotificationBurst,
@@ -11,6 +15,7 @@ import {
   networkTokenNotification,
   notification,
   postBurst,
+  postGraphql,
   postNotification,
   randomCardId,
   readHistory,
@@ -286,6 +291,61 @@ describe('one gateway on the embedded sqlite log (EVENTS_BACKEND=sqlite)', () =>
     expect(kept.length - 1).toBeLessThanOrEqual(acknowledged.size + BURST_CONCURRENCY);
   });
 });
+
+const UnmappedIds = graphql(`
+  query ED_UnmappedIds {
+    unmappedNotifications(first: 500) {
+      __typename
+      ... on QueryUnmappedNotificationsSuccess {
+        data { edges { node { id reason body } } pageInfo { hasNextPage } }
+      }
+    }
+  }
+`);
+
+/** Ids of every unmapped notification an `operator:read` token of tntsandbox1 sees (one page of 500). */
+async function unmappedIds(gatewayUrl: string): Promise<string[]> {
+  const operator = await testToken({ vaults: ['tntsandbox1'], scopes: ['operator:read'] });
+  const { body } = await postGraphql(gatewayUrl, { query: print(UnmappedIds) }, operator);
+  const result = (body as { data?: Ed_UnmappedIdsQuery }).data?.unmappedNotifications;
+  if (result?.__typename !== 'QueryUnmappedNotificationsSuccess') throw new Error(JSON.stringify(body));
+  expect(result.data.pageInfo.hasNextPage).toBe(false);
+  assertNoTestPanIn(JSON.stringify(body));
+  return result.data.edges.map(({ node }) => node.id);
+}
+
+describe.each([
+  ['sqlite', () => ({ EVENTS_BACKEND: 'sqlite' })],
+  ['redis', () => ({ EVENTS_BACKEND: 'redis', REDIS_URL: `${redis.url}/3` })],
+] as const)(
+  'unmapped notifications on the %s log across SIGKILL (issue 19 item 3)',
+  (_backend, backendEnv) => {
+    let gateway: GatewayProcess | undefined;
+    afterAll(() => gateway?.stop());
+
+    it('keeps every acknowledged unmapped notification, redacted, once each', async () => {
+      const first = await startGatewayProcess({ env: backendEnv() });
+      gateway = first;
+      // Signed, but naming no vault: stored for operators, each acknowledged only once it is durable.
+      const burst = Array.from({ length: BURST_SIZE }, () =>
+        notification({ envelope: { tenant: undefined, summary: 'card 4111111111111111' } }),
+      );
+      let killed: Promise<ProcessExit> | undefined;
+      const { acknowledged } = await postBurst(first.url, burst, BURST_CONCURRENCY, (count) => {
+        if (count === KILL_AFTER_ACKNOWLEDGEMENTS) killed = first.kill('SIGKILL');
+      });
+      expect(await killed).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(acknowledged.size).toBeGreaterThanOrEqual(KILL_AFTER_ACKNOWLEDGEMENTS);
+      expect(acknowledged.size).toBeLessThan(BURST_SIZE);
+
+      gateway = await first.restart();
+      const ids = await unmappedIds(gateway.url);
+      expect(duplicatesOf(ids)).toEqual([]);
+      expect([...acknowledged].filter((id) => !ids.includes(id))).toEqual([]);
+      expect(ids.length).toBeLessThanOrEqual(acknowledged.size + BURST_CONCURRENCY);
+    });
+  },
+);
 
 describe.each([
   ['sqlite', () => ({})],

@@ -3,16 +3,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildNetworkTokenNotification,
+  DOCUMENTED_NETWORK_TOKEN_DESCRIPTION,
   NETWORK_TOKEN_NOTIFICATION_DESCRIPTION,
 } from '../../src/sandbox/network-tokens.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
+  detailsOf,
   expectMediaTypeRefused,
   expectSandboxError,
   type NotifyingSandbox,
   type ReceivedRequest,
   type Receiver,
   SANDBOX_BILLING_ADDRESS,
+  SANDBOX_WIRE_UNDER_TEST,
   sandboxError,
   startNotifyingSandbox,
   verifiedBody,
@@ -117,9 +120,12 @@ describe('POST /network-tokens: a normal card', () => {
     const request = await notificationFor(alias);
     expect(request.headers['content-type']).toBe('application/json');
     const envelope = verified(request);
-    expect(envelope.event).toBe('network_token.active');
+    const documented = SANDBOX_WIRE_UNDER_TEST === 'documented';
+    expect(envelope.event).toBe(documented ? 'network_token.updated' : 'network_token.active');
     expect(envelope.tenant).toBe('tntsandbox1');
-    expect(envelope.description).toBe(NETWORK_TOKEN_NOTIFICATION_DESCRIPTION);
+    expect(envelope.description).toBe(
+      documented ? DOCUMENTED_NETWORK_TOKEN_DESCRIPTION : NETWORK_TOKEN_NOTIFICATION_DESCRIPTION,
+    );
     expect(envelope.producer).toEqual({ application_name: 'network-tokens', application_protocol: 'https' });
     expect(request.body.toString()).not.toContain(pan);
 
@@ -141,15 +147,37 @@ describe('POST /network-tokens: a normal card', () => {
       ['card', 'created_at', 'expires_at', 'network_token_last4', 'pan_alias', 'state', 'updated_at'].sort(),
     );
 
-    const details = JSON.parse(envelope.details);
-    expect(details).toEqual({
-      pan_alias: alias,
-      state: 'ACTIVE',
-      network_token_last4: token.network_token_last4,
-      expires_at: '2029-11',
-      occurred_at: token.updated_at,
-      created_at: `${created_at.slice(0, 19)}Z`,
-    });
+    if (documented) {
+      // The provider's example (sandbox contract §8): details an object, zone-less times.
+      expect(envelope.details).toEqual({
+        card_bin: '411111',
+        card_exp_month: '11',
+        card_exp_year: '2029',
+        card_last4: '1111',
+        created_at: `${created_at.slice(0, 23)}000`,
+        exp_month: '11',
+        exp_year: '2029',
+        network_token: '',
+        network_token_id: expect.stringMatching(
+          /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/,
+        ),
+        network_token_last4: token.network_token_last4,
+        pan_alias: alias,
+        payment_account_reference: '',
+        state: 'ACTIVE',
+        tenant_id: 'tntsandbox1',
+        updated_at: `${token.updated_at.slice(0, 23)}000`,
+      });
+    } else {
+      expect(JSON.parse(envelope.details)).toEqual({
+        pan_alias: alias,
+        state: 'ACTIVE',
+        network_token_last4: token.network_token_last4,
+        expires_at: '2029-11',
+        occurred_at: token.updated_at,
+        created_at: `${created_at.slice(0, 19)}Z`,
+      });
+    }
     expect(envelope.timestamp).toBe(token.updated_at);
   });
 
@@ -231,9 +259,14 @@ describe('POST /network-tokens: test cards of contract §5.5', () => {
       expect(response.body.data.network_token_last4).toBeUndefined();
       expect(response.body.data.expires_at).toBeUndefined();
 
-      const envelope = verified(await notificationFor(alias));
-      expect(envelope.event).toBe(`network_token.${state.toLowerCase()}`);
-      const details = JSON.parse(envelope.details);
+      const request = await notificationFor(alias);
+      const envelope = verified(request);
+      expect(envelope.event).toBe(
+        SANDBOX_WIRE_UNDER_TEST === 'documented'
+          ? 'network_token.updated'
+          : `network_token.${state.toLowerCase()}`,
+      );
+      const details = detailsOf(request);
       expect(details.state).toBe(state);
       expect(details.pan_alias).toBe(alias);
 
@@ -505,17 +538,65 @@ describe('scopes', () => {
 });
 
 describe('buildNetworkTokenNotification', () => {
-  it('fills the envelope of contract §4 at the lengths of the specification', () => {
+  it('sends the documented network_token.updated by default: details an object, as in the example', () => {
+    const { envelope, body } = buildNetworkTokenNotification({
+      vault: 'tntsandbox1',
+      panAlias: '5114103XX3542293',
+      state: 'SUSPENDED',
+      networkTokenLast4: '5022',
+      expiresAt: '2027-10',
+      card: { bin: '511410', last4: '2293', expiresAt: '2025-12' },
+      createdAtMs: Date.UTC(2024, 11, 12, 9, 59, 44, 667),
+      occurredAtMs: Date.UTC(2024, 11, 16, 18, 30, 25, 383),
+    });
+    const parsed = JSON.parse(body);
+    expect(parsed).toEqual(envelope);
+    expect(parsed).toMatchObject({
+      event: 'network_token.updated',
+      description: 'Network Token updated',
+      summary: 'A Network Token for 5114103XX3542293 pan alias has been updated in vault tntsandbox1',
+      scope: 'vault',
+      tenant: 'tntsandbox1',
+      timestamp: '2024-12-16T18:30:25.383Z',
+    });
+    expect(parsed.details).toEqual({
+      card_bin: '511410',
+      card_exp_month: '12',
+      card_exp_year: '2025',
+      card_last4: '2293',
+      created_at: '2024-12-12T09:59:44.667000',
+      exp_month: '10',
+      exp_year: '2027',
+      network_token: '',
+      network_token_id: parsed.details.network_token_id,
+      network_token_last4: '5022',
+      pan_alias: '5114103XX3542293',
+      payment_account_reference: '',
+      state: 'SUSPENDED',
+      tenant_id: 'tntsandbox1',
+      updated_at: '2024-12-16T18:30:25.383000',
+    });
+    expect(parsed.fingerprint).toBe(
+      createHash('sha256')
+        .update(`${parsed.event}${JSON.stringify(parsed.details)}${parsed.tenant}`)
+        .digest('hex'),
+    );
+  });
+
+  it('fills the envelope of contract §4 at the lengths of the specification on the specification wire', () => {
     for (const state of ['ACTIVE', 'SUSPENDED'] as const) {
-      const { envelope, body } = buildNetworkTokenNotification({
-        vault: 'tntsandbox1',
-        panAlias: 'tok_sandbox_abcdefghijklmnopqrstuv',
-        state,
-        networkTokenLast4: '0042',
-        expiresAt: '2030-06',
-        createdAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
-        occurredAtMs: Date.UTC(2026, 0, 2, 3, 4, 6, 789),
-      });
+      const { envelope, body } = buildNetworkTokenNotification(
+        {
+          vault: 'tntsandbox1',
+          panAlias: 'tok_sandbox_abcdefghijklmnopqrstuv',
+          state,
+          networkTokenLast4: '0042',
+          expiresAt: '2030-06',
+          createdAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
+          occurredAtMs: Date.UTC(2026, 0, 2, 3, 4, 6, 789),
+        },
+        'specification',
+      );
       const parsed = JSON.parse(body);
       expect(parsed).toEqual(envelope);
       expect(parsed.event).toBe(state === 'ACTIVE' ? 'network_token.active' : 'network_token.suspended');

@@ -8,11 +8,13 @@ import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { TimerSet } from '../../src/sandbox/timers.ts';
 import { buildNotification, WebhookDispatcher } from '../../src/sandbox/webhooks.ts';
 import {
+  DOCUMENTED_V1_DETAILS,
   NOTIFICATION_DETAILS_MEMBERS,
   NOTIFICATION_ENVELOPE_MEMBERS,
   type NotifyingSandbox,
   type ReceivedRequest,
   type Receiver,
+  SANDBOX_WIRE_UNDER_TEST,
   startNotifyingSandbox,
   startReceiver,
   startSandbox,
@@ -26,20 +28,66 @@ const SECRET = 'whsec_test_secret_0123456789';
 const verified = (request: ReceivedRequest, secret = SECRET) => verifiedBody(request, secret);
 
 describe('notification body (spec notification table, gap decisions)', () => {
-  it('has every field at the lengths of the specification', () => {
-    const { envelope, body } = buildNotification({
+  it('sends the documented per-event subset of details members by default (sandbox contract §8)', () => {
+    const input = {
       vault: 'tntsandbox1',
-      event: 'au_card.contact_cardholder_advice',
       cardId: 'CRDabcdefghijklmnopqrstuv',
       oldPan: '5100260000692002',
       newPan: '5100261234567890',
       oldExpMonth: 3,
       oldExpYear: 29,
-      newExpMonth: 3,
-      newExpYear: 29,
+      newExpMonth: 4,
+      newExpYear: 31,
       createdAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
       occurredAtMs: Date.UTC(2026, 0, 2, 3, 4, 6, 789),
+    };
+    const detailsOf = (event: string) =>
+      JSON.parse(buildNotification({ ...input, event }).envelope.details as string) as Record<
+        string,
+        unknown
+      >;
+    expect(detailsOf('au_card.updated')).toEqual({
+      card_id: 'CRDabcdefghijklmnopqrstuv',
+      old_account_number: '510026******2002',
+      old_expiration_date: '0329',
+      new_expiration_date: '0431',
+      occurred_at: '2026-01-02T03:04:06.789Z',
     });
+    expect(Object.keys(detailsOf('au_card.expired')).sort()).toEqual(
+      Object.keys(detailsOf('au_card.updated')).sort(),
+    );
+    expect(Object.keys(detailsOf('au_card.closed'))).toEqual([
+      'card_id',
+      'old_account_number',
+      'occurred_at',
+    ]);
+    expect(Object.keys(detailsOf('au_card.non_participating'))).toEqual(['card_id', 'occurred_at']);
+    expect(Object.keys(detailsOf('au_card.contact_cardholder_advice'))).toEqual([
+      'card_id',
+      'old_account_number',
+      'old_expiration_date',
+      'occurred_at',
+    ]);
+    expect(Object.keys(detailsOf('au_card.enrolled'))).toEqual(['card_id', 'occurred_at']);
+  });
+
+  it('has every field at the lengths of the specification on the specification wire', () => {
+    const { envelope, body } = buildNotification(
+      {
+        vault: 'tntsandbox1',
+        event: 'au_card.contact_cardholder_advice',
+        cardId: 'CRDabcdefghijklmnopqrstuv',
+        oldPan: '5100260000692002',
+        newPan: '5100261234567890',
+        oldExpMonth: 3,
+        oldExpYear: 29,
+        newExpMonth: 3,
+        newExpYear: 29,
+        createdAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
+        occurredAtMs: Date.UTC(2026, 0, 2, 3, 4, 6, 789),
+      },
+      'specification',
+    );
     const parsed = JSON.parse(body);
     expect(parsed).toEqual(envelope);
     expect(Object.keys(parsed).sort()).toEqual([...NOTIFICATION_ENVELOPE_MEMBERS].sort());
@@ -111,14 +159,14 @@ describe('notification body (spec notification table, gap decisions)', () => {
       createdAtMs: 0,
       occurredAtMs: 0,
     };
-    const a = buildNotification(input).envelope;
-    const b = buildNotification(input).envelope;
+    const a = buildNotification(input, 'specification').envelope;
+    const b = buildNotification(input, 'specification').envelope;
     expect(a.id).not.toBe(b.id);
     expect(a.integration_id).toBe(b.integration_id);
     expect(a.integration_id).not.toBe(
       buildNotification({ ...input, vault: 'tntsandbox1' }).envelope.integration_id,
     );
-    const details = JSON.parse(a.details);
+    const details = JSON.parse(a.details as string);
     expect(details.old_account_number).toBe('400021******0006');
     expect(details.new_expiration_date).toBe('1231');
     expect(details.exp_year).toBe(2031);
@@ -156,11 +204,21 @@ describe('enrolment notifications over HTTP', () => {
       expect(body.tenant).toBe('tntsandbox1');
       expect(body.summary).toBe(`Card ${cardId} ${event}`);
       const details = JSON.parse(body.details);
-      expect(details.old_account_number).toBe(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
-      if (scenario === '2002') expect(details.new_account_number).not.toBe(details.old_account_number);
-      else expect(details.new_account_number).toBe(details.old_account_number);
-      expect(details.old_expiration_date).toBe('0630');
-      expect(details.exp_year).toBe(2030);
+      expect(details.card_id).toBe(cardId);
+      if (SANDBOX_WIRE_UNDER_TEST === 'specification') {
+        expect(details.old_account_number).toBe(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
+        if (scenario === '2002') expect(details.new_account_number).not.toBe(details.old_account_number);
+        else expect(details.new_account_number).toBe(details.old_account_number);
+        expect(details.old_expiration_date).toBe('0630');
+        expect(details.exp_year).toBe(2030);
+      } else {
+        // The documented per-event subset (sandbox contract §8).
+        const members = DOCUMENTED_V1_DETAILS[event] ?? ['card_id', 'occurred_at'];
+        expect(Object.keys(details).sort()).toEqual([...members].sort());
+        if ('old_account_number' in details)
+          expect(details.old_account_number).toBe(`${pan.slice(0, 6)}******${pan.slice(-4)}`);
+        if ('old_expiration_date' in details) expect(details.old_expiration_date).toBe('0630');
+      }
       expect(request.body.toString()).not.toContain(pan);
     },
   );

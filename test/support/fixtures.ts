@@ -17,9 +17,23 @@ import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
 import { type GatewayConfig, loadConfig, type VaultCredentials } from '../../src/config.ts';
 import type { CardEvent } from '../../src/events/card-event.ts';
-import { type CardEventBus, createInMemoryCardEventBus } from '../../src/events/card-event-bus.ts';
+import {
+  type CardEventBus,
+  createInMemoryBus,
+  createInMemoryCardEventBus,
+  type InMemoryBus,
+} from '../../src/events/card-event-bus.ts';
 import { encodeCursor } from '../../src/events/event-log.ts';
-import { CARD_EVENTS_WEBHOOK_PATH, createWebhookReceiver } from '../../src/events/webhook-receiver.ts';
+import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
+import type {
+  UnmappedNotification,
+  UnmappedNotificationSink,
+} from '../../src/events/unmapped-notification.ts';
+import {
+  CARD_EVENTS_WEBHOOK_PATH,
+  createWebhookReceiver,
+  type NetworkTokenEventSink,
+} from '../../src/events/webhook-receiver.ts';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
 import { signWebhookBody, verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
@@ -32,8 +46,12 @@ import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provi
 import { graphql } from '../generated/index.ts';
 
 export {
+  CARD_INTERFACE_TEST_CARD_IDS,
   cardEvent,
   cardNotificationBurst,
+  DOCUMENTED_V1_DETAILS,
+  documentedNetworkTokenNotification,
+  documentedV1Notification,
   INTEGRATION_IDS,
   type NetworkTokenNotificationOverrides,
   NOTIFICATION_DETAILS_MEMBERS,
@@ -254,6 +272,8 @@ export interface Stack {
   /** The gateway's configuration, with the sandbox's real addresses in embedded mode. */
   config: GatewayConfig;
   url: string;
+  /** Base address of the gateway's metrics listener (`/metrics`, and the full `/readiness` report). */
+  metricsUrl: string;
   /** The embedded sandbox; `undefined` with `UPSTREAM=remote`. */
   sandbox: Sandbox | undefined;
   sandboxUrl: string;
@@ -305,13 +325,14 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     logDestination: destination,
     sandbox: { retryScheduleMs: [0, 100, 300], validateResponses: true },
   });
-  const { app, url, sandbox } = development;
+  const { app, url, metricsUrl, sandbox } = development;
   const clients: Client[] = [];
 
   return {
     app,
     config: development.config,
     url,
+    metricsUrl,
     sandbox,
     sandboxUrl: development.sandboxUrl!,
     logFile,
@@ -668,10 +689,21 @@ export interface ReceivedRequest {
 /** How long the fixtures' waits ({@link vi.waitFor}) give asynchronous work: 5 s, checking every 10 ms. */
 export const WAIT = { timeout: 5_000, interval: 10 } as const;
 
-/** The decoded `details` member of a notification request (JSON in a JSON string, contract §4). */
+/**
+ * The decoded `details` member of a notification request: JSON in a JSON string (contract §4) or a
+ * JSON object (the documented network token notification, contract §8).
+ */
 export function detailsOf(request: ReceivedRequest): Record<string, unknown> {
-  return JSON.parse(JSON.parse(request.body.toString('utf8')).details as string) as Record<string, unknown>;
+  const { details } = JSON.parse(request.body.toString('utf8')) as { details: unknown };
+  return (typeof details === 'string' ? JSON.parse(details) : details) as Record<string, unknown>;
 }
+
+/**
+ * The wire reading the test sandboxes answer in ({@link startSandbox}): `specification` under
+ * `SANDBOX_WIRE=specification npm test`, else the default `documented`.
+ */
+export const SANDBOX_WIRE_UNDER_TEST: 'documented' | 'specification' =
+  process.env.SANDBOX_WIRE === 'specification' ? 'specification' : 'documented';
 
 /**
  * Asserts that `request` carries a valid `vgs-signature` of its body under `secret` (300 s tolerance,
@@ -745,6 +777,12 @@ export interface TestWebhookReceiver {
   inner: CardEventBus;
   /** Events the bus published (not duplicates), in order; cleared by {@link reset}. */
   published: CardEvent[];
+  /** The in-memory bus of network token events (subject: PAN alias), for subscribing. */
+  networkTokenBus: InMemoryBus<NetworkTokenEvent>;
+  /** Network token events published (not duplicates), in order; cleared by {@link reset}. */
+  networkTokenEvents: NetworkTokenEvent[];
+  /** Unmapped notifications stored (not duplicates), in order; cleared by {@link reset}. */
+  unmapped: UnmappedNotification[];
   /** The receiver's JSON log lines; cleared by {@link reset}. */
   logLines: string[];
   reset(): void;
@@ -752,9 +790,10 @@ export interface TestWebhookReceiver {
 }
 
 /**
- * Starts a webhook receiver over an in-memory bus that records what it published, with a fixed clock
- * (`nowMs`) and a logger kept in memory at `logLevel`; other paths answer 404. `bus` replaces the
- * recording bus (e.g. one that fails).
+ * Starts a webhook receiver over in-memory buses (card events, network token events) and an
+ * in-memory unmapped store that record what they received, with a fixed clock (`nowMs`) and a
+ * logger kept in memory at `logLevel`; other paths answer 404. `bus`, `networkTokens` and `unmapped`
+ * replace the recording ones (e.g. by ones that fail).
  */
 export async function startWebhookReceiver(options: {
   secrets: string[];
@@ -762,9 +801,17 @@ export async function startWebhookReceiver(options: {
   toleranceS?: number;
   logLevel?: 'debug' | 'info' | 'silent';
   bus?: CardEventBus;
+  networkTokens?: NetworkTokenEventSink;
+  unmapped?: UnmappedNotificationSink;
 }): Promise<TestWebhookReceiver> {
   const logLines: string[] = [];
   const published: CardEvent[] = [];
+  const networkTokenEvents: NetworkTokenEvent[] = [];
+  const unmapped: UnmappedNotification[] = [];
+  const networkTokenBus = createInMemoryBus<NetworkTokenEvent>({
+    subjectOf: (event) => event.panAlias ?? '',
+  });
+  const unmappedKeys = new Set<string>();
   const inner = createInMemoryCardEventBus();
   // Records what reached subscribers, so "nothing was published" can be asserted directly.
   const recording: CardEventBus = {
@@ -784,6 +831,22 @@ export async function startWebhookReceiver(options: {
       destination: { write: (line: string) => logLines.push(line) },
     }),
     bus: options.bus ?? recording,
+    networkTokens: options.networkTokens ?? {
+      async publish(event) {
+        const outcome = await networkTokenBus.publish(event);
+        if (outcome === 'published') networkTokenEvents.push(event);
+        return outcome;
+      },
+    },
+    unmapped: options.unmapped ?? {
+      async record(entry) {
+        const key = `${entry.tenant}\u0000${entry.id}`;
+        if (unmappedKeys.has(key)) return 'duplicate';
+        unmappedKeys.add(key);
+        unmapped.push(entry);
+        return 'published';
+      },
+    },
     now: () => options.nowMs,
   });
   const server = createServer((req, res) => {
@@ -795,9 +858,15 @@ export async function startWebhookReceiver(options: {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${CARD_EVENTS_WEBHOOK_PATH}`,
     inner,
     published,
+    networkTokenBus,
+    networkTokenEvents,
+    unmapped,
     logLines,
     reset() {
       published.length = 0;
+      networkTokenEvents.length = 0;
+      unmapped.length = 0;
+      unmappedKeys.clear();
       logLines.length = 0;
     },
     close: () =>

@@ -9,6 +9,12 @@ const HAPROXY_CONFIG = new URL('../../deploy/haproxy.cfg', import.meta.url).path
 /** Output kept for failure messages (characters). */
 const OUTPUT_KEPT_CHARS = 32 * 1024;
 
+/**
+ * Where {@link startHaproxy} connects to the gateways from by default: a loopback address of its
+ * own, so the gateways can trust it (`TRUSTED_PROXIES`) while tests reach them directly from 127.0.0.1.
+ */
+export const HAPROXY_SOURCE_ADDRESS = '127.0.0.2';
+
 /** A real HAProxy (Debian package, installed by `npm test`'s pretest step) on a free loopback port. */
 export interface HaproxyProcess {
   /** Where clients connect, e.g. `http://127.0.0.1:41234`. */
@@ -20,12 +26,15 @@ export interface HaproxyProcess {
 
 /**
  * Starts `haproxy -db -f deploy/haproxy.cfg` in front of `gateways` (`host:port` each, exactly two
- * as in docker-compose.yml) with readiness checks every `checkIntervalMs`.
+ * as in docker-compose.yml) with readiness checks every `checkIntervalMs`. Its connections to the
+ * gateways come from `source` (a loopback address such as 127.0.0.2, `CARDGRAPH_LB_SOURCE`) and
+ * open with a PROXY protocol v2 header: start the gateways with `TRUSTED_PROXIES` set to it.
  * @throws Error with HAProxy's output when it exits before listening.
  */
 export async function startHaproxy(
   gateways: readonly [string, string],
   checkIntervalMs = 300,
+  source = HAPROXY_SOURCE_ADDRESS,
 ): Promise<HaproxyProcess> {
   const port = await freePort();
   const binary = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
@@ -36,6 +45,7 @@ export async function startHaproxy(
       CARDGRAPH_GATEWAY_1: gateways[0],
       CARDGRAPH_GATEWAY_2: gateways[1],
       CARDGRAPH_LB_CHECK_INTERVAL: `${checkIntervalMs}ms`,
+      CARDGRAPH_LB_SOURCE: source,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { SandboxWire } from '../../src/contracts/wire-reading.ts';
 import {
   CARD_EVENT_TYPES,
   type CardEvent,
@@ -104,34 +105,48 @@ export interface NetworkTokenNotificationOverrides {
   /** When the token was created and the event occurred (ms since the epoch); one second ago and now by default. */
   createdAtMs?: number;
   occurredAtMs?: number;
-  /** Members of the decoded `details` to replace (`undefined` removes one); re-encoded afterwards. */
+  /**
+   * Members of the decoded `details` to replace (`undefined` removes one); re-encoded afterwards in
+   * the form the wire sends (an object on the documented wire, a JSON string on the specification's).
+   */
   details?: Record<string, unknown>;
   /** Members of the envelope to replace (`undefined` removes one), applied last. */
   envelope?: Record<string, unknown>;
+  /**
+   * The sandbox's wire reading: `specification` (default here: `network_token.active` /
+   * `.suspended`, details a JSON string) or `documented` (`network_token.updated`, details an object).
+   */
+  wire?: SandboxWire;
 }
 
 /**
- * A valid network token notification body exactly as the embedded sandbox builds it (token last four
- * 4821, expiring 2030-12), then overridden.
+ * A network token notification body exactly as the embedded sandbox builds it in `wire`'s reading
+ * (token last four 4821, expiring 2030-12, card 510026…1001 expiring 2029-12), then overridden.
  */
 export function networkTokenNotification(
   overrides: NetworkTokenNotificationOverrides = {},
 ): NotificationBody {
   const now = Date.now();
-  const { envelope } = buildNetworkTokenNotification({
-    vault: overrides.tenant ?? 'tntsandbox1',
-    panAlias: overrides.panAlias ?? 'tok_sandbox_DurabilityAlias0001',
-    state: overrides.state ?? 'ACTIVE',
-    networkTokenLast4: '4821',
-    expiresAt: '2030-12',
-    createdAtMs: overrides.createdAtMs ?? now - 1_000,
-    occurredAtMs: overrides.occurredAtMs ?? now,
-  });
+  const { envelope } = buildNetworkTokenNotification(
+    {
+      vault: overrides.tenant ?? 'tntsandbox1',
+      panAlias: overrides.panAlias ?? 'tok_sandbox_DurabilityAlias0001',
+      state: overrides.state ?? 'ACTIVE',
+      networkTokenLast4: '4821',
+      expiresAt: '2030-12',
+      card: { bin: '510026', last4: '1001', expiresAt: '2029-12' },
+      createdAtMs: overrides.createdAtMs ?? now - 1_000,
+      occurredAtMs: overrides.occurredAtMs ?? now,
+    },
+    overrides.wire ?? 'specification',
+  );
   const body: Record<string, unknown> = { ...envelope };
   if (overrides.details) {
-    const details = JSON.parse(envelope.details as string) as Record<string, unknown>;
+    const asString = typeof envelope.details === 'string';
+    const details: Record<string, unknown> =
+      typeof envelope.details === 'string' ? JSON.parse(envelope.details) : { ...envelope.details };
     override(details, overrides.details);
-    body.details = JSON.stringify(details);
+    body.details = asString ? JSON.stringify(details) : details;
   }
   override(body, overrides.envelope);
   return body as NotificationBody;
@@ -146,7 +161,7 @@ export function randomCardId(): string {
 
 /**
  * `count` card notifications for as many cards of their own ({@link randomCardId}), their kinds cycling
- * through the eight, each then overridden by `each(index)` (its vault, kind or timestamp); for bursts.
+ * through the known ones, each then overridden by `each(index)` (its vault, kind or timestamp); for bursts.
  */
 export function cardNotificationBurst(
   count: number,
@@ -169,7 +184,7 @@ export function cardNotificationBurst(
  */
 export function cardEvent(overrides: Partial<CardEvent> = {}): CardEvent {
   const result = parseCardNotification(notification());
-  if (!result.ok) throw new Error(`invalid test notification: ${JSON.stringify(result.issues)}`);
+  if (!result.ok) throw new Error(`unmappable test notification: ${result.reason}`);
   return { ...result.event, ...overrides };
 }
 
@@ -203,3 +218,106 @@ export const NOTIFICATION_DETAILS_MEMBERS = [
   'exp_year',
   'created_at',
 ] as const;
+
+/**
+ * The documented notifications (sandbox contract §8; /work/shared/provider-docs/examples.json
+ * WEBHOOK entries), for the receiver and gateway tests.
+ */
+
+/** The v1 `au_card.*` details members per event (§8 table, the provider's "Details" column). */
+export const DOCUMENTED_V1_DETAILS: Readonly<Record<string, readonly string[]>> = {
+  'au_card.updated': [
+    'card_id',
+    'old_account_number',
+    'old_expiration_date',
+    'new_expiration_date',
+    'occurred_at',
+  ],
+  'au_card.expired': [
+    'card_id',
+    'old_account_number',
+    'old_expiration_date',
+    'new_expiration_date',
+    'occurred_at',
+  ],
+  'au_card.closed': ['card_id', 'old_account_number', 'occurred_at'],
+  'au_card.non_participating': ['card_id', 'occurred_at'],
+  'au_card.contact_cardholder_advice': [
+    'card_id',
+    'old_account_number',
+    'old_expiration_date',
+    'occurred_at',
+  ],
+};
+
+/**
+ * A v1 notification of `event` carrying only its documented details members (taken from the
+ * default {@link notification}'s details), as a JSON string.
+ */
+export function documentedV1Notification(
+  event: string,
+  overrides: NotificationOverrides = {},
+): NotificationBody {
+  const members = DOCUMENTED_V1_DETAILS[event];
+  if (!members) throw new Error(`no documented details for ${event}`);
+  const removed = Object.fromEntries(
+    NOTIFICATION_DETAILS_MEMBERS.filter((member) => !members.includes(member)).map((member) => [
+      member,
+      undefined,
+    ]),
+  );
+  return notification({ ...overrides, event, details: { ...removed, ...overrides.details } });
+}
+
+/** The card interface's test card ids (52 characters) by test card number (§8; examples.json). */
+export const CARD_INTERFACE_TEST_CARD_IDS: Readonly<Record<string, string>> = {
+  '5100260000079200': 'CRDnKQt89XXFRQVBEzcRvkhvmhs5rpBvxkv3PbeAFPB52zFFqjCR',
+  '5100260000069201': 'CRDqKgQbzM9cUWNUAQR5EFu9BrZuSLP5tgqxadbJBJdqgc2iKQ5i',
+  '5100260000059202': 'CRDoy3ak2ipNi9Fac1tugukHQQi2JWkKdutozwHdd9MWZk9tj31J',
+  '5100260000049203': 'CRDnedYQWP8U4qLZ8dELJTPa3iC3A9ANryT53dAeL8Nmdg21YnZ0',
+  '5100260000039204': 'CRDnExWG9xEu5khrT6Xw3pqi6CEtVei3yeogHgD8GG7jR6fxK2af',
+};
+
+/**
+ * The provider's documented `network_token.updated` notification, literally as in examples.json
+ * (details a JSON object, zone-less times with microseconds, tenant tntt0fzksdr); `overrides`
+ * replace envelope members (e.g. a fresh `id`, or `tenant` to route it to a test vault).
+ */
+export function documentedNetworkTokenNotification(
+  overrides: Record<string, unknown> = {},
+): NotificationBody {
+  const body: Record<string, unknown> = {
+    description: 'Network Token updated',
+    details: {
+      card_bin: '511410',
+      card_exp_month: '12',
+      card_exp_year: '2025',
+      card_last4: '2293',
+      created_at: '2024-12-12T09:59:44.667670',
+      exp_month: '10',
+      exp_year: '2027',
+      network_token: '',
+      network_token_id: '0e28d9f6-d8a3-43ca-9bd8-b99c477c2b4c',
+      network_token_last4: '5022',
+      pan_alias: '5114103XX3542293',
+      payment_account_reference: '',
+      state: 'CARD_UPDATED',
+      tenant_id: 'tntt0fzksdr',
+      updated_at: '2024-12-12T09:59:44.667670',
+    },
+    event: 'network_token.updated',
+    fingerprint: '2c365dba9f2bffbc16b2a487d6e95be8f693c3de5c049bbc3f87b4fdc2ab5f24',
+    grouping: 'every_single',
+    id: 'd82e56a0-3b6e-417a-a7cb-674f84d806e3',
+    integration_id: 'INcBi2ziCXeweqC6VvDx6keX',
+    occurrence: 1,
+    org_id: 'ACgzdqxQb4RyPyWsw97DVDDD',
+    producer: { application_name: 'calm-api', application_protocol: 'http' },
+    scope: 'vault',
+    summary: 'A Network Token for 5114103XX3542293 pan alias has been updated in vault tntt0fzksdr',
+    tenant: 'tntt0fzksdr',
+    timestamp: '2024-12-16T18:30:25.383Z',
+  };
+  override(body, overrides);
+  return body as NotificationBody;
+}

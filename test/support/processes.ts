@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from 'redis';
+import { vi } from 'vitest';
 import { TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from './fixtures.ts';
-import { keepOutput } from './local.ts';
+import { freePort, keepOutput } from './local.ts';
 
 /**
  * The gateway as a process: `node src/main.ts` as operators run it with `UPSTREAM=remote`, else
@@ -145,4 +147,179 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
     },
   };
   return gateway;
+}
+
+/** A redis-server or redis-sentinel child process (Debian's packages, test/support/ensure-test-tools.sh). */
+export interface RedisProcess {
+  /** Its loopback port. */
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** Its working directory (append-only file, or the sentinel's rewritten configuration). */
+  readonly dir: string;
+  /** Its last 32 KiB of output, for failure messages. */
+  output(): string;
+  /** Sends `signal` and resolves once it has exited (at once when it already has). */
+  kill(signal: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+}
+
+/**
+ * Spawns `command args`, resolving once its output matches `ready` (within 10 s).
+ * @throws Error with its output when it exits or stays silent first.
+ */
+async function spawnRedisProcess(
+  command: string,
+  args: string[],
+  port: number,
+  dir: string,
+  ready: RegExp,
+): Promise<RedisProcess> {
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = keepOutput(child, 32 * 1024);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
+  await vi.waitFor(
+    () => {
+      if (hasExited())
+        throw new Error(`${command} exited (${child.exitCode ?? child.signalCode}):\n${output()}`);
+      if (!ready.test(output())) throw new Error(`${command} on ${port} not ready:\n${output()}`);
+    },
+    { timeout: 10_000, interval: 20 },
+  );
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    output,
+    kill(signal) {
+      if (!hasExited()) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Options of {@link startRedisNode}. */
+export interface RedisNodeOptions {
+  /** Port (a free one when omitted); with `dir`, restarts a killed node where it was. */
+  port?: number;
+  dir?: string;
+  /** Port of the primary on 127.0.0.1 to replicate; resolves once the first sync finished. */
+  replicaOf?: number;
+}
+
+/**
+ * A redis-server on 127.0.0.1 persisting with AOF (`appendfsync always`), as a primary or, with
+ * `replicaOf`, as its replica; a node Sentinel manages may be reconfigured by it (replicas promoted,
+ * an old primary turned replica).
+ */
+export async function startRedisNode(options: RedisNodeOptions = {}): Promise<RedisProcess> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'cardgraph-redis-node-'));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
+  args.push('--appendonly', 'yes', '--appendfsync', 'always');
+  if (options.replicaOf !== undefined) args.push('--replicaof', '127.0.0.1', String(options.replicaOf));
+  const ready =
+    options.replicaOf !== undefined
+      ? /MASTER <-> REPLICA sync: Finished with success/
+      : /Ready to accept connections/;
+  return spawnRedisProcess('redis-server', args, port, dir, ready);
+}
+
+/** Options of {@link startRedisSentinels}. */
+export interface SentinelOptions {
+  /** The monitored master's name (`REDIS_SENTINEL_MASTER`). */
+  masterName: string;
+  /** Port of the current primary on 127.0.0.1. */
+  primaryPort: number;
+  /** Sentinels that must agree the primary is down (default: a majority of `count`). */
+  quorum?: number;
+  /** `down-after-milliseconds`: unanswered this long, the primary is down to a sentinel. */
+  downAfterMs: number;
+  /** `failover-timeout` (ms). */
+  failoverTimeoutMs: number;
+}
+
+/**
+ * `count` redis-sentinel processes monitoring `primaryPort`, each with its own configuration file
+ * (Sentinel rewrites it); resolves once every one knows all the others and the primary's replicas
+ * (what a failover needs: a quorum that can agree, a replica to promote).
+ */
+export async function startRedisSentinels(
+  count: number,
+  options: SentinelOptions,
+  expectedReplicas: number,
+): Promise<RedisProcess[]> {
+  const quorum = options.quorum ?? Math.floor(count / 2) + 1;
+  const sentinels = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const port = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'cardgraph-sentinel-'));
+      const file = join(dir, 'sentinel.conf');
+      const name = options.masterName;
+      writeFileSync(
+        file,
+        [
+          `port ${port}`,
+          'bind 127.0.0.1',
+          `dir ${dir}`,
+          `sentinel monitor ${name} 127.0.0.1 ${options.primaryPort} ${quorum}`,
+          `sentinel down-after-milliseconds ${name} ${options.downAfterMs}`,
+          `sentinel failover-timeout ${name} ${options.failoverTimeoutMs}`,
+          `sentinel parallel-syncs ${name} 1`,
+          '',
+        ].join('\n'),
+      );
+      return spawnRedisProcess('redis-sentinel', [file], port, dir, /\+monitor master/);
+    }),
+  );
+  // Sentinels find each other through hello messages on the primary (every 2 s).
+  await vi.waitFor(
+    async () => {
+      for (const sentinel of sentinels) {
+        const known = await redisCommand(sentinel.port, ['SENTINEL', 'SENTINELS', options.masterName]);
+        const replicas = await redisCommand(sentinel.port, ['SENTINEL', 'REPLICAS', options.masterName]);
+        if (
+          (known as unknown[]).length !== count - 1 ||
+          (replicas as unknown[]).length !== expectedReplicas
+        ) {
+          throw new Error(`sentinel ${sentinel.port} does not know the others and the replicas yet`);
+        }
+      }
+    },
+    { timeout: 15_000, interval: 200 },
+  );
+  return sentinels;
+}
+
+/** The primary's `host:port` as the sentinel on `port` names it now (`SENTINEL GET-MASTER-ADDR-BY-NAME`). */
+export async function primaryAddressOf(port: number, masterName: string): Promise<string> {
+  const [host, primaryPort] = (await redisCommand(port, [
+    'SENTINEL',
+    'GET-MASTER-ADDR-BY-NAME',
+    masterName,
+  ])) as [string, string];
+  return `${host}:${primaryPort}`;
+}
+
+/** One command to the Redis (or sentinel) on 127.0.0.1:`port`, on a connection of its own. */
+export async function redisCommand(port: number, command: string[]): Promise<unknown> {
+  const client = createClient({ socket: { host: '127.0.0.1', port, reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await client.sendCommand(command);
+  } finally {
+    client.destroy();
+  }
+}
+
+/** `INFO replication` of the Redis on 127.0.0.1:`port` as its fields (`role`, `master_port`, …). */
+export async function replicationOf(port: number): Promise<Record<string, string>> {
+  const info = String(await redisCommand(port, ['INFO', 'replication']));
+  return Object.fromEntries(
+    info
+      .split('\r\n')
+      .filter((line) => line.includes(':'))
+      .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1)]),
+  );
 }

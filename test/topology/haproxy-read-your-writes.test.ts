@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createSandbox, type Sandbox } from '../../src/sandbox/sandbox.ts';
 import { postGraphql, testToken } from '../support/fixtures.ts';
-import { type HaproxyProcess, startHaproxy } from '../support/haproxy.ts';
+import { HAPROXY_SOURCE_ADDRESS, type HaproxyProcess, startHaproxy } from '../support/haproxy.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/processes.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
@@ -80,6 +80,8 @@ describe('two replicas behind HAProxy read back each other’s card changes at o
         'tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2',
       EVENTS_BACKEND: 'redis',
       REDIS_URL: redis.url,
+      // HAProxy connects from its own address with a PROXY protocol header (deploy/haproxy.cfg).
+      TRUSTED_PROXIES: HAPROXY_SOURCE_ADDRESS,
     };
     gateways = await Promise.all([startGatewayProcess({ env }), startGatewayProcess({ env })]);
     lb = await startHaproxy([new URL(gateways[0]!.url).host, new URL(gateways[1]!.url).host]);

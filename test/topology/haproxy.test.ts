@@ -11,7 +11,7 @@ import {
   type StreamedCardEvent,
   testToken,
 } from '../support/fixtures.ts';
-import { type HaproxyProcess, startHaproxy } from '../support/haproxy.ts';
+import { HAPROXY_SOURCE_ADDRESS, type HaproxyProcess, startHaproxy } from '../support/haproxy.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/processes.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 import { sampleValue, scrapeMetrics } from '../support/telemetry.ts';
@@ -46,7 +46,8 @@ describe('two gateways on Redis behind HAProxy', () => {
 
   beforeAll(async () => {
     redis = await startRedisServer();
-    const env = { EVENTS_BACKEND: 'redis', REDIS_URL: redis.url };
+    // HAProxy connects from its own address with a PROXY protocol header (deploy/haproxy.cfg).
+    const env = { EVENTS_BACKEND: 'redis', REDIS_URL: redis.url, TRUSTED_PROXIES: HAPROXY_SOURCE_ADDRESS };
     gateways = await Promise.all([startGatewayProcess({ env }), startGatewayProcess({ env })]);
     lb = await startHaproxy([hostOf(gateways[0]!.url), hostOf(gateways[1]!.url)]);
   });

@@ -9,13 +9,21 @@ const fixture = useUpstream();
 
 const tokenRequests = () => fixture.requestsTo('POST', '/oauth/token');
 
-function provider(options: { clock?: () => number; scope?: string; credentials?: typeof CREDENTIALS } = {}) {
+function provider(
+  options: {
+    clock?: () => number;
+    scope?: string;
+    credentials?: typeof CREDENTIALS;
+    clientAuth?: 'form' | 'basic';
+  } = {},
+) {
   return new AccessTokenProvider({
     tokenUrl: `${fixture.url}/oauth/token`,
     credentials: options.credentials ?? CREDENTIALS,
     http: fixture.http,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.scope ? { scope: options.scope } : {}),
+    ...(options.clientAuth ? { clientAuth: options.clientAuth } : {}),
   });
 }
 
@@ -83,16 +91,23 @@ describe('AccessTokenProvider', () => {
     expect(tokenRequests()).toBe(before);
   });
 
-  it('surfaces invalid_client for wrong credentials and does not cache the failure', async () => {
+  it('surfaces invalid_client for wrong credentials, and asks again once the backoff (1 s at most) has passed', async () => {
+    let now = Date.now();
     const tokens = provider({
+      clock: () => now,
       credentials: { ...CREDENTIALS, tntsandbox1: { clientId: 'sandbox-client-1', clientSecret: 'wrong' } },
     });
     const before = tokenRequests();
     const error = (await rejectionOf(tokens.getToken('tntsandbox1'))) as UpstreamError;
     expect(error).toMatchObject({ area: 'oauth', status: 401, code: 'invalid_client', retryable: false });
     expect(error.message).not.toContain('wrong');
+    // Within the backoff the failure is answered without a request; the other vault is unaffected.
+    expect(await rejectionOf(tokens.getToken('tntsandbox1'))).toBe(error);
+    expect(tokenRequests()).toBe(before + 1);
+    await tokens.getToken('tntsandbox2');
+    now += 1_000;
     await expect(tokens.getToken('tntsandbox1')).rejects.toMatchObject({ code: 'invalid_client' });
-    expect(tokenRequests()).toBe(before + 2);
+    expect(tokenRequests()).toBe(before + 3);
   });
 
   it('requests the configured scope; a token without cards:read gets 403 on GET /cards', async () => {

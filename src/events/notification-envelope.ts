@@ -1,0 +1,302 @@
+import { VAULT_ID_PATTERN } from '../contracts/common.ts';
+import { redactPans } from '../lib/pan.ts';
+
+/**
+ * Tolerant reading of a signed notification's envelope and `details` (issue 19 item 3; contract §4
+ * and §8: "a signed notification is never refused because of its shape"). Every reader returns the
+ * member in a safe, bounded form or `undefined` when it is absent or unusable; none throws and none
+ * refuses. Free text is PAN-masked (src/lib/pan.ts `redactPans`) before it is cut to its bound, so a
+ * cut can never leave a card number unmasked. §4's lengths describe what the provider usually
+ * sends, not what the gateway may refuse.
+ */
+
+/** Longest kept `summary` or `description` (characters); longer text is truncated, not refused. */
+export const MAX_FREE_TEXT_CHARS = 1024;
+/** Longest kept identifier-like member (`fingerprint`, `org_id`, `integration_id`, ids, …), characters. */
+export const MAX_IDENTIFIER_CHARS = 256;
+/** Longest kept `event` name (characters). */
+export const MAX_EVENT_NAME_CHARS = 128;
+
+/**
+ * Which of the provider's areas produced a notification, from its `event` prefix (§8 table):
+ * `account_updater` (`au_card.*`), `network_tokens` (`network_token.*`), `card_management`
+ * (`cmp_au_card.*`, `cmp_network_token.*`: the card interface's own notifications), `unknown`
+ * (any other or no `event`).
+ */
+export type NotificationSource = 'account_updater' | 'network_tokens' | 'card_management' | 'unknown';
+
+/** What a notification is about, from its `event` prefix: a card, a network token, or not known. */
+export type NotificationFamily = 'card' | 'network_token' | 'unknown';
+
+/**
+ * A notification's `event`, classified.
+ * - `name`: the wire name as sent (PAN-masked, at most {@link MAX_EVENT_NAME_CHARS}); undefined when
+ *   `event` is not a string.
+ * - `family`, `source`: from the prefix (see {@link NotificationSource}).
+ * - `kind`: what follows the prefix (`updated`, `enrollment_failed`, …) when the family is known.
+ */
+export interface EventName {
+  readonly name: string | undefined;
+  readonly family: NotificationFamily;
+  readonly source: NotificationSource;
+  readonly kind: string | undefined;
+}
+
+const PREFIXES: readonly { prefix: string; family: NotificationFamily; source: NotificationSource }[] = [
+  { prefix: 'cmp_au_card.', family: 'card', source: 'card_management' },
+  { prefix: 'au_card.', family: 'card', source: 'account_updater' },
+  { prefix: 'cmp_network_token.', family: 'network_token', source: 'card_management' },
+  { prefix: 'network_token.', family: 'network_token', source: 'network_tokens' },
+];
+
+/** Classifies `event` (any JSON value) by its prefix; see {@link EventName}. */
+export function classifyEvent(event: unknown): EventName {
+  const name = readText(event, MAX_EVENT_NAME_CHARS);
+  if (name === undefined) return { name, family: 'unknown', source: 'unknown', kind: undefined };
+  for (const { prefix, family, source } of PREFIXES) {
+    if (name.startsWith(prefix)) return { name, family, source, kind: name.slice(prefix.length) };
+  }
+  return { name, family: 'unknown', source: 'unknown', kind: undefined };
+}
+
+/**
+ * A string member, PAN-masked, then cut to `max` characters (never splitting a surrogate pair);
+ * undefined when `value` is not a string or is empty.
+ */
+export function readText(value: unknown, max: number): string | undefined {
+  if (typeof value !== 'string' || value.length === 0) return undefined;
+  // Bounded before masking too, so a megabyte of digits costs no more than the bound.
+  const masked = redactPans(value.length > 4 * max ? value.slice(0, 4 * max) : value);
+  if (masked.length <= max) return masked;
+  let cut = masked.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
+  return cut;
+}
+
+const TIMESTAMP =
+  /^(\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01]))[T ]([01]\d|2[0-3])(:[0-5]\d:[0-5]\d)(\.\d{1,9})?(Z|z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?$/;
+
+/**
+ * An ISO 8601 date-time with or without a zone, normalised to `YYYY-MM-DDTHH:mm:ss[.ffffff](Z|±HH:MM)`:
+ * a zone-less value is read as UTC (the documented network token times, e.g.
+ * `2024-12-12T09:59:44.667670`), fractions beyond microseconds are cut, `+HHMM` becomes `+HH:MM`.
+ * Undefined for anything else (not refused: the member is then treated as absent).
+ */
+export function readTimestamp(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 40) return undefined;
+  const match = TIMESTAMP.exec(value);
+  if (!match) return undefined;
+  const [, date, hour, rest, fraction, zone] = match;
+  const normalisedZone =
+    zone === undefined || zone === 'Z' || zone === 'z'
+      ? 'Z'
+      : zone.length === 5
+        ? `${zone.slice(0, 3)}:${zone.slice(3)}`
+        : zone;
+  const normalised = `${date}T${hour}${rest}${fraction ? fraction.slice(0, 7) : ''}${normalisedZone}`;
+  return Number.isNaN(Date.parse(normalised)) ? undefined : normalised;
+}
+
+/** The vault id of `tenant`: 11 letters or digits (contract §2), else undefined. */
+export function readVaultId(value: unknown): string | undefined {
+  return typeof value === 'string' && VAULT_ID_PATTERN.test(value) ? value : undefined;
+}
+
+const NOTIFICATION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/**
+ * The notification `id`, kept exactly as sent so redeliveries are recognised: a UUID (what the
+ * provider sends), or any other 1-128 letters, digits, `.`, `_`, `:`, `-` starting with a letter or
+ * digit unless it holds something the PAN masker would mask (such an id is unusable: it is never
+ * echoed). Else undefined.
+ */
+export function readNotificationId(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (UUID.test(value)) return value;
+  return NOTIFICATION_ID.test(value) && redactPans(value) === value ? value : undefined;
+}
+
+/**
+ * `details`, decoded: a JSON object, or a string holding one (§8: both occur). Undefined for
+ * anything else (absent, a string that is not JSON, an array); never throws.
+ */
+export function readDetails(value: unknown): Record<string, unknown> | undefined {
+  let decoded = value;
+  if (typeof value === 'string') {
+    try {
+      decoded = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return isPlainObject(decoded) ? decoded : undefined;
+}
+
+/** True for a JSON object (not null, not an array). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** An integer in `[min, max]`, from a JSON number or a string of digits; else undefined. */
+export function readInteger(value: unknown, min: number, max: number): number | undefined {
+  const number =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\d{1,10}$/.test(value)
+        ? Number(value)
+        : NaN;
+  return Number.isInteger(number) && number >= min && number <= max ? number : undefined;
+}
+
+/** An expiry month 1-12 (number or 1-2 digit string); else undefined. */
+export function readMonth(value: unknown): number | undefined {
+  if (typeof value === 'string' && !/^\d{1,2}$/.test(value)) return undefined;
+  return readInteger(value, 1, 12);
+}
+
+/** An expiry year of two (read as 20YY) or four digits (number or string); else undefined. */
+export function readYear(value: unknown): number | undefined {
+  if (typeof value === 'string' && !/^(?:\d{2}|\d{4})$/.test(value)) return undefined;
+  const year = readInteger(value, 0, 9999);
+  if (year === undefined) return undefined;
+  if (year <= 99) return 2000 + year;
+  return year >= 1000 ? year : undefined;
+}
+
+/** An expiry date from a notification's `MMYY` member. `month` 1-12, `year` four digits (20YY). */
+export interface CardExpiry {
+  month: number;
+  year: number;
+}
+
+/**
+ * `MMYY` sent as a 4-character string or a number (which loses a leading zero: 129 is 0129); a
+ * month outside 1-12 or any other shape is undefined.
+ */
+export function readExpirationDate(value: unknown): Readonly<CardExpiry> | undefined {
+  let mmyy: string;
+  if (typeof value === 'string' && /^\d{4}$/.test(value)) mmyy = value;
+  else if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 9999)
+    mmyy = String(value).padStart(4, '0');
+  else return undefined;
+  const month = Number(mmyy.slice(0, 2));
+  if (month < 1 || month > 12) return undefined;
+  return Object.freeze({ month, year: 2000 + Number(mmyy.slice(2)) });
+}
+
+/**
+ * A masked account number that can show at most the BIN and last four: any string of 12-19 digits
+ * or mask characters (`*`, `X`, `x`, `•`; spaces and dashes dropped) is re-masked so everything but
+ * the first six and last four is `*` (a full PAN sent by mistake comes out masked too). Undefined
+ * for anything else.
+ */
+export function readMaskedAccountNumber(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 40) return undefined;
+  const compact = value.replace(/[ -]/g, '');
+  if (!/^[\d*Xx•]{12,19}$/.test(compact)) return undefined;
+  return `${compact.slice(0, 6)}${'*'.repeat(compact.length - 10)}${compact.slice(-4)}`;
+}
+
+/** A card id: `CRD` and 1-64 letters or digits (25 in v1, 52 in the card interface's test table, §8). */
+export function readCardId(value: unknown): string | undefined {
+  return typeof value === 'string' && /^CRD[A-Za-z0-9]{1,64}$/.test(value) ? value : undefined;
+}
+
+/** A string of exactly `digits` digits (e.g. last four), or one of `min`-`max` digits; else undefined. */
+export function readDigits(value: unknown, min: number, max = min): string | undefined {
+  const text = typeof value === 'number' && Number.isInteger(value) && value >= 0 ? String(value) : value;
+  return typeof text === 'string' && text.length >= min && text.length <= max && /^\d+$/.test(text)
+    ? text
+    : undefined;
+}
+
+/** The envelope members every event kind carries from its notification; see {@link readSenderMembers}. */
+export interface SenderMembers {
+  readonly fingerprint?: string;
+  readonly grouping?: string;
+  readonly occurrence?: number;
+  readonly orgId?: string;
+  readonly integrationId?: string;
+  readonly summary?: string;
+  readonly description?: string;
+}
+
+/**
+ * The sender's envelope members (contract §4), each present only when usable: identifiers and
+ * `grouping` (an open set: `exp_repeat`, `every_single`, `high_rate`, …) PAN-masked and cut to
+ * {@link MAX_IDENTIFIER_CHARS}, free text (`summary`, `description`) PAN-masked and cut to
+ * {@link MAX_FREE_TEXT_CHARS}, `occurrence` a non-negative integer.
+ */
+export function readSenderMembers(body: Record<string, unknown>): SenderMembers {
+  const members: Record<string, string | number | undefined> = {
+    fingerprint: readText(body.fingerprint, MAX_IDENTIFIER_CHARS),
+    grouping: readText(body.grouping, 64),
+    occurrence: readInteger(body.occurrence, 0, 1_000_000_000),
+    orgId: readText(body.org_id, MAX_IDENTIFIER_CHARS),
+    integrationId: readText(body.integration_id, MAX_IDENTIFIER_CHARS),
+    summary: readText(body.summary, MAX_FREE_TEXT_CHARS),
+    description: readText(body.description, MAX_FREE_TEXT_CHARS),
+  };
+  return definedOnly(members) as SenderMembers;
+}
+
+/** A copy of `record` without its undefined members (so optional members are absent, not undefined). */
+export function definedOnly<T extends Record<string, unknown>>(record: T): Partial<T> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/**
+ * Why a signed notification could not be mapped to an event: `not-an-object` (the JSON body is an
+ * array, string, number, …), `no-tenant` (no readable vault id: `tenant`, or `details.tenant_id` of a
+ * network token notification), `no-id` (no readable notification `id`, so redeliveries could not be
+ * recognised).
+ */
+export type UnmappedReason = 'not-an-object' | 'no-tenant' | 'no-id';
+
+/** The members every mapped notification starts from; see {@link readEnvelope}. */
+export interface Envelope {
+  readonly body: Record<string, unknown>;
+  readonly id: string;
+  readonly tenant: string;
+  readonly event: EventName;
+  /** `details` decoded (an empty object when absent or unusable). */
+  readonly details: Record<string, unknown>;
+  /** `timestamp`, else `details.occurred_at`, normalised; undefined when neither is usable. */
+  readonly timestamp: string | undefined;
+}
+
+/** Result of {@link readEnvelope}. */
+export type EnvelopeResult =
+  | { ok: true; envelope: Envelope }
+  | { ok: false; reason: UnmappedReason; tenant?: string; id?: string; event?: string };
+
+/**
+ * Reads what every notification needs to be mapped: an object with a notification `id`, a vault
+ * (`tenant`, or a network token notification's `details.tenant_id`) and whatever `event` it names.
+ * Anything else is an {@link UnmappedReason}, with the members that could be read.
+ */
+export function readEnvelope(json: unknown): EnvelopeResult {
+  if (!isPlainObject(json)) return { ok: false, reason: 'not-an-object' };
+  const event = classifyEvent(json.event);
+  const details = readDetails(json.details) ?? {};
+  const tenant =
+    readVaultId(json.tenant) ??
+    (event.family === 'network_token' ? readVaultId(details.tenant_id) : undefined);
+  const id = readNotificationId(json.id);
+  const known = definedOnly({ tenant, id, event: event.name });
+  if (tenant === undefined) return { ok: false, reason: 'no-tenant', ...known };
+  if (id === undefined) return { ok: false, reason: 'no-id', ...known };
+  return {
+    ok: true,
+    envelope: {
+      body: json,
+      id,
+      tenant,
+      event,
+      details,
+      timestamp: readTimestamp(json.timestamp) ?? readTimestamp(details.occurred_at),
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '../lib/logger.ts';
+import { redactPans } from '../lib/pan.ts';
+import { redactCardData } from '../lib/redaction.ts';
+import type { PublishOutcome } from './card-event-bus.ts';
+import type { EventLog, HistoryCursor, Logged } from './event-log.ts';
+import type { UnmappedReason } from './notification-envelope.ts';
+
+/** Longest stored body of an unmapped notification (characters of its redacted JSON); the rest is cut. */
+export const MAX_UNMAPPED_BODY_CHARS = 16 * 1024;
+
+/** The `tenant` of an unmapped notification that names no readable vault. */
+export const UNATTRIBUTED_TENANT = '';
+
+/**
+ * A signed notification the gateway could not map to an event (issue 19 item 3: authenticated
+ * notifications are never refused for their shape), kept for operators in the durable log.
+ * - `id`: the notification's `id` when readable, else {@link bodyDigestId} of the raw body (the
+ *   same on every redelivery of the same bytes, so a retry is recognised as a duplicate).
+ * - `tenant`: the vault id when readable, else {@link UNATTRIBUTED_TENANT}.
+ * - `type`, `reason`: why it could not be mapped ({@link UnmappedReason}).
+ * - `event`: the `event` wire name when readable (PAN-masked, at most 128 characters).
+ * - `timestamp`: when the gateway received it (ISO 8601 UTC).
+ * - `body`: the body as JSON text with every card number masked (BIN and last four) and every
+ *   security-code member replaced (src/lib/redaction.ts `redactCardData`), cut to
+ *   {@link MAX_UNMAPPED_BODY_CHARS}; `truncated` tells; `bodyBytes` the size received.
+ */
+export interface UnmappedNotification {
+  readonly id: string;
+  readonly tenant: string;
+  readonly type: UnmappedReason;
+  readonly reason: UnmappedReason;
+  readonly event?: string;
+  readonly timestamp: string;
+  readonly body: string;
+  readonly truncated: boolean;
+  readonly bodyBytes: number;
+}
+
+/**
+ * The id of a notification without a usable one: `body-sha256:` and the SHA-256 of its bytes, each
+ * hex digit written as a letter `a`-`p` (0 → a … f → p), so the id holds no digits the PAN masker
+ * could take for a card number and is shown the same everywhere.
+ */
+export function bodyDigestId(raw: Buffer): string {
+  const hex = createHash('sha256').update(raw).digest('hex');
+  let letters = '';
+  for (const digit of hex) letters += String.fromCharCode(97 + Number.parseInt(digit, 16));
+  return `body-sha256:${letters}`;
+}
+
+/**
+ * Builds the stored, redacted form of an unmapped notification.
+ * @param raw the exact request body bytes (already verified).
+ * @param json its parse (any JSON value).
+ * @param read what could be read: `reason`, and `tenant`, `id`, `event` when readable.
+ * @param receivedAt ISO 8601 time of receipt.
+ */
+export function unmappedNotificationOf(
+  raw: Buffer,
+  json: unknown,
+  read: { reason: UnmappedReason; tenant?: string; id?: string; event?: string },
+  receivedAt: string,
+): UnmappedNotification {
+  // Redacted as a value (numbers shaped like a PAN, security-code members), then as text (a PAN
+  // inside any string); only then cut, so a cut never leaves digits of a PAN behind.
+  const redacted = redactPans(JSON.stringify(redactCardData(json)) ?? 'null');
+  const truncated = redacted.length > MAX_UNMAPPED_BODY_CHARS;
+  return Object.freeze({
+    id: read.id ?? bodyDigestId(raw),
+    tenant: read.tenant ?? UNATTRIBUTED_TENANT,
+    type: read.reason,
+    reason: read.reason,
+    ...(read.event !== undefined ? { event: read.event } : {}),
+    timestamp: receivedAt,
+    body: truncated ? redacted.slice(0, MAX_UNMAPPED_BODY_CHARS) : redacted,
+    truncated,
+    bodyBytes: raw.length,
+  });
+}
+
+/** Where the webhook receiver keeps unmapped notifications; see {@link UnmappedNotificationStore}. */
+export interface UnmappedNotificationSink {
+  /**
+   * Stores `entry` durably unless the same (tenant, id) is already stored.
+   * @returns `published` (stored) or `duplicate`.
+   * @throws the log's append errors (the receiver answers 503 so the sender retries).
+   */
+  record(entry: UnmappedNotification): Promise<PublishOutcome>;
+}
+
+/** Options of {@link UnmappedNotificationStore}. */
+export interface UnmappedNotificationStoreOptions {
+  /** The durable log of kind `UNMAPPED_NOTIFICATION_LOG` (sqlite or Redis, like the event logs). */
+  log: EventLog<UnmappedNotification>;
+  logger: Logger;
+  /** How often retention runs (ms); default 60 s. */
+  trimIntervalMs?: number;
+}
+
+/**
+ * The operators' record of unmapped notifications (issue 19 item 3): appended durably by the
+ * webhook receiver (acknowledged only once stored, so a SIGKILL loses none), listed by
+ * `Query.unmappedNotifications`, trimmed by the event retention policy.
+ */
+export class UnmappedNotificationStore implements UnmappedNotificationSink {
+  readonly #log: EventLog<UnmappedNotification>;
+  readonly #logger: Logger;
+  readonly #trimTimer: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(options: UnmappedNotificationStoreOptions) {
+    this.#log = options.log;
+    this.#logger = options.logger;
+    this.#trimTimer = setInterval(() => this.#trim(), options.trimIntervalMs ?? 60_000);
+    this.#trimTimer.unref();
+  }
+
+  /** See {@link UnmappedNotificationSink.record}. @throws Error once closed. */
+  async record(entry: UnmappedNotification): Promise<PublishOutcome> {
+    if (this.#closed) throw new Error('unmapped notification store is closed');
+    const result = await this.#log.append(entry);
+    return result.outcome === 'appended' ? 'published' : 'duplicate';
+  }
+
+  /**
+   * Stored entries of `tenants` (vault ids; {@link UNATTRIBUTED_TENANT} for those naming no vault)
+   * ordered by receipt time then position, strictly after `after`, at most `limit`.
+   */
+  history(
+    tenants: readonly string[],
+    after: HistoryCursor | null,
+    limit: number,
+  ): Promise<Logged<UnmappedNotification>[]> {
+    return this.#log.history({ tenants }, after, limit);
+  }
+
+  /** Resolves when the log's backend answers (readiness). */
+  ping(): Promise<void> {
+    return this.#log.ping();
+  }
+
+  /** Stops retention and closes the log (appends in flight finish first). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#trimTimer);
+    await this.#log.close();
+  }
+
+  #trim(): void {
+    this.#log.trim().then(
+      (dropped) =>
+        dropped > 0 && this.#logger.info({ dropped, log: 'unmapped_notifications' }, 'retention applied'),
+      (error: unknown) =>
+        this.#logger.error(
+          { err: (error as Error).message, log: 'unmapped_notifications' },
+          'retention failed',
+        ),
+    );
+  }
+}

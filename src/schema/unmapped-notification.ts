@@ -1,0 +1,106 @@
+import { InputValidationError } from '@pothos/plugin-validation';
+import type { GraphQLContext } from '../context.ts';
+import type { Logged } from '../events/event-log.ts';
+import { UNATTRIBUTED_TENANT, type UnmappedNotification } from '../events/unmapped-notification.ts';
+import { builder } from './builder.ts';
+import { costExtension, EVENT_PAGE_SIZE, eventHistoryPage } from './paging.ts';
+import { vaultIdArg, vaultOf } from './vault.ts';
+
+/**
+ * Operators' view of the signed notifications the gateway could not map to an event (issue 19 item
+ * 3): they were acknowledged (2xx) and stored redacted in the durable log rather than refused.
+ *
+ * Scope: `operator:read`, a scope of the gateway itself (src/auth/viewer.ts `GATEWAY_SCOPES`),
+ * granted only when a token names it: reading what senders posted is an operator's task, not a card
+ * client's, so no upstream scope implies it.
+ *
+ * Tenancy: an operator sees the entries of the vaults of their token, and the unattributed entries
+ * (no readable vault). The webhook endpoint and its signing secrets belong to the gateway, not to a
+ * vault, so a notification that names no vault can only be the operator's to look at; its body is
+ * redacted like every stored notification (card numbers masked, security codes removed).
+ */
+
+const UnmappedReasonEnum = builder.enumType('UnmappedNotificationReason', {
+  description: 'Why a signed notification could not be mapped to an event.',
+  values: {
+    NOT_AN_OBJECT: { value: 'not-an-object', description: 'The JSON body is not an object.' },
+    NO_TENANT: {
+      value: 'no-tenant',
+      description:
+        'No vault could be read (`tenant`, or `details.tenant_id` of a network token notification).',
+    },
+    NO_ID: {
+      value: 'no-id',
+      description: 'No notification `id` could be read, so redeliveries could not be recognised.',
+    },
+  } as const,
+});
+
+const UnmappedNotificationRef = builder
+  .objectRef<Logged<UnmappedNotification>>('UnmappedNotification')
+  .implement({
+    description:
+      'A signed notification the gateway acknowledged but could not map to an event, kept (redacted) for operators.',
+    fields: (t) => ({
+      id: t.id({
+        description:
+          'The notification `id` when it had a readable one, else `body-sha256:` and the SHA-256 of the body with its hex digits written as letters a-p (the same for every redelivery).',
+        resolve: (entry) => entry.id,
+      }),
+      vaultId: t.string({
+        nullable: true,
+        description: 'The vault the notification named, or null when none could be read.',
+        resolve: (entry) => (entry.tenant === UNATTRIBUTED_TENANT ? null : entry.tenant),
+      }),
+      reason: t.field({
+        type: UnmappedReasonEnum,
+        description: 'Why it could not be mapped.',
+        resolve: (entry) => entry.reason,
+      }),
+      event: t.string({
+        nullable: true,
+        description: 'The notification `event` when it had a readable one (at most 128 characters).',
+        resolve: (entry) => entry.event,
+      }),
+      receivedAt: t.field({
+        type: 'DateTime',
+        description: 'When the gateway received it (ISO 8601 UTC).',
+        resolve: (entry) => entry.timestamp,
+      }),
+      body: t.string({
+        description:
+          'The body as JSON text, redacted: card numbers masked to BIN and last four, security codes replaced by `[redacted]`; cut to 16,384 characters (see `truncated`).',
+        resolve: (entry) => entry.body,
+      }),
+      truncated: t.boolean({
+        description: 'True when `body` was cut.',
+        resolve: (entry) => entry.truncated,
+      }),
+      bodyBytes: t.int({
+        description: 'Size of the body as received, in bytes.',
+        resolve: (entry) => entry.bodyBytes,
+      }),
+    }),
+  });
+
+builder.queryField('unmappedNotifications', (t) =>
+  t.connection({
+    type: UnmappedNotificationRef,
+    description:
+      "Signed notifications the gateway acknowledged but could not map to an event (issue 19 item 3), oldest first by receipt, within the event retention period; needs the `operator:read` scope. Without `vaultId`: those of the token's vaults and those naming no vault; with `vaultId`: that vault's only. Forward pagination only (`first`, `after`).",
+    authScopes: { scope: 'operator:read' },
+    extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
+    errors: { types: [InputValidationError] },
+    args: { vaultId: t.arg.string(vaultIdArg) },
+    resolve: (_root, args, context) =>
+      eventHistoryPage(args, 'unmapped notification', (after, limit) =>
+        context.unmappedNotifications.history(tenantsOf(context, args.vaultId), after, limit),
+      ),
+  }),
+);
+
+/** The tenants an operator may read: `vaultId` (checked against the token), else the token's vaults and the unattributed entries. */
+function tenantsOf(context: GraphQLContext, vaultId: string | null | undefined): string[] {
+  if (vaultId) return [vaultOf(context, vaultId)];
+  return [...(context.viewer?.vaults ?? []), UNATTRIBUTED_TENANT];
+}

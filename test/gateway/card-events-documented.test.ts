@@ -1,0 +1,314 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.ts';
+import { graphql } from '../generated/index.ts';
+import {
+  assertNoTestPanIn,
+  CARD_INTERFACE_TEST_CARD_IDS,
+  collect,
+  DOCUMENTED_V1_DETAILS,
+  documentedNetworkTokenNotification,
+  documentedV1Notification,
+  notification,
+  postNotification,
+  TEST_CARD_ID,
+  useStack,
+  waitForSubscribers,
+} from '../support/fixtures.ts';
+
+/**
+ * Issue 19 item 3 end to end on the gateway: a signed notification of every documented shape
+ * (sandbox contract §8; /work/shared/provider-docs/examples.json) reaches live subscribers and the
+ * history; a signed notification that cannot be mapped is acknowledged, stored redacted, counted and
+ * listed to operators (`operator:read`) of its vault only.
+ */
+
+const LiveCardEvents = graphql(`
+  subscription CED_Live {
+    cardEvents {
+      id
+      type
+      event
+      source
+      cardId
+      failureReason
+      occurredAt
+      createdAt
+      oldAccountNumber
+      newAccountNumber
+      oldExpiry { month year }
+      newExpiry { month year }
+    }
+  }
+`);
+
+const CardEventHistory = graphql(`
+  query CED_History {
+    cardEvents(first: 100) {
+      __typename
+      ... on QueryCardEventsSuccess { data { edges { node { id type event source cardId failureReason } } } }
+    }
+  }
+`);
+
+const LiveTokenEvents = graphql(`
+  subscription CED_LiveTokens {
+    networkTokenEvents {
+      id
+      type
+      event
+      source
+      tenant
+      panAlias
+      state
+      stateName
+      networkTokenId
+      networkTokenLast4
+      expiresAt
+      cardBin
+      cardLast4
+      cardExpMonth
+      cardExpYear
+      paymentAccountReference
+      timestamp
+      occurredAt
+      createdAt
+      updatedAt
+    }
+  }
+`);
+
+const TokenEventHistory = graphql(`
+  query CED_TokenHistory {
+    networkTokenEvents(first: 10) {
+      __typename
+      ... on QueryNetworkTokenEventsSuccess { data { edges { node { id type stateName panAlias createdAt } } } }
+    }
+  }
+`);
+
+const Unmapped = graphql(`
+  query CED_Unmapped($vaultId: String) {
+    unmappedNotifications(first: 50, vaultId: $vaultId) {
+      __typename
+      ... on QueryUnmappedNotificationsSuccess {
+        data { edges { node { id vaultId reason event receivedAt body truncated bodyBytes } } }
+      }
+      ... on Error { code }
+    }
+  }
+`);
+
+/** Waits until `count` live `networkTokenEvents` subscriptions of `tenant` are registered. */
+async function waitForTokenSubscribers(app: App, tenant: string, count: number): Promise<void> {
+  await expect
+    .poll(() => app.networkTokenEvents?.subscriberCount(tenant) ?? 0, { timeout: 5_000, interval: 10 })
+    .toBe(count);
+}
+
+describe('documented notifications on the gateway (issue 19 item 3)', () => {
+  const t = useStack();
+
+  afterEach(async () => {
+    await waitForSubscribers(t.stack.app, 'tntsandbox1', 0);
+  });
+
+  it('delivers the v1 per-event subsets, cmp_au_card.* with 52-character ids, enrollment_failed and an unknown kind live and in history', async () => {
+    const interfaceCard = CARD_INTERFACE_TEST_CARD_IDS['5100260000069201']!;
+    const failedCard = CARD_INTERFACE_TEST_CARD_IDS['5100260000079200']!;
+    const sent = [
+      ...Object.keys(DOCUMENTED_V1_DETAILS).map((event) => documentedV1Notification(event)),
+      notification({ event: 'cmp_au_card.updated', cardId: interfaceCard }),
+      notification({
+        event: 'cmp_au_card.enrollment_failed',
+        cardId: failedCard,
+        details: { reason_code: 'validation-failed' },
+      }),
+      notification({ event: 'cmp_au_card.card_reissued', timestamp: '2024-12-12T09:59:44.667670' }),
+    ];
+    const live = collect(t.stack.wsClient(t.vault1Token), LiveCardEvents, {}, sent.length);
+    await waitForSubscribers(t.stack.app, 'tntsandbox1', 1);
+    for (const body of sent) {
+      expect(await postNotification(t.stack.url, body)).toEqual({
+        status: 200,
+        body: { data: { id: body.id, status: 'accepted' } },
+      });
+    }
+    const expected = [
+      [sent[0]!.id, 'UPDATED', 'au_card.updated', 'ACCOUNT_UPDATER', TEST_CARD_ID, null],
+      [sent[1]!.id, 'EXPIRED', 'au_card.expired', 'ACCOUNT_UPDATER', TEST_CARD_ID, null],
+      [sent[2]!.id, 'CLOSED', 'au_card.closed', 'ACCOUNT_UPDATER', TEST_CARD_ID, null],
+      [sent[3]!.id, 'NON_PARTICIPATING', 'au_card.non_participating', 'ACCOUNT_UPDATER', TEST_CARD_ID, null],
+      [
+        sent[4]!.id,
+        'CONTACT_CARDHOLDER_ADVICE',
+        'au_card.contact_cardholder_advice',
+        'ACCOUNT_UPDATER',
+        TEST_CARD_ID,
+        null,
+      ],
+      [sent[5]!.id, 'UPDATED', 'cmp_au_card.updated', 'CARD_MANAGEMENT', interfaceCard, null],
+      [
+        sent[6]!.id,
+        'ENROLLMENT_FAILED',
+        'cmp_au_card.enrollment_failed',
+        'CARD_MANAGEMENT',
+        failedCard,
+        'validation-failed',
+      ],
+      [sent[7]!.id, 'OTHER', 'cmp_au_card.card_reissued', 'CARD_MANAGEMENT', TEST_CARD_ID, null],
+    ];
+    const received = (await live).map((result) => {
+      expect(result.errors).toBeUndefined();
+      return result.data!.cardEvents;
+    });
+    expect(received.map((e) => [e.id, e.type, e.event, e.source, e.cardId, e.failureReason])).toEqual(
+      expected,
+    );
+    // v1 non_participating: card id and occurrence time only, every other details member null.
+    expect(received[3]).toMatchObject({
+      occurredAt: '2026-11-21T05:01:02.123Z',
+      createdAt: null,
+      oldAccountNumber: null,
+      newAccountNumber: null,
+      oldExpiry: null,
+      newExpiry: null,
+    });
+    expect(received[2]).toMatchObject({ oldAccountNumber: '510026******2002', newExpiry: null });
+
+    const history = await t.stack.execute(CardEventHistory, {}, t.vault1Token);
+    expect(history.data?.cardEvents.__typename).toBe('QueryCardEventsSuccess');
+    if (history.data?.cardEvents.__typename !== 'QueryCardEventsSuccess') return;
+    const nodes = history.data.cardEvents.data.edges.map(({ node }) => node);
+    const byId = new Map(nodes.map((node) => [node.id, node]));
+    for (const [id, type, event, source, cardId, failureReason] of expected) {
+      expect(byId.get(id as string)).toEqual({ id, type, event, source, cardId, failureReason });
+    }
+  });
+
+  it('delivers the network_token.updated example of examples.json (object details) live and in history', async () => {
+    const vault = 'tntt0fzksdr';
+    const token = await t.stack.token({ vaults: [vault] });
+    const live = collect(t.stack.wsClient(token), LiveTokenEvents, {}, 1);
+    await waitForTokenSubscribers(t.stack.app, vault, 1);
+    const body = documentedNetworkTokenNotification();
+    expect(typeof body.details).toBe('object');
+    expect(await postNotification(t.stack.url, body)).toEqual({
+      status: 200,
+      body: { data: { id: 'd82e56a0-3b6e-417a-a7cb-674f84d806e3', status: 'accepted' } },
+    });
+    const [result] = await live;
+    expect(result?.errors).toBeUndefined();
+    expect(result?.data?.networkTokenEvents).toEqual({
+      id: 'd82e56a0-3b6e-417a-a7cb-674f84d806e3',
+      type: 'UPDATED',
+      event: 'network_token.updated',
+      source: 'NETWORK_TOKENS',
+      tenant: vault,
+      panAlias: '5114103XX3542293',
+      state: null,
+      stateName: 'CARD_UPDATED',
+      networkTokenId: '0e28d9f6-d8a3-43ca-9bd8-b99c477c2b4c',
+      networkTokenLast4: '5022',
+      expiresAt: '2027-10',
+      cardBin: '511410',
+      cardLast4: '2293',
+      cardExpMonth: 12,
+      cardExpYear: 2025,
+      paymentAccountReference: null,
+      timestamp: '2024-12-16T18:30:25.383Z',
+      occurredAt: null,
+      createdAt: '2024-12-12T09:59:44.667670Z',
+      updatedAt: '2024-12-12T09:59:44.667670Z',
+    });
+    const history = await t.stack.execute(TokenEventHistory, {}, token);
+    expect(history.data?.networkTokenEvents).toEqual({
+      __typename: 'QueryNetworkTokenEventsSuccess',
+      data: {
+        edges: [
+          {
+            node: {
+              id: 'd82e56a0-3b6e-417a-a7cb-674f84d806e3',
+              type: 'UPDATED',
+              stateName: 'CARD_UPDATED',
+              panAlias: '5114103XX3542293',
+              createdAt: '2024-12-12T09:59:44.667670Z',
+            },
+          },
+        ],
+      },
+    });
+    await waitForTokenSubscribers(t.stack.app, vault, 0);
+  });
+
+  it('acknowledges an unmappable notification, stores it redacted, counts it and lists it to operator:read of its vault only', async () => {
+    const pan = '4111111111111111';
+    const counted = async () =>
+      (await t.stack.app.metrics.webhookNotifications.get()).values
+        .filter((sample) => sample.labels.outcome === 'unmapped')
+        .reduce((sum, sample) => sum + sample.value, 0);
+    const before = await counted();
+    const noTenant = notification({ envelope: { tenant: undefined, summary: `card ${pan}` } });
+    const noId = notification({
+      envelope: { id: undefined, cvc: '737' },
+      details: { old_account_number: pan },
+    });
+    const notObject = `[${pan}]`;
+    const answers = [
+      await postNotification(t.stack.url, noTenant),
+      await postNotification(t.stack.url, noId),
+      await postNotification(t.stack.url, notObject),
+    ];
+    expect(
+      answers.map((answer) => [answer.status, (answer.body as { data: { status: string } }).data.status]),
+    ).toEqual([
+      [200, 'unmapped'],
+      [200, 'unmapped'],
+      [200, 'unmapped'],
+    ]);
+    expect(await counted()).toBe(before + 3);
+
+    const operator = await t.stack.token({ vaults: ['tntsandbox1'], scopes: ['operator:read'] });
+    const listed = await t.stack.execute(Unmapped, {}, operator);
+    expect(listed.errors).toBeUndefined();
+    const result = listed.data?.unmappedNotifications;
+    if (result?.__typename !== 'QueryUnmappedNotificationsSuccess') throw new Error(JSON.stringify(listed));
+    const nodes = result.data.edges.map(({ node }) => node);
+    expect(nodes.map((node) => [node.vaultId, node.reason, node.event])).toEqual([
+      [null, 'NO_TENANT', 'au_card.updated'],
+      ['tntsandbox1', 'NO_ID', 'au_card.updated'],
+      [null, 'NOT_AN_OBJECT', null],
+    ]);
+    expect(nodes[0]!.id).toBe(noTenant.id);
+    expect(nodes[2]!.id).toMatch(/^body-sha256:[a-p]{64}$/);
+    expect(JSON.parse(nodes[0]!.body).summary).toBe('card 411111******1111');
+    expect(JSON.parse(nodes[1]!.body).cvc).toBe('[redacted]');
+    expect(nodes[2]).toMatchObject({ body: '["411111******1111"]', truncated: false, bodyBytes: 18 });
+    assertNoTestPanIn(JSON.stringify(listed));
+
+    // Another vault's operator sees the unattributed entries, not tntsandbox1's.
+    const otherOperator = await t.stack.token({ vaults: ['tntsandbox2'], scopes: ['operator:read'] });
+    const other = await t.stack.execute(Unmapped, {}, otherOperator);
+    if (other.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
+      throw new Error(JSON.stringify(other));
+    expect(other.data.unmappedNotifications.data.edges.map(({ node }) => node.reason)).toEqual([
+      'NO_TENANT',
+      'NOT_AN_OBJECT',
+    ]);
+    const ofVault = await t.stack.execute(Unmapped, { vaultId: 'tntsandbox1' }, operator);
+    if (ofVault.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
+      throw new Error(JSON.stringify(ofVault));
+    expect(ofVault.data.unmappedNotifications.data.edges.map(({ node }) => node.reason)).toEqual(['NO_ID']);
+
+    // Without the scope (every upstream scope, but not operator:read): forbidden.
+    const withoutScope = await t.stack.execute(Unmapped, {}, t.vault1Token);
+    expect(withoutScope.data?.unmappedNotifications).toEqual({
+      __typename: 'ForbiddenError',
+      code: 'forbidden',
+    });
+    const foreignVault = await t.stack.execute(Unmapped, { vaultId: 'tntsandbox2' }, operator);
+    expect(foreignVault.data?.unmappedNotifications).toEqual({
+      __typename: 'ForbiddenError',
+      code: 'vault-not-allowed',
+    });
+  });
+});
