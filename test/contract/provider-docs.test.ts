@@ -911,8 +911,12 @@ function v1Notification(event: string, form: 'object' | 'string') {
   const timestamp = nextTimestamp();
   const expected: Record<string, unknown> = {
     tenant: REPLAY_VAULT,
+    source: 'ACCOUNT_UPDATER',
+    event,
     type: event.slice(event.indexOf('.') + 1).toUpperCase(),
     timestamp: at(timestamp),
+    // No documented v1 event's details carry a new account number.
+    newAccountNumber: null,
   };
   for (const [member, [field, value]] of Object.entries(V1_VALUES)) {
     expected[field] = members.includes(member) ? value : null;
@@ -920,10 +924,35 @@ function v1Notification(event: string, form: 'object' | 'string') {
   return { body: envelope(event, details, form, timestamp), expected };
 }
 
-const CARD_EVENT_FIELDS =
-  'id tenant cardId type timestamp occurredAt oldAccountNumber newAccountNumber oldExpiry { month year } newExpiry { month year }';
-const NETWORK_TOKEN_EVENT_FIELDS =
-  'id tenant panAlias type state networkTokenLast4 expiresAt timestamp createdAt occurredAt';
+const CARD_EVENT_FIELDS = `id tenant source event type cardId timestamp occurredAt oldAccountNumber newAccountNumber
+  oldExpiry { month year } newExpiry { month year }`;
+const NETWORK_TOKEN_EVENT_FIELDS = `id tenant source event type panAlias state stateName networkTokenId networkTokenLast4
+  expiresAt cardBin cardLast4 cardExpMonth cardExpYear paymentAccountReference timestamp createdAt updatedAt occurredAt`;
+
+/**
+ * What the graph must show of the documented `network_token.updated` details, member by member:
+ * `state` `CARD_UPDATED` is no token state, so `state` is null and `stateName` carries it; the empty
+ * `payment_account_reference` is none; `network_token` (the token number) is never shown; the
+ * example sends no `occurred_at`.
+ */
+const DOCUMENTED_NETWORK_TOKEN_DETAILS = {
+  tenant: 'tntt0fzksdr',
+  type: 'UPDATED',
+  panAlias: '5114103XX3542293',
+  state: null,
+  stateName: 'CARD_UPDATED',
+  networkTokenId: '0e28d9f6-d8a3-43ca-9bd8-b99c477c2b4c',
+  networkTokenLast4: '5022',
+  expiresAt: '2027-10',
+  cardBin: '511410',
+  cardLast4: '2293',
+  cardExpMonth: 12,
+  cardExpYear: 2025,
+  paymentAccountReference: null,
+  createdAt: at('2024-12-12T09:59:44.667670'),
+  updatedAt: at('2024-12-12T09:59:44.667670'),
+  occurredAt: null,
+};
 
 /** The documented `network_token.updated` example, posted literally. */
 function documentedNetworkTokenNotification(): NotificationCase {
@@ -937,16 +966,11 @@ function documentedNetworkTokenNotification(): NotificationCase {
     stream: 'networkTokenEvents',
     filter: { panAlias: '5114103XX3542293' },
     expected: {
+      ...DOCUMENTED_NETWORK_TOKEN_DETAILS,
       id: 'd82e56a0-3b6e-417a-a7cb-674f84d806e3',
-      tenant: 'tntt0fzksdr',
-      panAlias: '5114103XX3542293',
-      type: 'UPDATED',
-      state: 'CARD_UPDATED',
-      networkTokenLast4: '5022',
-      expiresAt: '2027-10',
+      source: 'NETWORK_TOKENS',
+      event: 'network_token.updated',
       timestamp: at('2024-12-16T18:30:25.383Z'),
-      createdAt: at('2024-12-12T09:59:44.667670'),
-      occurredAt: at('2024-12-12T09:59:44.667670'),
     },
   };
 }
@@ -980,12 +1004,9 @@ function cmpNotifications(): NotificationCase[] {
         stream: 'networkTokenEvents',
         filter: { panAlias: '5114103XX3542293' },
         expected: {
-          tenant: REPLAY_VAULT,
-          panAlias: '5114103XX3542293',
-          type: 'UPDATED',
-          state: 'CARD_UPDATED',
-          networkTokenLast4: '5022',
-          expiresAt: '2027-10',
+          ...DOCUMENTED_NETWORK_TOKEN_DETAILS,
+          source: 'CARD_MANAGEMENT',
+          event,
           timestamp: at(timestamp),
         },
       };
@@ -1003,10 +1024,16 @@ function cmpNotifications(): NotificationCase[] {
       filter: { cardId },
       expected: {
         tenant: REPLAY_VAULT,
-        cardId,
+        source: 'CARD_MANAGEMENT',
+        event,
         type: event.slice(event.indexOf('.') + 1).toUpperCase(),
+        cardId,
         occurredAt: at(occurredAt),
         timestamp: at(timestamp),
+        oldAccountNumber: null,
+        newAccountNumber: null,
+        oldExpiry: null,
+        newExpiry: null,
       },
     };
   });
