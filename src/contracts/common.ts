@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cardBrandOf } from '../lib/pan.ts';
 
 /**
  * Rules shared by several REST areas, each written once: identifiers, aliases, card data formats,
@@ -35,6 +36,49 @@ export const tokAlias = z.string().regex(TOK_ALIAS_PATTERN, 'must be a tok_ alia
  * nine characters, a letter, up to nine characters, four trailing digits.
  */
 export const FORMAT_PRESERVING_ALIAS_PATTERN = /^\d{6}[0-9A-Za-z]{0,9}[A-Za-z][0-9A-Za-z]{0,9}\d{4}$/;
+
+/**
+ * An all-digit alias of a PAN, as the provider's network token documentation shows one
+ * (`9914040119524512000`, 19 digits; sandbox contract §8 "Network token `pan_alias`"): 13 to 19
+ * digits. Such a value has the shape of a PAN, so {@link isPanAlias} takes it only when it does not
+ * start like a card of a known family (a PAN passed by mistake, even mistyped, never becomes an alias;
+ * the documented example starts with 99, which no card family uses).
+ */
+export const DIGIT_ALIAS_PATTERN = /^\d{13,19}$/;
+
+/** Most characters of an alias wherever one is taken (the `tok_` form's bound, {@link TOK_ALIAS_PATTERN}). */
+export const PAN_ALIAS_MAX_LENGTH = 128;
+
+/**
+ * A value safe to put as one URL path segment as it is: 1 to {@link PAN_ALIAS_MAX_LENGTH}
+ * characters, none of `/`, `?`, `#`, `%`, `\`, white space or control characters, and not `.` or
+ * `..` (which would move up the path). The issue 19 rule for every alias that goes into a path.
+ */
+export function isSafePathSegment(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length >= 1 &&
+    value.length <= PAN_ALIAS_MAX_LENGTH &&
+    value !== '.' &&
+    value !== '..' &&
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+    !/[/?#%\\\s\u0000-\u001f\u007f]/.test(value)
+  );
+}
+
+/**
+ * Whether `value` is an alias of a PAN in one of the documented forms (sandbox contract §6, §8): a
+ * `tok_` alias (`tok_sandbox_…`, `tok_svzgzzX8SDJMRjk93GVKG6b`), a format-preserving alias
+ * (`5573495XTjZP21V7312`), or an all-digit alias ({@link DIGIT_ALIAS_PATTERN},
+ * `9914040119524512000`) that does not start like a card of a known family; and always a safe path
+ * segment ({@link isSafePathSegment}). A plain PAN is never an alias.
+ */
+export function isPanAlias(value: unknown): value is string {
+  if (!isSafePathSegment(value)) return false;
+  if (TOK_ALIAS_PATTERN.test(value) || FORMAT_PRESERVING_ALIAS_PATTERN.test(value)) return true;
+  // Digits starting like a card of a known family are taken for a PAN, Luhn-valid or mistyped.
+  return DIGIT_ALIAS_PATTERN.test(value) && cardBrandOf(value) === undefined;
+}
 
 /** Vault (tenant) id: 11 letters or digits (spec, notification `tenant` 11 to 11; contract §2). */
 export const VAULT_ID_PATTERN = /^[A-Za-z0-9]{11}$/;
@@ -109,6 +153,29 @@ export const billingAddress = z.object({
   country: z.string().optional(),
   postal_code: z.string().optional(),
   phone: z.string().optional(),
+});
+
+/** A member of an answer's address that may be absent or `null`, read as absent (tolerant reader). */
+const answerAddressLine = z
+  .string()
+  .nullish()
+  .transform((line) => line ?? undefined);
+
+/**
+ * {@link billingAddress} as upstream answers carry it (issue 19, tolerant reader): each member may also
+ * be `null`, read as absent, and unknown members are ignored, so an address line the provider leaves
+ * empty never fails the read. Output type equals {@link billingAddress}'s.
+ */
+export const billingAddressAnswer = z.object({
+  name: answerAddressLine,
+  company: answerAddressLine,
+  address1: answerAddressLine,
+  address2: answerAddressLine,
+  city: answerAddressLine,
+  region: answerAddressLine,
+  country: answerAddressLine,
+  postal_code: answerAddressLine,
+  phone: answerAddressLine,
 });
 
 /**

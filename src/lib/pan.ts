@@ -73,6 +73,19 @@ export function maskPan(pan: string): string {
 }
 
 /**
+ * A card number as an upstream answer carries it (digits as a string, or a JSON number read as its
+ * source text so no digit is lost), masked at once with {@link maskPan}: the one rule of every
+ * upstream client that receives a plain PAN (the card interface check's `pan` values, the v1 card
+ * check's `number`; sandbox contract §8).
+ * @returns the masked number (`510026******3001`), or undefined when `value` is not 12 to 19 digits
+ *   (a JSON number beyond 2^53 that was not read as source text is refused: its digits are lost).
+ */
+export function maskedPanOf(value: string | number): string | undefined {
+  const digits = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : '') : value;
+  return /^\d{12,19}$/.test(digits) ? maskPan(digits) : undefined;
+}
+
+/**
  * A digit run: groups of at least three digits joined by one separator character of
  * {@link PAN_GROUP_SEPARATORS} (card numbers as written or smuggled: `4111 1111 1111 1111`,
  * `3782-822463-10005`, `4000.0566.5566.5556`, `Pan_4111_1111_1111_1111`, `4111x1111x1111x1111`,

@@ -1,13 +1,16 @@
 import type { z } from 'zod';
 import {
   ACCOUNT_UPDATER_CAPABILITY,
-  type cardCheckDocument,
+  CARD_CHECK_NAME_MAX_LENGTH,
   cardCheckRequest,
+  type cardCheckResult,
   ENROLLING_EVENT,
   enrolRequest,
+  isCardCheckNumber,
   type merchant as merchantAnswer,
+  merchantIdOf,
   type merchantRequest,
-  type v1CardDocument,
+  type v1Card as v1CardAnswer,
 } from '../contracts/account-updater.ts';
 import type { billingAddress } from '../contracts/common.ts';
 import { FORMAT_PRESERVING_ALIAS_PATTERN } from '../contracts/common.ts';
@@ -54,8 +57,35 @@ export const SANDBOX_MERCHANTS: Readonly<Record<string, readonly RegisteredMerch
   ],
 };
 
-/** The `merchant` member of v1 answers. */
-type MerchantOut = Required<z.input<typeof merchantAnswer>>;
+/** The merchant a v1 card or check names: the registered one with the request's `sub_merchant_name`. */
+interface MerchantOut {
+  serviceMerchantId: string;
+  subMerchantName: string;
+  subMerchantMid: number;
+}
+
+/**
+ * The `merchant` member of v1 answers in the wire reading: the merchant id as `vgs_merchant_id`
+ * (documented, sandbox contract §8) or `service_merchant_id` (specification).
+ */
+function merchantAnswerOf(merchant: MerchantOut, wire: SandboxWire): z.input<typeof merchantAnswer> {
+  return {
+    ...(wire === 'documented'
+      ? { vgs_merchant_id: merchant.serviceMerchantId }
+      : { service_merchant_id: merchant.serviceMerchantId }),
+    sub_merchant_name: merchant.subMerchantName,
+    sub_merchant_mid: merchant.subMerchantMid,
+  };
+}
+
+/** A card check result on the wire (`cardCheckResult` of the contract, its input side). */
+type CheckResult = z.input<typeof cardCheckResult>;
+
+/**
+ * `JSON.rawJSON` (Node 21+, not in the es2024 library types): a JSON number written from its digits,
+ * so a 19-digit PAN the documented card check answers keeps every digit.
+ */
+const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
 
 type Merchant = z.output<typeof merchantRequest>;
 
@@ -133,22 +163,26 @@ function resolveNumber(
 }
 
 /**
- * Applies enrol rules 1-3 of the spec to the `merchant` member.
+ * Applies enrol rules 1-3 of the spec to the `merchant` member, whose id may be named
+ * `vgs_merchant_id` (documented) or `service_merchant_id` (specification), read as the same.
  * @returns the merchant to echo, or undefined when none was given (and none is required).
- * @throws HttpError 400 (rule 1+3: `service_merchant_id` missing in a vault with several merchants;
- *   rule 2: `sub_merchant_name` missing), 404 `merchant-not-found`.
+ * @throws HttpError 400 (rule 1+3: the merchant id missing in a vault with several merchants, pointer
+ *   at the wire reading's name; rule 2: `sub_merchant_name` missing), 404 `merchant-not-found`.
  */
 function resolveMerchant(
   registered: readonly RegisteredMerchant[],
   merchant: Merchant | undefined,
+  wire: SandboxWire,
 ): MerchantOut | undefined {
   const errors: ErrorObject[] = [];
-  if (registered.length > 1 && !merchant?.service_merchant_id) {
+  const givenId = merchant ? merchantIdOf(merchant) : undefined;
+  if (registered.length > 1 && !givenId) {
+    const name = wire === 'documented' ? 'vgs_merchant_id' : 'service_merchant_id';
     errors.push({
       status: '400',
       code: 'bad-request',
-      detail: 'merchant.service_merchant_id is required: several merchants are registered in this vault',
-      source: { pointer: '/merchant/service_merchant_id' },
+      detail: `merchant.${name} is required: several merchants are registered in this vault`,
+      source: { pointer: `/merchant/${name}` },
     });
   }
   if (merchant && !merchant.sub_merchant_name) {
@@ -161,20 +195,40 @@ function resolveMerchant(
   }
   if (errors.length > 0) throw new HttpError(400, errors);
   if (!merchant) return undefined;
-  const id =
-    merchant.service_merchant_id ?? (registered.length === 1 ? registered[0]!.serviceMerchantId : undefined);
+  const id = givenId ?? (registered.length === 1 ? registered[0]!.serviceMerchantId : undefined);
   const found = registered.find((m) => m.serviceMerchantId === id);
-  if (!found)
-    throw httpError(404, 'merchant-not-found', 'no merchant with this service_merchant_id in the vault');
+  if (!found) throw httpError(404, 'merchant-not-found', 'no merchant with this merchant id in the vault');
   return {
-    service_merchant_id: found.serviceMerchantId,
-    sub_merchant_name: merchant.sub_merchant_name!,
-    sub_merchant_mid: found.subMerchantMid,
+    serviceMerchantId: found.serviceMerchantId,
+    subMerchantName: merchant.sub_merchant_name!,
+    subMerchantMid: found.subMerchantMid,
   };
 }
 
-/** The card-check answer; typed by the contract (`cardCheckDocument`). */
-const checkAnswer = (data: z.input<typeof cardCheckDocument>['data']) => ({ data });
+/**
+ * The documented card-check request limits (sandbox contract §8), which the sandbox enforces when it
+ * answers in the documented reading: `name` at most 255 characters, `number` 13-19 characters (a PAN
+ * or a format-preserving alias, not `tok_`), `exp_year` two digits.
+ * @throws HttpError 400 `bad-request`, one error per member with its `source.pointer`.
+ */
+function checkDocumentedCardCheck(body: { name?: string; number: string; exp_year: number }): void {
+  const errors: ErrorObject[] = [];
+  const refuse = (member: string, detail: string) =>
+    errors.push({
+      status: '400',
+      code: 'bad-request',
+      detail: `${member}: ${detail}`,
+      source: { pointer: `/${member}` },
+    });
+  if (body.name !== undefined && body.name.length > CARD_CHECK_NAME_MAX_LENGTH) {
+    refuse('name', `at most ${CARD_CHECK_NAME_MAX_LENGTH} characters`);
+  }
+  if (!isCardCheckNumber(body.number)) {
+    refuse('number', 'must be 13 to 19 characters, a card number or a format-preserving alias');
+  }
+  if (body.exp_year > 99) refuse('exp_year', 'must be two digits');
+  if (errors.length > 0) throw new HttpError(400, errors);
+}
 
 /** `exp_year` + 3, keeping a two-digit year two digits. */
 function yearPlusThree(year: number): number {
@@ -182,17 +236,27 @@ function yearPlusThree(year: number): number {
 }
 
 /**
- * Registers under {@link ACCOUNT_UPDATER_PREFIX}:
- * - `POST /cards` (`cards:write`): 201 `{data: card}`; 400, 404 `merchant-not-found`, 422
- *   `card-brand-not-supported` / `account-updater-not-supported`.
+ * Registers under {@link ACCOUNT_UPDATER_PREFIX}, answering in `deps.wire` (sandbox contract §8:
+ * `documented` by default, or `specification`):
+ * - `POST /cards` (`cards:write`): 202 (documented) or 201 (specification) `{data: card}`; 400, 404
+ *   `merchant-not-found`, 422 `card-brand-not-supported` / `account-updater-not-supported`.
  * - `GET /cards/{card_id}` (`cards:read`): 200 `{data: card}`; 400 (id not `^CRD.*$`); 404 `card-not-found`.
- * - `POST /card-check` (`cards:write`): 200 `{data: result}`; 400, 404, 422 as for enrol.
+ * - `POST /card-check` (`cards:write`): documented 202 `{data: result}` whose `number` is the plain
+ *   PAN and `cvv` the given CVV, both JSON numbers, merchant id as `vgs_merchant_id`; specification
+ *   200 with `number` the format-preserving alias, no `cvv`, `service_merchant_id`; 400, 404, 422 as
+ *   for enrol. Documented, the request is held to the documented limits too (400 for a `name` over
+ *   255 characters, a `tok_` or malformed `number`, an `exp_year` over 99).
+ * Requests are read in both readings alike (the merchant id as `vgs_merchant_id` or
+ * `service_merchant_id`).
  */
 export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdaterDeps): void {
   const { store, aliases, timers, now, logger } = deps;
   const merchants = deps.merchants ?? SANDBOX_MERCHANTS;
+  const wire: SandboxWire = deps.wire ?? 'documented';
+  const enrolStatus = wire === 'documented' ? 202 : 201;
+  const checkStatus = wire === 'documented' ? 202 : 200;
 
-  const cardDocument = (card: V1Card, vault: string): z.input<typeof v1CardDocument> => ({
+  const cardDocument = (card: V1Card, vault: string): { data: z.input<typeof v1CardAnswer> } => ({
     data: {
       id: card.id,
       name: card.name,
@@ -200,7 +264,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
       exp_month: card.expMonth,
       exp_year: card.expYear,
       ...(card.billingAddress ? { billing_address: card.billingAddress } : {}),
-      ...(card.merchant ? { merchant: card.merchant } : {}),
+      ...(card.merchant ? { merchant: merchantAnswerOf(card.merchant, wire) } : {}),
       capabilities: card.state === 'enrolled' ? [ACCOUNT_UPDATER_CAPABILITY] : [],
       created_at: isoUtc(card.createdAtMs),
       updated_at: isoUtc(card.updatedAtMs),
@@ -212,7 +276,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
   router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/cards`, 'cards:write', async ({ req, res, auth }) => {
     const body = await readValidJsonBody(req, JSON_MEDIA_TYPE, enrolRequest);
     const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
-    const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant);
+    const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant, wire);
     if (brand === 'diners' || brand === 'jcb') {
       throw httpError(422, 'card-brand-not-supported', 'account updater does not support this card brand');
     }
@@ -249,7 +313,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
         ...(scenario.update === 'number' ? { pan: replacementPan(pan) } : {}),
         ...(scenario.update === 'expiry' ? { expYear: yearPlusThree(card.expYear) } : {}),
       };
-      sendJson(res, 201, cardDocument(answered, auth.vault), JSON_MEDIA_TYPE);
+      sendJson(res, enrolStatus, cardDocument(answered, auth.vault), JSON_MEDIA_TYPE);
       return;
     }
 
@@ -288,7 +352,7 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
       });
     }
     logger.debug({ cardId: card.id, vault: auth.vault, state: card.state }, 'v1 enrolment accepted');
-    sendJson(res, 201, cardDocument(card, auth.vault), JSON_MEDIA_TYPE);
+    sendJson(res, enrolStatus, cardDocument(card, auth.vault), JSON_MEDIA_TYPE);
   });
 
   router.add('GET', `${ACCOUNT_UPDATER_PREFIX}/cards/:card_id`, 'cards:read', ({ res, auth, params }) => {
@@ -301,22 +365,32 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
 
   router.add('POST', `${ACCOUNT_UPDATER_PREFIX}/card-check`, 'cards:write', async ({ req, res, auth }) => {
     const body = await readValidJsonBody(req, JSON_MEDIA_TYPE, cardCheckRequest);
+    if (wire === 'documented') checkDocumentedCardCheck(body);
     const { pan, brand } = resolveNumber(aliases, auth.vault, body.number);
-    const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant);
-    const base = {
-      ...(body.name !== undefined ? { name: body.name } : {}),
-      number: aliases.formatPreservingAlias(auth.vault, pan),
-      exp_month: body.exp_month,
-      exp_year: body.exp_year,
-      ...(merchant ? { merchant } : {}),
+    const merchant = resolveMerchant(merchants[auth.vault] ?? [], body.merchant, wire);
+    /**
+     * The answer in the wire reading: documented, `number` is the current plain PAN and `cvv` the
+     * given CVV, both JSON numbers (sandbox contract §8); specification, `number` is the
+     * format-preserving alias and the CVV is never echoed.
+     */
+    const answer = (currentPan: string, result: Pick<CheckResult, 'exp_year' | 'event' | 'failure_code'>) => {
+      const documented = wire === 'documented';
+      const data: Omit<CheckResult, 'number' | 'cvv'> & { number: unknown; cvv?: number } = {
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        number: documented ? rawJson(currentPan) : aliases.formatPreservingAlias(auth.vault, currentPan),
+        exp_month: body.exp_month,
+        ...result,
+        ...(documented && body.cvv !== undefined ? { cvv: Number(body.cvv) } : {}),
+        ...(merchant ? { merchant: merchantAnswerOf(merchant, wire) } : {}),
+      };
+      sendJson(res, checkStatus, { data }, JSON_MEDIA_TYPE);
     };
     if (brand === 'diners' || brand === 'jcb') {
-      const data = {
-        ...base,
+      answer(pan, {
+        exp_year: body.exp_year,
         failure_code: 'account-updater-not-supported',
         event: 'au_card.non_participating',
-      };
-      sendJson(res, 200, checkAnswer(data), JSON_MEDIA_TYPE);
+      });
       return;
     }
     if (
@@ -331,14 +405,9 @@ export function registerAccountUpdaterRoutes(router: Router, deps: AccountUpdate
       );
     }
     const scenario = checkScenario(pan);
-    const data = {
-      ...base,
-      ...(scenario.update === 'number'
-        ? { number: aliases.formatPreservingAlias(auth.vault, replacementPan(pan)) }
-        : {}),
-      ...(scenario.update === 'expiry' ? { exp_year: yearPlusThree(body.exp_year) } : {}),
+    answer(scenario.update === 'number' ? replacementPan(pan) : pan, {
+      exp_year: scenario.update === 'expiry' ? yearPlusThree(body.exp_year) : body.exp_year,
       event: scenario.event,
-    };
-    sendJson(res, 200, checkAnswer(data), JSON_MEDIA_TYPE);
+    });
   });
 }

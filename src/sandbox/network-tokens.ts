@@ -3,10 +3,10 @@ import { z } from 'zod';
 import {
   holderInfo as holderInfoSchema,
   type NETWORK_TOKEN_STATES,
-  type networkTokenDocument,
+  type networkToken,
   PHONE_NUMBER_MAX_DIGITS,
 } from '../contracts/account-updater.ts';
-import { FORMAT_PRESERVING_ALIAS_PATTERN } from '../contracts/common.ts';
+import { isPanAlias } from '../contracts/common.ts';
 import type { SandboxWire } from '../contracts/wire-reading.ts';
 import type { Logger } from '../lib/logger.ts';
 import { cardBrandOf } from '../lib/pan.ts';
@@ -24,7 +24,7 @@ import {
 import { isoUtc, isoUtcSeconds } from './ids.ts';
 import { networkTokenScenario } from './test-cards.ts';
 import type { TimerSet } from './timers.ts';
-import { type AliasVault, TOK_ALIAS_PATTERN } from './vault.ts';
+import type { AliasVault } from './vault.ts';
 import { type NotificationEnvelope, notificationOf } from './webhooks.ts';
 
 /**
@@ -180,7 +180,10 @@ export function buildNetworkTokenNotification(
   });
 }
 
-type HolderInfo = z.infer<typeof holderInfoSchema>;
+/** `holder_info` as stored and answered: the members given at provisioning, null ones left out. */
+type HolderInfo = {
+  [K in keyof z.infer<typeof holderInfoSchema>]?: NonNullable<z.infer<typeof holderInfoSchema>[K]>;
+};
 
 /**
  * Types of the provision body. Required members are nullish here so that an absent one is told apart
@@ -214,7 +217,10 @@ interface StoredNetworkToken {
   holderInfo: HolderInfo;
   createdAtMs: number;
   updatedAtMs: number;
-  /** Cancels the pending completion; set while provisioning is pending. */
+  /**
+   * Cancels what is still to come: the pending completion (specification reading) or the pending
+   * notification of a provisioning already answered in its final state (documented reading).
+   */
   cancelCompletion?: () => void;
 }
 
@@ -251,11 +257,15 @@ function problem(status: number, code: string, detail: string, pointer: string):
 }
 
 /**
- * Registers under {@link ACCOUNT_UPDATER_PREFIX}:
+ * Registers under {@link ACCOUNT_UPDATER_PREFIX}, answering in `deps.wire` (sandbox contract §8):
+ * documented (default), every answer is the token alone (no `data` envelope) and provisioning answers
+ * 200 with the token already in its final state (`ACTIVE`, `SUSPENDED` for cards ending 5002, its
+ * last four and expiry issued), its notification following after `webhookDelayMs`; specification,
+ * answers are `{data: token}` and provisioning is asynchronous as below.
  * - `POST /network-tokens` (`network-tokens:write`), body `{pan_alias, exp_month, exp_year,
- *   holder_info?}`: 202 `{data: token}` without `state`, `network_token_last4` nor `expires_at`
- *   (provisioning pending), or 200 with the existing token when the card already has one that is not
- *   `DELETED`. Errors: 400 `bad-request` (malformed JSON, wrong JSON types); 422
+ *   holder_info?}`: documented 200 as above; specification 202 `{data: token}` without `state`,
+ *   `network_token_last4` nor `expires_at` (provisioning pending); both 200 with the existing token
+ *   when the card already has one that is not `DELETED`. Errors: 400 `bad-request` (malformed JSON, wrong JSON types); 422
  *   `required-fields-missing`, `invalid-format` (one error per member); 404 `not-found` (alias unknown
  *   to the vault); 422 `card-brand-not-supported` (Diners Club, JCB); 422 `card-not-allowed` (expired
  *   card); then the §5.5 test cards: 404 `declined`, 422 `card-not-allowed`, 422 `rejected`.
@@ -267,28 +277,33 @@ function problem(status: number, code: string, detail: string, pointer: string):
  */
 export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDeps): void {
   const { aliases, timers, now, logger } = deps;
+  const wire: SandboxWire = deps.wire ?? 'documented';
   /** `vault` + NUL + PAN → token: a card has at most one network token, whichever alias names it. */
   const tokens = new Map<string, StoredNetworkToken>();
   const keyOf = (vault: string, pan: string): string => `${vault}\u0000${pan}`;
 
-  const tokenDocument = (
+  /** The token as answered: bare (documented) or in `data` (specification). */
+  const tokenDocument = (token: StoredNetworkToken, panAlias: string, view: 'full' | 'deleted') => {
+    const body = tokenBody(token, panAlias, view);
+    return wire === 'documented' ? body : { data: body };
+  };
+
+  const tokenBody = (
     token: StoredNetworkToken,
     panAlias: string,
     view: 'full' | 'deleted',
-  ): z.input<typeof networkTokenDocument> => ({
-    data: {
-      pan_alias: panAlias,
-      ...(token.tokenLast4 !== undefined ? { network_token_last4: token.tokenLast4 } : {}),
-      ...(token.tokenExpiresAt !== undefined ? { expires_at: token.tokenExpiresAt } : {}),
-      ...(token.state !== undefined ? { state: token.state } : {}),
-      created_at: isoUtc(token.createdAtMs),
-      updated_at: isoUtc(token.updatedAtMs),
-      card: {
-        last4: token.pan.slice(-4),
-        bin: token.pan.slice(0, 6),
-        expires_at: token.cardExpiresAt,
-        ...(view === 'full' ? { holder_info: token.holderInfo } : {}),
-      },
+  ): z.input<typeof networkToken> => ({
+    pan_alias: panAlias,
+    ...(token.tokenLast4 !== undefined ? { network_token_last4: token.tokenLast4 } : {}),
+    ...(token.tokenExpiresAt !== undefined ? { expires_at: token.tokenExpiresAt } : {}),
+    ...(token.state !== undefined ? { state: token.state } : {}),
+    created_at: isoUtc(token.createdAtMs),
+    updated_at: isoUtc(token.updatedAtMs),
+    card: {
+      last4: token.pan.slice(-4),
+      bin: token.pan.slice(0, 6),
+      expires_at: token.cardExpiresAt,
+      ...(view === 'full' ? { holder_info: token.holderInfo } : {}),
     },
   });
 
@@ -300,26 +315,30 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
     return token;
   };
 
-  const complete = (token: StoredNetworkToken, state: 'ACTIVE' | 'SUSPENDED'): void => {
-    token.cancelCompletion = undefined;
+  /** Provisioning reaches its final state: the token number's last four and expiry are issued. */
+  const finish = (token: StoredNetworkToken, state: 'ACTIVE' | 'SUSPENDED', atMs: number): void => {
     token.state = state;
     token.tokenLast4 = tokenLast4(token.pan.slice(-4));
     token.tokenExpiresAt = token.cardExpiresAt;
-    token.updatedAtMs = now();
+    token.updatedAtMs = atMs;
+  };
+
+  /** The notification of a token that reached its final state. */
+  const notify = (token: StoredNetworkToken & { state: 'ACTIVE' | 'SUSPENDED' }): void => {
     deps.deliver(
       token.vault,
       buildNetworkTokenNotification(
         {
           vault: token.vault,
           panAlias: token.panAlias,
-          state,
-          networkTokenLast4: token.tokenLast4,
-          expiresAt: token.tokenExpiresAt,
+          state: token.state,
+          networkTokenLast4: token.tokenLast4!,
+          expiresAt: token.tokenExpiresAt!,
           card: { bin: token.pan.slice(0, 6), last4: token.pan.slice(-4), expiresAt: token.cardExpiresAt },
           createdAtMs: token.createdAtMs,
           occurredAtMs: token.updatedAtMs,
         },
-        deps.wire ?? 'documented',
+        wire,
       ),
     );
   };
@@ -343,10 +362,12 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
       const panAlias = body.pan_alias!;
       const expMonth = body.exp_month!;
       const expYear = body.exp_year!;
-      const holderInfo = body.holder_info ?? {};
+      const holderInfo: HolderInfo = Object.fromEntries(
+        Object.entries(body.holder_info ?? {}).filter(([, value]) => value != null),
+      );
 
       const malformed: ErrorObject[] = [];
-      if (!TOK_ALIAS_PATTERN.test(panAlias) && !FORMAT_PRESERVING_ALIAS_PATTERN.test(panAlias)) {
+      if (!isPanAlias(panAlias)) {
         malformed.push(
           problem(422, 'invalid-format', 'pan_alias: must be a PAN alias issued by the vault', '/pan_alias'),
         );
@@ -430,9 +451,13 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
         updatedAtMs: createdAtMs,
       };
       tokens.set(key, token);
+      // Documented: the answer already carries the final state; only the notification waits.
+      if (wire === 'documented') finish(token, scenario.state, createdAtMs);
       token.cancelCompletion = timers.schedule(deps.webhookDelayMs, () => {
         try {
-          complete(token, scenario.state);
+          token.cancelCompletion = undefined;
+          if (token.state === undefined) finish(token, scenario.state, now());
+          notify(token as StoredNetworkToken & { state: 'ACTIVE' | 'SUSPENDED' });
         } catch (error) {
           logger.error(
             { vault: token.vault, errorName: (error as Error).name },
@@ -444,7 +469,12 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
         { vault: auth.vault, scenario: scenario.scenario ?? 'normal' },
         'network token provisioning accepted',
       );
-      sendJson(res, 202, tokenDocument(token, panAlias, 'full'), JSON_MEDIA_TYPE);
+      sendJson(
+        res,
+        wire === 'documented' ? 200 : 202,
+        tokenDocument(token, panAlias, 'full'),
+        JSON_MEDIA_TYPE,
+      );
     },
   );
 
@@ -474,7 +504,8 @@ export function registerNetworkTokenRoutes(router: Router, deps: NetworkTokenDep
 
   tokenRoute('DELETE', 'network-tokens:write', 'deleted', (token) => {
     if (token.state === 'DELETED') return;
-    // A pending provisioning is abandoned: it never completes nor notifies.
+    // A pending provisioning is abandoned: it never completes nor notifies (nor does a pending
+    // notification of a documented provisioning go out after the deletion).
     token.cancelCompletion?.();
     token.cancelCompletion = undefined;
     token.state = 'DELETED';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   cardCheckDocument,
   cardCheckRequest,
+  deletedNetworkTokenDocument,
   enrolRequest,
   networkTokenDocument,
   provisionRequest,
@@ -276,9 +277,7 @@ export const SANDBOX_COMPONENTS = {
   CardCheckResult: cardCheckDocument,
   ProvisionNetworkTokenRequest: provisionRequest,
   NetworkToken: networkTokenDocument,
-  DeletedNetworkToken: networkTokenDocument.extend({
-    data: networkTokenDocument.shape.data.extend({ state: z.literal('DELETED') }),
-  }),
+  DeletedNetworkToken: deletedNetworkTokenDocument,
   CardAttributesRequest: lookupRequest,
   CardAttributes: cardAttributesResult,
   UserPage: pageDocument(memberResource),
@@ -559,7 +558,14 @@ const paths: Record<string, OpenApiPathItem> = {
       security: 'cards:write',
       body: 'EnrolRequest',
       responses: (r) => ({
-        '201': r.ok('The card, `enrolling` or (mock cards) `enrolled`.', 'AccountUpdaterCard'),
+        '201': r.ok(
+          'The specification reading (`SANDBOX_WIRE=specification`): the card, `enrolling` or (mock cards) `enrolled`.',
+          'AccountUpdaterCard',
+        ),
+        '202': r.ok(
+          'The documented reading (default; sandbox contract §8): the card, `enrolling` or (mock cards) `enrolled`.',
+          'AccountUpdaterCard',
+        ),
         '404': r.error(404, ['merchant-not-found'], 'Unknown service_merchant_id.'),
         '422': r.error(
           422,
@@ -592,7 +598,14 @@ const paths: Record<string, OpenApiPathItem> = {
       security: 'cards:write',
       body: 'CardCheckRequest',
       responses: (r) => ({
-        '200': r.ok('The check result.', 'CardCheckResult'),
+        '200': r.ok(
+          'The specification reading: the check result, `number` the format-preserving alias, no `cvv`.',
+          'CardCheckResult',
+        ),
+        '202': r.ok(
+          'The documented reading (default; sandbox contract §8): the check result, `number` the plain PAN and `cvv` the given CVV as JSON numbers, the merchant id as `vgs_merchant_id`.',
+          'CardCheckResult',
+        ),
         '404': r.error(404, ['merchant-not-found'], 'Unknown service_merchant_id.'),
         '422': r.error(
           422,
@@ -611,8 +624,14 @@ const paths: Record<string, OpenApiPathItem> = {
       security: 'network-tokens:write',
       body: 'ProvisionNetworkTokenRequest',
       responses: (r) => ({
-        '200': r.ok('The card already has a token (not DELETED): that token.', 'NetworkToken'),
-        '202': r.ok('Provisioning accepted; no final state yet.', 'NetworkToken'),
+        '200': r.ok(
+          'The documented reading (default; sandbox contract §8): the token, bare, already in its final state; or, in both readings, the token the card already has (not DELETED).',
+          'NetworkToken',
+        ),
+        '202': r.ok(
+          'The specification reading: provisioning accepted, `{"data": token}` without a final state yet.',
+          'NetworkToken',
+        ),
         '404': r.error(404, ['not-found', 'declined'], 'Alias unknown to the vault; test cards 5404.'),
         '422': r.error(
           422,

@@ -1,6 +1,13 @@
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
-import { cvc, expMonth, FORMAT_PRESERVING_ALIAS_PATTERN, TOK_ALIAS_PATTERN } from '../contracts/common.ts';
+import { CARD_CHECK_NAME_MAX_LENGTH, isCardCheckNumber } from '../contracts/account-updater.ts';
+import {
+  cvc,
+  expMonth,
+  FORMAT_PRESERVING_ALIAS_PATTERN,
+  TOK_ALIAS_PATTERN,
+  twoDigitYear,
+} from '../contracts/common.ts';
 import {
   AccountUpdaterNotSupportedError,
   CardBrandNotSupportedError,
@@ -48,7 +55,8 @@ const MerchantType = builder.objectRef<Merchant>('Merchant').implement({
   description: 'Merchant on whose behalf a card is enrolled (spec "Merchant object").',
   fields: (t) => ({
     ...nullableStrings(t, {
-      serviceMerchantId: 'Merchant id registered for account updater in the vault.',
+      serviceMerchantId:
+        'Merchant id registered for account updater in the vault (`vgs_merchant_id` in the provider documentation, `service_merchant_id` in the specification).',
       subMerchantName: 'Merchant name registered on the card.',
     }),
     subMerchantMid: t.string({
@@ -83,6 +91,12 @@ builder.node(AccountUpdaterCardRef, {
     vaultId: t.exposeString('vaultId', { description: 'Vault (tenant) holding the card.' }),
     name: t.exposeString('name', { nullable: true, description: 'Cardholder name.' }),
     number: t.exposeString('numberAlias', { description: 'Alias representing the PAN.' }),
+    maskedNumber: t.expose('maskedNumber', {
+      type: 'MaskedPan',
+      nullable: true,
+      description:
+        'The card number masked to its BIN and last four (`557349******7312`), when the alias shows them (format-preserving alias); null for a `tok_` alias.',
+    }),
     expMonth: t.exposeInt('expMonth', { description: 'Expiry month, 1-12.' }),
     expYear: t.exposeInt('expYear', { description: 'Expiry year as the service returns it (two digits).' }),
     billingAddress: t.field({
@@ -142,23 +156,46 @@ export const v1NumberSchema = z
 const v1Number = (value: string) => (/^[\d -]+$/.test(value) ? digitsOnly(value) : value);
 
 /**
+ * Card check `number` (documented card-check request, sandbox contract §8): 13 to 19 characters, a
+ * plain PAN of the six families (spaces and hyphens ignored) or a format-preserving alias; the card
+ * check does not take a `tok_` alias.
+ */
+export const cardCheckNumberSchema = z
+  .string()
+  .transform((v) => (/^[\d -]+$/.test(v) ? v.replace(/[ -]/g, '') : v))
+  .refine(
+    (v) =>
+      isCardCheckNumber(v) &&
+      (FORMAT_PRESERVING_ALIAS_PATTERN.test(v) || (isPlainPan(v) && PAN_FAMILIES.has(cardBrandOf(v) ?? ''))),
+    'must be a Luhn-valid card number of a supported brand or a format-preserving alias, 13 to 19 characters (the card check takes no tok_ alias)',
+  );
+
+/**
  * What enrol and card check send alike (v1 POST /cards and POST /card-check): the cardholder name,
  * the number (digits only when it was typed with spaces or hyphens; an alias as given), the expiry
  * (month 1-12, two-digit year) and, when given, the merchant without its null members.
  */
-function v1CardRequest<Merchant extends object>(input: {
+function v1CardRequest(input: {
   name: string;
   number: string;
   expMonth: number;
   expYear: number;
-  merchant?: Merchant | null;
+  merchant?: { serviceMerchantId?: string | null; subMerchantName: string } | null;
 }) {
   return {
     name: input.name,
     number: v1Number(input.number),
     expMonth: input.expMonth,
     expYear: input.expYear,
-    ...(input.merchant ? { merchant: stripNulls(input.merchant) } : {}),
+    // The documented request merchant has the id and the name only (sandbox contract §8).
+    ...(input.merchant
+      ? {
+          merchant: stripNulls({
+            serviceMerchantId: input.merchant.serviceMerchantId,
+            subMerchantName: input.merchant.subMerchantName,
+          }),
+        }
+      : {}),
   };
 }
 
@@ -177,12 +214,19 @@ const MerchantInput = builder.inputType('MerchantInput', {
   fields: (t) => ({
     serviceMerchantId: t.string({
       required: false,
-      description: 'Required when several merchants are registered in the vault.',
+      description:
+        'Required when several merchants are registered in the vault. Sent as `vgs_merchant_id` (sandbox contract §8).',
     }),
     subMerchantName: t.string({
       description: 'Merchant name; required when enrolling on behalf of a merchant.',
     }),
-    subMerchantMid: t.string({ required: false, description: 'Sub-merchant identifier (digits).' }),
+    subMerchantMid: t.string({
+      required: false,
+      description:
+        'Ignored: the provider takes no sub-merchant identifier in requests; it appears in answers only.',
+      deprecationReason:
+        'The provider documents no `sub_merchant_mid` request member (sandbox contract §8); it is not sent. Read `Merchant.subMerchantMid` from the answer instead.',
+    }),
   }),
 });
 
@@ -234,28 +278,49 @@ const EnrollAccountUpdaterCardInput = builder.inputType('EnrollAccountUpdaterCar
 });
 
 const CheckAccountUpdaterCardInput = builder.inputType('CheckAccountUpdaterCardInput', {
-  description: 'A card to check for updates without enrolment (v1 POST /card-check).',
+  description:
+    'A card to check for updates without enrolment (v1 POST /card-check), within the limits the provider documents (sandbox contract §8); a value outside them is an `invalid-input` error on its field and nothing is sent.',
   fields: (t) => ({
-    name: t.string({ description: "Card owner's full name." }),
-    number: t.string({ description: 'Card number (spaces and hyphens ignored) or alias.' }),
+    name: t.string({ description: "Card owner's full name, at most 255 characters." }),
+    number: t.string({
+      description:
+        'Card number (13-19 digits; spaces and hyphens ignored) or format-preserving alias; the card check takes no `tok_` alias.',
+    }),
     expMonth: t.int({ description: 'Expiry month, 1-12.' }),
-    expYear: t.int({ description: 'Expiry year.' }),
+    expYear: t.int({ description: 'Expiry year, two digits (0-99).' }),
     cvv: t.string({
       required: false,
       description: 'Card security code, 3 or 4 digits. Sent upstream, never returned.',
     }),
     merchant: t.field({ type: MerchantInput, required: false, description: 'Merchant of the check.' }),
   }),
-  validate: z.looseObject({ ...v1CardFields, cvv: cvc.nullish() }),
+  validate: z.looseObject({
+    ...v1CardFields,
+    name: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(CARD_CHECK_NAME_MAX_LENGTH, `must be at most ${CARD_CHECK_NAME_MAX_LENGTH} characters`),
+    number: cardCheckNumberSchema,
+    expYear: twoDigitYear,
+    cvv: cvc.nullish(),
+  }),
 });
 
 const CardCheckResultType = builder.objectRef<CardCheckResult>('CardCheckResult').implement({
   description:
-    'Latest card data from a stateless check (spec "Card check request and result"). Never echoes the CVV.',
+    'Latest card data from a stateless check (spec "Card check request and result"). Never echoes the CVV, nor the plain card number the provider answers (sandbox contract §8).',
   fields: (t) => ({
     name: t.exposeString('name', { nullable: true, description: "Card owner's name." }),
     number: t.exposeString('numberAlias', {
-      description: 'Alias of the current number (of the new number when it changed).',
+      nullable: true,
+      description:
+        'Alias of the current number (of the new number when it changed), when the provider answers with an alias; null when it answers with the plain card number, which never leaves the gateway: see `maskedNumber`.',
+    }),
+    maskedNumber: t.expose('maskedNumber', {
+      type: 'MaskedPan',
+      nullable: true,
+      description:
+        'The current card number (the new one when it changed) masked to its BIN and last four, e.g. `557349******7312`; null when the provider answered a `tok_` alias.',
     }),
     expMonth: t.exposeInt('expMonth', { description: 'Current expiry month.' }),
     expYear: t.exposeInt('expYear', { description: 'Current expiry year.' }),

@@ -2,12 +2,7 @@ import type { ArgBuilder } from '@pothos/core';
 import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import type { GraphQLContext } from '../context.ts';
-import {
-  expMonth,
-  FORMAT_PRESERVING_ALIAS_PATTERN,
-  TOK_ALIAS_PATTERN,
-  twoDigitYear,
-} from '../contracts/common.ts';
+import { expMonth, isPanAlias, twoDigitYear } from '../contracts/common.ts';
 import {
   CardBrandNotSupportedError,
   NetworkTokenDeclinedError,
@@ -132,9 +127,18 @@ export const NetworkTokenRef = builder.objectRef<InVault<NetworkToken>>('Network
   }),
 });
 
+/**
+ * A PAN alias argument: any documented form (`tok_…`, format-preserving such as
+ * `5573495XTjZP21V7312`, all digits such as `9914040119524512000` but never a PAN), at most 128
+ * characters and safe as a URL path segment (`isPanAlias`, src/contracts/common.ts; sandbox
+ * contract §6, §8).
+ */
 const panAliasSchema = z
   .string()
-  .refine((v) => TOK_ALIAS_PATTERN.test(v) || FORMAT_PRESERVING_ALIAS_PATTERN.test(v), 'must be a PAN alias');
+  .refine(
+    isPanAlias,
+    'must be an alias of a PAN (tok_, format-preserving or digits), at most 128 characters',
+  );
 
 const HolderInfoInput = builder.inputType('NetworkTokenHolderInfoInput', {
   description: 'Holder information sent with a provisioning request.',
@@ -261,8 +265,11 @@ builder.objectField(AccountUpdaterCardRef, 'networkToken', (t) =>
       "The network token of this card's PAN alias, or null when none was provisioned (needs `network-tokens:read`).",
     authScopes: { scope: 'network-tokens:read' },
     extensions: costExtension({ upstreamCalls: 1 }),
+    // A number that is no alias (the masked form of a PAN an answer carried) names no token.
     resolve: (card, _args, context) =>
-      context.loaders.networkToken.load({ vaultId: card.vaultId, panAlias: card.numberAlias }),
+      isPanAlias(card.numberAlias)
+        ? context.loaders.networkToken.load({ vaultId: card.vaultId, panAlias: card.numberAlias })
+        : null,
   }),
 );
 

@@ -57,6 +57,11 @@ export const CARD_ERROR_RULES: readonly UpstreamErrorRule[] = [
 export interface UpstreamErrorTable {
   area: UpstreamArea;
   rules: readonly UpstreamErrorRule[];
+  /**
+   * Request members whose input field is not their camelCased name, wire name → input field name
+   * (e.g. `vgs_merchant_id` → `serviceMerchantId`), for errors whose `source.pointer` names them.
+   */
+  inputFields?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -71,7 +76,9 @@ export const INPUT_ARGUMENT = 'input';
  * 1. an upstream 400 with `source.pointer` of a call that sent input → InputValidationError on the
  *    field (`/data/attributes/exp_month` → `['input', 'expMonth']`): the upstream refused a member the
  *    gateway cannot check itself (e.g. a merchant the vault requires);
- * 2. the first matching row of `table` (failures of the table's area only);
+ * 2. the first matching row of `table` (failures of the table's area only); then an upstream 422
+ *    with `source.pointer` of a call that sent input (e.g. `invalid-format` of `/exp_year`) →
+ *    InputValidationError on the field, not `unprocessable` (issue 19);
  * 3. any other upstream failure → {@link UpstreamServiceError} (upstream code, `retryable`, status);
  * 4. a malformed card id refused before sending ({@link InvalidArgumentError} `cardId`) →
  *    CardNotFoundError, as the upstream would answer;
@@ -79,13 +86,16 @@ export const INPUT_ARGUMENT = 'input';
  */
 export function toGatewayError(error: unknown, table: UpstreamErrorTable, facts: UpstreamCallFacts): Error {
   if (error instanceof UpstreamError) {
-    if (error.status === 400 && error.pointer && facts.sentInput) {
-      return new InputValidationError({
+    const onField = (pointer: string) =>
+      new InputValidationError({
         issues: [
-          { message: error.detail ?? 'is invalid', path: [INPUT_ARGUMENT, ...inputPathOf(error.pointer)] },
+          {
+            message: error.detail ?? 'is invalid',
+            path: [INPUT_ARGUMENT, ...inputPathOf(pointer, table.inputFields)],
+          },
         ],
       });
-    }
+    if (error.status === 400 && error.pointer && facts.sentInput) return onField(error.pointer);
     const rule = table.rules.find(
       (row) =>
         error.area === table.area &&
@@ -94,6 +104,9 @@ export function toGatewayError(error: unknown, table: UpstreamErrorTable, facts:
         (row.method === undefined || row.method === facts.method),
     );
     if (rule) return rule.error(facts);
+    if (error.status === 422 && error.pointer && facts.sentInput && error.area === table.area) {
+      return onField(error.pointer);
+    }
     return new UpstreamServiceError(
       upstreamMessage(error),
       error.code,
@@ -103,6 +116,12 @@ export function toGatewayError(error: unknown, table: UpstreamErrorTable, facts:
   }
   if (error instanceof InvalidArgumentError && error.argument === 'cardId') {
     return new CardNotFoundError(facts.subject ?? 'requested');
+  }
+  // A request member the client refused before sending (`input.<field>…`, strict writer).
+  if (error instanceof InvalidArgumentError && error.argument.startsWith(`${INPUT_ARGUMENT}.`)) {
+    return new InputValidationError({
+      issues: [{ message: 'is not accepted by the provider', path: error.argument.split('.') }],
+    });
   }
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -132,11 +151,18 @@ export function withGatewayErrors<Client extends object>(client: Client, table: 
   });
 }
 
-/** `/data/attributes/exp_month` or `/merchant/service_merchant_id` → `['expMonth']`, `['merchant', 'serviceMerchantId']`. */
-function inputPathOf(pointer: string): string[] {
+/**
+ * `/data/attributes/exp_month` or `/merchant/service_merchant_id` → `['expMonth']`,
+ * `['merchant', 'serviceMerchantId']`; a member named in `fields` takes its input field name from it.
+ */
+function inputPathOf(pointer: string, fields: Readonly<Record<string, string>> = {}): string[] {
   const segments = pointer.split('/').slice(1);
   const members = segments[0] === 'data' && segments[1] === 'attributes' ? segments.slice(2) : segments;
-  return members.map((segment) => segment.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
+  return members.map(
+    (segment) =>
+      (Object.hasOwn(fields, segment) ? fields[segment] : undefined) ??
+      segment.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+  );
 }
 
 function upstreamMessage(error: UpstreamError): string {

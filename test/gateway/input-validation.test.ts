@@ -272,6 +272,28 @@ describe('input validation through GraphQL', () => {
       ['a number failing the Luhn check', { number: BAD_LUHN_PAN }, [['input', 'number']], [BAD_LUHN_PAN]],
       ['a malformed number', { number: '4111-11' }, [['input', 'number']], ['4111-11']],
       ['expMonth 13', { expMonth: 13 }, [['input', 'expMonth']], []],
+      // The documented card-check request (sandbox contract §8, issue 19).
+      ['a four-digit expYear', { expYear: 2030 }, [['input', 'expYear']], []],
+      ['expYear 100', { expYear: 100 }, [['input', 'expYear']], []],
+      [
+        'a tok_ alias as number (the card check takes none)',
+        { number: 'tok_sandbox_AAAAAAAAAAAAAAAAAAAAAA' },
+        [['input', 'number']],
+        ['tok_sandbox_AAAAAAAAAAAAAAAAAAAAAA'],
+      ],
+      ['a number of 12 characters', { number: '411111Ab1111' }, [['input', 'number']], ['411111Ab1111']],
+      ['a name of 256 characters', { name: 'N'.repeat(256) }, [['input', 'name']], []],
+      [
+        'every documented limit at once',
+        { name: 'N'.repeat(256), number: 'tok_x', expYear: 2030, cvv: '1' },
+        [
+          ['input', 'name'],
+          ['input', 'number'],
+          ['input', 'expYear'],
+          ['input', 'cvv'],
+        ],
+        [],
+      ],
     ])('checkAccountUpdaterCard rejects %s', async (_case, change, expectedPaths, secrets) => {
       const input = { ...VALID_CHECK, ...change };
       const result = await withoutUpstream(() => stack.execute(Check, { input }, token));
@@ -279,6 +301,26 @@ describe('input validation through GraphQL', () => {
       expect(paths(invalidInput(result.data?.checkAccountUpdaterCard))).toEqual(expectedPaths);
       expectNoEcho(result, VISA, CVC, ...secrets);
     });
+  });
+
+  it('checkAccountUpdaterCard sends a name of 255 characters and a two-digit year once', async () => {
+    const before = stack.sandbox!.requests().length;
+    const result = await stack.execute(
+      Check,
+      { input: { ...VALID_CHECK, name: 'N'.repeat(255), expYear: 99 } },
+      token,
+    );
+    expect(result.data?.checkAccountUpdaterCard).toEqual({
+      __typename: 'MutationCheckAccountUpdaterCardSuccess',
+      data: { event: 'VALID' },
+    });
+    expect(
+      stack
+        .sandbox!.requests()
+        .slice(before)
+        .filter((r) => r.path !== '/oauth/token')
+        .map((r) => `${r.method} ${r.path}`),
+    ).toEqual(['POST /account-updater/card-check']);
   });
 
   describe('card ids', () => {

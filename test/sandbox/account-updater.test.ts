@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
+import { replacementPan, SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import {
   expectSandboxErrorAnswer,
   SANDBOX_BILLING_ADDRESS,
@@ -8,6 +8,7 @@ import {
   type TestSandbox,
   WAIT,
 } from '../support/fixtures.ts';
+import { DOCUMENTED, MERCHANT_ID_MEMBER, V1_CHECK_STATUS, V1_ENROL_STATUS } from '../support/wire.ts';
 
 const CARD_ID = /^CRD[0-9A-Za-z]{22}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -29,7 +30,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-const MERCHANT_2 = { service_merchant_id: 'SMsandbox2merchant00002', sub_merchant_name: 'Shop Two' };
+/** A request merchant of vault 2 as the gateway writes it (documented `vgs_merchant_id`). */
+const MERCHANT_2 = { vgs_merchant_id: 'SMsandbox2merchant00002', sub_merchant_name: 'Shop Two' };
+/** The same merchant as the wire reading answers it. */
+const MERCHANT_2_ANSWER = {
+  [MERCHANT_ID_MEMBER]: 'SMsandbox2merchant00002',
+  sub_merchant_name: 'Shop Two',
+  sub_merchant_mid: 200002,
+};
 
 const enrol = (body: Record<string, unknown>, token = token1) =>
   t.call('POST', '/account-updater/cards', { token, body });
@@ -43,7 +51,7 @@ describe('POST /account-updater/cards: normal cards', () => {
   it('answers enrolling, then enrolled after the delay; GET by its vault only', async () => {
     const billing_address = SANDBOX_BILLING_ADDRESS;
     const response = await enrolCard('4111111111111111', { billing_address });
-    expect(response.status).toBe(201);
+    expect(response.status).toBe(V1_ENROL_STATUS);
     expect(response.headers.get('content-type')).toBe('application/json');
     const { data } = response.body;
     const { id, number, created_at, updated_at, ...rest } = data;
@@ -90,7 +98,7 @@ describe('POST /account-updater/cards: normal cards', () => {
   it('keeps one format-preserving alias per PAN and vault, and accepts it and tok_ aliases as number', async () => {
     const first = await enrolCard('5555555555554444');
     const second = await enrolCard(first.body.data.number);
-    expect(second.status).toBe(201);
+    expect(second.status).toBe(V1_ENROL_STATUS);
     expect(second.body.data.number).toBe(first.body.data.number);
     const otherVault = await enrolCard('5555555555554444', { merchant: MERCHANT_2 }, token2);
     expect(otherVault.body.data.number).not.toBe(first.body.data.number);
@@ -101,7 +109,7 @@ describe('POST /account-updater/cards: normal cards', () => {
       body: { data: { type: 'cards', attributes: { pan: '5555555555554444', exp_month: 1, exp_year: 30 } } },
     });
     const viaTok = await enrolCard(ci.body.data.attributes.pan_alias);
-    expect(viaTok.status).toBe(201);
+    expect(viaTok.status).toBe(V1_ENROL_STATUS);
     expect(viaTok.body.data.number).toBe(first.body.data.number);
 
     const foreign = await enrolCard(first.body.data.number, { merchant: MERCHANT_2 }, token2);
@@ -117,7 +125,7 @@ describe('POST /account-updater/cards: test cards of §5.1 and §5.2', () => {
     'scenario %s (%s) answers enrolled with %s, is not saved',
     async (scenario, pan, event) => {
       const response = await enrolCard(pan);
-      expect(response.status).toBe(201);
+      expect(response.status).toBe(V1_ENROL_STATUS);
       const { data } = response.body;
       expect(data.state).toBe('enrolled');
       expect(data.event).toBe(event);
@@ -154,7 +162,7 @@ describe('POST /account-updater/cards: test cards of §5.1 and §5.2', () => {
     'scenario %s (%s) answers enrolling and is never saved',
     async (_scenario, pan) => {
       const response = await enrolCard(pan);
-      expect(response.status).toBe(201);
+      expect(response.status).toBe(V1_ENROL_STATUS);
       expect(response.body.data.state).toBe('enrolling');
       expect(response.body.data.capabilities).toEqual([]);
       expect(response.body.data.event).toBe('au_card.enrolling');
@@ -172,9 +180,9 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
     const without = await enrolCard('4111111111111111');
     expect(without.body.data.merchant).toBeUndefined();
     const withName = await enrolCard('4111111111111111', { merchant: { sub_merchant_name: 'Shop One' } });
-    expect(withName.status).toBe(201);
+    expect(withName.status).toBe(V1_ENROL_STATUS);
     expect(withName.body.data.merchant).toEqual({
-      service_merchant_id: 'SMsandbox1merchant00001',
+      [MERCHANT_ID_MEMBER]: 'SMsandbox1merchant00001',
       sub_merchant_name: 'Shop One',
       sub_merchant_mid: 100001,
     });
@@ -195,21 +203,21 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
     expect(unknown.body.errors[0].code).toBe('merchant-not-found');
   });
 
-  it('vault 2 (two merchants): service_merchant_id required, each merchant echoed', async () => {
+  it('vault 2 (two merchants): the merchant id required, each merchant echoed', async () => {
     const missing = await enrolCard('4111111111111111', {}, token2);
     expectSandboxErrorAnswer(
       missing,
       400,
       'bad-request',
-      'merchant.service_merchant_id is required: several merchants are registered in this vault',
-      '/merchant/service_merchant_id',
+      `merchant.${MERCHANT_ID_MEMBER} is required: several merchants are registered in this vault`,
+      `/merchant/${MERCHANT_ID_MEMBER}`,
     );
     const nameOnly = await enrolCard('4111111111111111', { merchant: { sub_merchant_name: 'Shop' } }, token2);
     expect(nameOnly.status).toBe(400);
-    expect(nameOnly.body.errors[0].source.pointer).toBe('/merchant/service_merchant_id');
+    expect(nameOnly.body.errors[0].source.pointer).toBe(`/merchant/${MERCHANT_ID_MEMBER}`);
     const empty = await enrolCard('4111111111111111', { merchant: {} }, token2);
     expect(empty.body.errors.map((e: { source: { pointer: string } }) => e.source.pointer)).toEqual([
-      '/merchant/service_merchant_id',
+      `/merchant/${MERCHANT_ID_MEMBER}`,
       '/merchant/sub_merchant_name',
     ]);
     const unknown = await enrolCard(
@@ -221,20 +229,22 @@ describe('POST /account-updater/cards: merchants, brands, validation', () => {
       unknown,
       404,
       'merchant-not-found',
-      'no merchant with this service_merchant_id in the vault',
+      'no merchant with this merchant id in the vault',
     );
-    for (const [id, mid] of [
-      ['SMsandbox2merchant00001', 200001],
-      ['SMsandbox2merchant00002', 200002],
+    // The request's merchant id under either name (documented `vgs_merchant_id`, the
+    // specification's `service_merchant_id`) is read as the same thing.
+    for (const [id, mid, name] of [
+      ['SMsandbox2merchant00001', 200001, 'vgs_merchant_id'],
+      ['SMsandbox2merchant00002', 200002, 'service_merchant_id'],
     ] as const) {
       const ok = await enrolCard(
         '4111111111111111',
-        { merchant: { service_merchant_id: id, sub_merchant_name: 'Shop' } },
+        { merchant: { [name]: id, sub_merchant_name: 'Shop' } },
         token2,
       );
-      expect(ok.status).toBe(201);
+      expect(ok.status).toBe(V1_ENROL_STATUS);
       expect(ok.body.data.merchant).toEqual({
-        service_merchant_id: id,
+        [MERCHANT_ID_MEMBER]: id,
         sub_merchant_name: 'Shop',
         sub_merchant_mid: mid,
       });
@@ -303,22 +313,26 @@ describe('POST /account-updater/card-check', () => {
 
   it.each(VISA_MC)('scenario %s (%s) answers %s', async (scenario, pan, event) => {
     const response = await cardCheck({ name: 'Ada', number: pan, exp_month: 4, exp_year: 28, cvv: '123' });
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(V1_CHECK_STATUS);
     expect(response.headers.get('content-type')).toBe('application/json');
     const { data } = response.body;
-    expect(Object.keys(data).sort()).toEqual(['event', 'exp_month', 'exp_year', 'name', 'number']);
     expect(data.event).toBe(event);
     expect(data.name).toBe('Ada');
     expect(data.exp_month).toBe(4);
     expect(data.exp_year).toBe(scenario === '3002' ? 31 : 28);
-    if (scenario === '3001') {
-      expect(data.number).toMatch(new RegExp(`^${pan.slice(0, 6)}[0-9A-Za-z]{7}\\d{4}$`));
-      expect(data.number).not.toMatch(fpeAliasOf(pan));
+    const current = scenario === '3001' ? replacementPan(pan) : pan;
+    if (DOCUMENTED) {
+      // Sandbox contract §8: the documented answer carries the plain PAN and the CVV as JSON numbers.
+      expect(Object.keys(data).sort()).toEqual(['cvv', 'event', 'exp_month', 'exp_year', 'name', 'number']);
+      expect(response.text).toContain(`"number":${current},`);
+      expect(data.cvv).toBe(123);
     } else {
-      expect(data.number).toMatch(fpeAliasOf(pan));
+      expect(Object.keys(data).sort()).toEqual(['event', 'exp_month', 'exp_year', 'name', 'number']);
+      expect(data.number).toMatch(fpeAliasOf(current));
+      expect(response.text).not.toContain(pan);
+      expect(response.text).not.toContain('123');
     }
-    expect(response.text).not.toContain(pan);
-    expect(response.text).not.toContain('"123"');
+    if (scenario === '3001') expect(current.slice(-4)).not.toBe(pan.slice(-4));
   });
 
   it.each([
@@ -342,7 +356,7 @@ describe('POST /account-updater/card-check', () => {
       .poll(async () => (await getCard(enrolled.body.data.id)).body.data.state, WAIT)
       .toBe('enrolled');
     const response = await cardCheck(body);
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(V1_CHECK_STATUS);
     expect(response.body.data.event).toBe(event);
     // Enrolment is per vault.
     expect((await cardCheck({ ...body, merchant: MERCHANT_2 }, token2)).status).toBe(422);
@@ -359,26 +373,27 @@ describe('POST /account-updater/card-check', () => {
     await t.call('POST', `/card-interface/cards/${ci.body.data.id}/card-update-subscriptions`, {
       token: token1,
     });
+    // The documented card check takes no tok_ alias (contract §8): the PAN itself there.
     const response = await cardCheck({
-      number: ci.body.data.attributes.pan_alias,
+      number: DOCUMENTED ? pan : ci.body.data.attributes.pan_alias,
       exp_month: 1,
       exp_year: 30,
     });
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(V1_CHECK_STATUS);
     expect(response.body.data.event).toBe('au_card.valid');
   });
 
   it('answers valid for a normal card and non_participating with failure_code for Diners Club / JCB', async () => {
     const normal = await cardCheck({ number: '4111111111111111', exp_month: 4, exp_year: 28 });
     expect(normal.body.data).toEqual({
-      number: normal.body.data.number,
+      number: DOCUMENTED ? 4111111111111111 : expect.stringMatching(fpeAliasOf('4111111111111111')),
       exp_month: 4,
       exp_year: 28,
       event: 'au_card.valid',
     });
     for (const pan of ['36227206271667', '3530111333300000']) {
       const response = await cardCheck({ number: pan, exp_month: 4, exp_year: 28 });
-      expect(response.status).toBe(200);
+      expect(response.status).toBe(V1_CHECK_STATUS);
       expect(response.body.data.event).toBe('au_card.non_participating');
       expect(response.body.data.failure_code).toBe('account-updater-not-supported');
     }
@@ -387,13 +402,39 @@ describe('POST /account-updater/card-check', () => {
   it('applies the merchant rules and echoes the merchant', async () => {
     const missing = await cardCheck({ number: '4111111111111111', exp_month: 4, exp_year: 28 }, token2);
     expect(missing.status).toBe(400);
-    expect(missing.body.errors[0].source.pointer).toBe('/merchant/service_merchant_id');
+    expect(missing.body.errors[0].source.pointer).toBe(`/merchant/${MERCHANT_ID_MEMBER}`);
     const ok = await cardCheck(
       { number: '4111111111111111', exp_month: 4, exp_year: 28, merchant: MERCHANT_2 },
       token2,
     );
-    expect(ok.status).toBe(200);
-    expect(ok.body.data.merchant).toEqual({ ...MERCHANT_2, sub_merchant_mid: 200002 });
+    expect(ok.status).toBe(V1_CHECK_STATUS);
+    expect(ok.body.data.merchant).toEqual(MERCHANT_2_ANSWER);
+  });
+
+  it('documented: holds the request to the documented limits (name, number, exp_year); specification: takes them', async () => {
+    const ci = await t.call('POST', '/card-interface/cards', {
+      token: token1,
+      contentType: 'application/vnd.api+json',
+      body: { data: { type: 'cards', attributes: { pan: '4111111111111111', exp_month: 1, exp_year: 30 } } },
+    });
+    const body = {
+      name: 'N'.repeat(256),
+      number: ci.body.data.attributes.pan_alias,
+      exp_month: 4,
+      exp_year: 2030,
+    };
+    const response = await cardCheck(body);
+    if (DOCUMENTED) {
+      expect(response.status).toBe(400);
+      expect(response.body.errors.map((e: { source: { pointer: string } }) => e.source.pointer)).toEqual([
+        '/name',
+        '/number',
+        '/exp_year',
+      ]);
+    } else {
+      expect(response.status).toBe(V1_CHECK_STATUS);
+      expect(response.body.data.event).toBe('au_card.valid');
+    }
   });
 
   it.each([

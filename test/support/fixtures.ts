@@ -44,6 +44,7 @@ import { CardInterfaceClient } from '../../src/upstream/card-interface/client.ts
 import { createUpstreamHttp, type UpstreamHttp } from '../../src/upstream/http.ts';
 import { AccessTokenProvider } from '../../src/upstream/oauth/access-token-provider.ts';
 import { graphql } from '../generated/index.ts';
+import { V1_ENROL_STATUS } from './wire.ts';
 
 export {
   CARD_INTERFACE_TEST_CARD_IDS,
@@ -543,11 +544,11 @@ export async function startSandbox(options: Partial<SandboxOptions> = {}): Promi
           exp_month: 6,
           exp_year: 30,
           ...(vault === 'tntsandbox2'
-            ? { merchant: { service_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'Shop' } }
+            ? { merchant: { vgs_merchant_id: 'SMsandbox2merchant00001', sub_merchant_name: 'Shop' } }
             : {}),
         },
       });
-      expect(response.status).toBe(201);
+      expect(response.status).toBe(V1_ENROL_STATUS);
       return response.body.data.id as string;
     },
     async token(vault, scope) {

@@ -3,6 +3,7 @@ import { replacementPan } from '../../src/sandbox/test-cards.ts';
 import type { AccountUpdaterCard } from '../../src/upstream/account-updater/client.ts';
 import { InvalidArgumentError, UpstreamError } from '../../src/upstream/errors.ts';
 import { containsDigitRun, panWith, rejectionOf, useUpstream, WAIT } from '../support/fixtures.ts';
+import { DOCUMENTED } from '../support/wire.ts';
 
 /** Account updater v1 client against the embedded sandbox (spec "Account updater"; contract §5). */
 
@@ -10,6 +11,8 @@ const VAULT = 'tntsandbox1';
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** Format-preserving alias: BIN, 7 Base62 characters, last four (docs/gap-decisions.md "Identifiers"). */
 const aliasOf = (pan: string) => new RegExp(`^${pan.slice(0, 6)}[A-Za-z0-9]{7}${pan.slice(-4)}$`);
+/** A 16-digit PAN (or its format-preserving alias) masked to BIN and last four. */
+const maskedOf = (pan: string) => `${pan.slice(0, 6)}******${pan.slice(-4)}`;
 
 const BILLING_ADDRESS = {
   name: 'Grace Hopper',
@@ -53,6 +56,7 @@ describe('AccountUpdaterClient', () => {
       id: expect.stringMatching(/^CRD[A-Za-z0-9]{22}$/),
       name: 'Grace Hopper',
       numberAlias: expect.stringMatching(aliasOf(pan)),
+      maskedNumber: maskedOf(pan),
       expMonth: 7,
       expYear: 31,
       billingAddress: BILLING_ADDRESS,
@@ -84,13 +88,18 @@ describe('AccountUpdaterClient', () => {
       expYear: 31,
       cvv: '123',
     });
+    // Documented (sandbox contract §8): the answer's plain PAN reaches the domain masked only and its
+    // CVV not at all; the specification's reading answers the alias.
     expect(checked).toEqual({
       name: 'Grace Hopper',
-      numberAlias: enrolled.numberAlias,
+      ...(DOCUMENTED ? {} : { numberAlias: enrolled.numberAlias }),
+      maskedNumber: maskedOf(pan),
       expMonth: 7,
       expYear: 31,
       event: 'au_card.valid',
     });
+    expect(JSON.stringify(checked)).not.toContain(pan);
+    expect(fixture.logLines.join('\n')).not.toContain(pan);
   });
 
   it('returns the immediate outcome of 1xxx test cards, whose ids then answer 404 card-not-found', async () => {
@@ -143,7 +152,7 @@ describe('AccountUpdaterClient', () => {
       area: 'account-updater',
       status: 400,
       code: 'bad-request',
-      pointer: '/merchant/service_merchant_id',
+      pointer: DOCUMENTED ? '/merchant/vgs_merchant_id' : '/merchant/service_merchant_id',
       retryable: false,
     });
     await expect(
@@ -171,9 +180,11 @@ describe('AccountUpdaterClient', () => {
 
   it('checks cards: 3001 new number as an alias, Amex not enrolled 422, JCB failure_code', async () => {
     const updated = await check('F', '4000210000593001');
+    const replaced = replacementPan('4000210000593001');
     expect(updated).toEqual({
       name: 'F',
-      numberAlias: expect.stringMatching(aliasOf(replacementPan('4000210000593001'))),
+      ...(DOCUMENTED ? {} : { numberAlias: expect.stringMatching(aliasOf(replaced)) }),
+      maskedNumber: maskedOf(replaced),
       expMonth: 4,
       expYear: 30,
       event: 'au_card.updated',
@@ -186,6 +197,20 @@ describe('AccountUpdaterClient', () => {
       event: 'au_card.non_participating',
       failureCode: 'account-updater-not-supported',
     });
+  });
+
+  it('checks a 19-digit PAN: its digits survive the JSON number of the documented answer until masked', async () => {
+    const pan = panWith('400021', '7719', 19);
+    expect(await check('K', pan)).toEqual({
+      name: 'K',
+      ...(DOCUMENTED
+        ? { maskedNumber: '400021*********7719' }
+        : { numberAlias: expect.stringMatching(aliasOf(pan)), maskedNumber: '400021******7719' }),
+      expMonth: 4,
+      expYear: 30,
+      event: 'au_card.valid',
+    });
+    expect(fixture.logLines.join('\n')).not.toContain(pan);
   });
 
   it('keeps the number out of a 400 error and carries its pointer', async () => {

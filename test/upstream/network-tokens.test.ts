@@ -11,6 +11,7 @@ import {
   useUpstream,
   WAIT,
 } from '../support/fixtures.ts';
+import { DOCUMENTED, NT_PROVISION_STATUS } from '../support/wire.ts';
 
 /** Network tokens client against the embedded sandbox (spec "Network token"; contract §5, §6). */
 
@@ -42,7 +43,7 @@ function waitForState(panAlias: string): Promise<NetworkToken> {
 }
 
 describe('NetworkTokensClient', () => {
-  it('provisions (no state yet), reaches ACTIVE, answers a repeat with the token, and deletes', async () => {
+  it('provisions (documented: ACTIVE at once; specification: no state yet, then ACTIVE), answers a repeat with the token, and deletes', async () => {
     const panAlias = await aliasOf('5100260000895001');
     const holderInfo = {
       name: 'Ada Lovelace',
@@ -58,6 +59,9 @@ describe('NetworkTokensClient', () => {
     });
     expect(provisioned).toEqual({
       panAlias,
+      ...(DOCUMENTED
+        ? { state: 'ACTIVE', networkTokenLast4: expect.stringMatching(/^\d{4}$/), expiresAt: '2030-12' }
+        : {}),
       createdAt: expect.stringMatching(ISO_UTC),
       updatedAt: expect.stringMatching(ISO_UTC),
       card: { last4: '5001', bin: '510026', expiresAt: '2030-12', holderInfo },
@@ -96,7 +100,7 @@ describe('NetworkTokensClient', () => {
     expect(panAlias).toMatch(TOK_ALIAS);
     const provisioned = await networkTokens.provision(VAULT, { panAlias, expMonth: 1, expYear: 2031 });
     expect(provisioned.card).toEqual({ last4: '5002', bin: '400021', expiresAt: '2031-01' });
-    expect(provisioned.state).toBeUndefined();
+    expect(provisioned.state).toBe(DOCUMENTED ? 'SUSPENDED' : undefined);
     const suspended = await waitForState(panAlias);
     expect(suspended).toMatchObject({ state: 'SUSPENDED', expiresAt: '2031-01' });
     expect(suspended.card.holderInfo).toBeUndefined();
@@ -222,7 +226,7 @@ describe('NetworkTokensClient', () => {
       expect.objectContaining({
         method: 'POST',
         path: '/account-updater/network-tokens',
-        status: 202,
+        status: NT_PROVISION_STATUS,
         msg: 'upstream call',
       }),
     );
@@ -248,8 +252,11 @@ describe('networkTokenEnvelopeSchema', () => {
     });
   });
 
-  it('refuses drift: no data envelope, a card number where the BIN belongs, a malformed expiry', () => {
-    expect(networkTokenEnvelopeSchema.safeParse(wire).success).toBe(false);
+  it('reads the token with or without the data envelope alike (sandbox contract §8)', () => {
+    expect(networkTokenEnvelopeSchema.parse(wire)).toEqual(networkTokenEnvelopeSchema.parse({ data: wire }));
+  });
+
+  it('refuses drift: a card number where the BIN belongs, a malformed expiry, an empty state', () => {
     const cardWith = (card: Record<string, unknown>) => ({
       data: { ...wire, card: { ...wire.card, ...card } },
     });

@@ -9,6 +9,7 @@ import {
   cardEnvelopeSchema,
   type EnrollCardInput,
   enrollCardBody,
+  v1AnswerReviver,
 } from './schemas.ts';
 
 export type {
@@ -22,20 +23,24 @@ export type {
 } from './schemas.ts';
 
 /**
- * Client of account updater version 1 (spec, area `{account_updater_url}`, `application/json`,
- * answers wrapped in `{"data": …}`): enrolment, card check and card retrieval. Card numbers travel in
- * request bodies only, never in paths. There is no batch retrieval in the spec; callers batch and
+ * Client of account updater version 1 (spec, area `{account_updater_url}`, `application/json`):
+ * enrolment, card check and card retrieval. It reads answers in the provider's documented form and
+ * in the specification's (sandbox contract §8: statuses, with or without the `data` envelope, card
+ * numbers as JSON numbers) and writes requests in the documented form only, checked before they
+ * leave. Card numbers travel in request bodies only, never in paths; a plain PAN or CVV an answer
+ * carries never leaves this client. There is no batch retrieval in the spec; callers batch and
  * deduplicate with DataLoader.
  *
- * Errors: {@link InvalidArgumentError} for a malformed card id (nothing is sent);
+ * Errors: {@link InvalidArgumentError} for a malformed card id (argument `cardId`) or a request body
+ * the provider would refuse (argument `input.<member>`), nothing sent;
  * {@link UpstreamError} with area `account-updater` (or `oauth`) otherwise, e.g. 400 `bad-request`
  * with `pointer`, 404 `merchant-not-found` or `card-not-found`, 422 `card-brand-not-supported` or
  * `account-updater-not-supported`, 500 `server-error`.
  */
 export class AccountUpdaterClient extends areaClient('account-updater', 'application/json') {
   /**
-   * v1 `POST /cards` (spec "Enroll request rules"; 201 per docs/gap-decisions.md): enrols the card
-   * asynchronously. The answer's `state` is `enrolling` (a notification follows) or `enrolled` (final
+   * v1 `POST /cards` (spec "Enroll request rules"; documented 202, the specification's reading 201,
+   * sandbox contract §8): enrols the card asynchronously. The answer's `state` is `enrolling` (a notification follows) or `enrolled` (final
    * at once, no notification). Never retried automatically except once after a 401.
    */
   async enrollCard(vault: string, input: EnrollCardInput): Promise<AccountUpdaterCard> {
@@ -43,8 +48,9 @@ export class AccountUpdaterClient extends areaClient('account-updater', 'applica
       method: 'POST',
       path: ['cards'],
       body: JSON.stringify(enrollCardBody(input)),
-      expectStatus: [200, 201],
+      expectStatus: [200, 201, 202],
       schema: cardEnvelopeSchema,
+      jsonReviver: v1AnswerReviver,
     });
   }
 
@@ -59,21 +65,25 @@ export class AccountUpdaterClient extends areaClient('account-updater', 'applica
       path: ['cards', cardId],
       expectStatus: [200],
       schema: cardEnvelopeSchema,
+      jsonReviver: v1AnswerReviver,
     });
   }
 
   /**
-   * v1 `POST /card-check` (spec "Card check request and result"; 200 per docs/gap-decisions.md): a
-   * stateless lookup of the latest card data, no enrolment. Amex and Discover cards not enrolled in
-   * the vault answer 422 `account-updater-not-supported`.
+   * v1 `POST /card-check` (spec "Card check request and result"; documented 202, the
+   * specification's reading 200, sandbox contract §8): a stateless lookup of the latest card data, no
+   * enrolment. The documented answer carries the plain PAN and CVV as JSON numbers: the PAN is masked
+   * (`maskedNumber`), the CVV dropped, while parsing. Amex and Discover cards not enrolled in the
+   * vault answer 422 `account-updater-not-supported`.
    */
   async checkCard(vault: string, input: CardCheckInput): Promise<CardCheckResult> {
     return this.send(vault, {
       method: 'POST',
       path: ['card-check'],
       body: JSON.stringify(cardCheckBody(input)),
-      expectStatus: [200],
+      expectStatus: [200, 202],
       schema: cardCheckEnvelopeSchema,
+      jsonReviver: v1AnswerReviver,
     });
   }
 }

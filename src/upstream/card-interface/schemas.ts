@@ -9,7 +9,7 @@ import {
 } from '../../contracts/card-interface.ts';
 import { CARD_ID_PATTERN } from '../../contracts/common.ts';
 import { type CamelCaseKeys, camelCaseKeys, snakeCaseKeys } from '../../lib/case.ts';
-import { cardBrandOf, maskPan } from '../../lib/pan.ts';
+import { cardBrandOf, maskedPanOf } from '../../lib/pan.ts';
 import type { JsonReviver } from '../http.ts';
 
 /**
@@ -115,11 +115,8 @@ export type CardUpdatedValue =
   | { fieldName: 'pan'; oldValue: string; newValue: string }
   | { fieldName: 'expMonth' | 'expYear'; oldValue: number; newValue: number };
 
-/** A full PAN (digits) masked at once; anything else is not a card number. */
-function maskedPan(value: string | number): string | undefined {
-  const digits = typeof value === 'number' ? (Number.isSafeInteger(value) ? String(value) : '') : value;
-  return /^\d{12,19}$/.test(digits) ? maskPan(digits) : undefined;
-}
+/** A full PAN (digits) masked at once; anything else is not a card number (src/lib/pan.ts). */
+const maskedPan = maskedPanOf;
 
 /**
  * Answer of `POST /cards/{card_id}/check` (spec "Card updates"; docs/gap-decisions.md "Card

@@ -18,9 +18,10 @@ export type {
 /**
  * Client of the network tokens endpoints (spec "Network token", area `{account_updater_url}`,
  * `application/json`): provisioning, retrieval and deletion of the network token of a vaulted card,
- * named by the alias of its PAN. Provisioning is asynchronous: its answer carries no `state`; the
- * final state arrives by notification or by {@link get}. Only an `ACTIVE` token is usable in a
- * transaction.
+ * named by the alias of its PAN. It reads the documented answers (200, the token without a `data`
+ * envelope, provisioning possibly already in its final `state`) and the specification's (202 without
+ * `state`, `{"data": …}`) alike (sandbox contract §8). Without a `state` the final one arrives by
+ * notification or by {@link get}. Only an `ACTIVE` token is usable in a transaction.
  *
  * Errors: {@link InvalidArgumentError} (argument `panAlias`) for a value that is not a PAN alias
  * (nothing is sent); {@link UpstreamError} with area `network-tokens` (or `oauth`) otherwise:
@@ -30,10 +31,11 @@ export type {
  */
 export class NetworkTokensClient extends areaClient('network-tokens', 'application/json') {
   /**
-   * `POST /network-tokens` (spec): requests a network token for the card behind `panAlias`. The answer
-   * (202) comes back at once without the final `state` (nor the token's last four and expiry). A card
-   * that already has a token not `DELETED` answers that token as it is (200, its state included when
-   * final; docs/gap-decisions.md "Network tokens"). Never retried automatically except once after a 401.
+   * `POST /network-tokens` (spec): requests a network token for the card behind `panAlias`. The
+   * documented answer is 200 with the token, its `state` included when already final; the
+   * specification's is 202 without the final `state` (nor the token's last four and expiry), and 200
+   * for a card that already has a token not `DELETED` (docs/gap-decisions.md "Network tokens"). Never
+   * retried automatically except once after a 401.
    */
   async provision(vault: string, input: ProvisionNetworkTokenInput): Promise<NetworkToken> {
     assertPanAlias(input.panAlias);

@@ -23,4 +23,6 @@ export const NETWORK_TOKEN_ERRORS: UpstreamErrorTable = {
     },
     { status: 404, error: () => new NetworkTokenNotFoundError() },
   ],
+  // `holder_info.number` is the holder's phone number (src/upstream/network-tokens/schemas.ts).
+  inputFields: { number: 'phoneNumber' },
 };
