@@ -128,7 +128,7 @@ function differences(expected: unknown, actual: unknown, path: string): string[]
 
 const ERROR_FIELDS = '... on Error { __typename code message } ... on UpstreamError { status retryable }';
 
-const V1_CARD = `cardId name number expMonth expYear capabilities createdAt updatedAt state event vaultId
+const V1_CARD = `cardId name number maskedNumber expMonth expYear capabilities createdAt updatedAt state event vaultId
   billingAddress { name company address1 address2 city region country postalCode phone }`;
 
 const NETWORK_TOKEN = `panAlias networkTokenLast4 expiresAt state usable createdAt updatedAt cardLast4 cardBin
@@ -179,7 +179,7 @@ const OPERATIONS = {
     'ReplayCardCheck($input: CheckAccountUpdaterCardInput!)',
     'checkAccountUpdaterCard',
     '(input: $input)',
-    'name number expMonth expYear failureCode event merchant { serviceMerchantId subMerchantName subMerchantMid }',
+    'name number maskedNumber expMonth expYear failureCode event merchant { serviceMerchantId subMerchantName subMerchantMid }',
   ),
   provision: operation(
     'mutation',
@@ -303,6 +303,7 @@ const DOCUMENTED_V1_CARD = {
   cardId: V1_CARD_ID,
   name: 'John Doe',
   number: '5573495XTjZP21V7312',
+  maskedNumber: '557349******7312',
   expMonth: 7,
   expYear: 24,
   capabilities: ['ACCOUNT_UPDATER'],
@@ -437,6 +438,7 @@ const ROWS: Record<string, Row> = {
         cardId: matching(/^CRD[A-Za-z0-9]{22}$/),
         name: 'John Doe',
         number: matching(/^510026[A-Za-z0-9]{7}1003$/),
+        maskedNumber: '510026******1003',
         expMonth: 7,
         expYear: 30,
         capabilities: ['ACCOUNT_UPDATER'],
@@ -465,7 +467,13 @@ const ROWS: Record<string, Row> = {
     kind: 'call',
     operation: OPERATIONS.v1Card,
     variables: { cardId: V1_CARD_ID },
-    expected: { ...DOCUMENTED_V1_CARD, number: 'tok_svzgzzX8SDJMRjk93GVKG6b', billingAddress: null },
+    // A `tok_` alias shows no BIN or last four: no masked number.
+    expected: {
+      ...DOCUMENTED_V1_CARD,
+      number: 'tok_svzgzzX8SDJMRjk93GVKG6b',
+      maskedNumber: null,
+      billingAddress: null,
+    },
     sent: [{ method: 'GET', path: `/account-updater/cards/${V1_CARD_ID}` }],
     sandbox: async (run) => {
       const cardId = await run.enrolledCard();
@@ -485,10 +493,11 @@ const ROWS: Record<string, Row> = {
         merchant: { serviceMerchantId: 'MCq7GWCbtVXaNt8b4k2xraTw', subMerchantName: 'John' },
       },
     },
-    // The answer's `number` is the plain PAN (a JSON number): the graph may only show it masked.
+    // The answer's `number` is the plain PAN (a JSON number): no alias to show, the PAN only masked.
     expected: {
       name: 'John Doe',
-      number: '557349******7312',
+      number: null,
+      maskedNumber: '557349******7312',
       expMonth: 7,
       expYear: 24,
       failureCode: 'account-updater-not-supported',
@@ -522,7 +531,7 @@ const ROWS: Record<string, Row> = {
       },
       expected: {
         name: 'John Doe',
-        number: matching(/^510026.{6,9}3003$/),
+        maskedNumber: '510026******3003',
         expMonth: 7,
         expYear: 30,
         event: 'VALID',
@@ -1347,6 +1356,7 @@ describe.each(['documented', 'specification'] as const)(
         cardId,
         name: 'John Doe',
         number: matching(/^400000[A-Za-z0-9]{7}0106$/),
+        maskedNumber: '400000******0106',
         expMonth: 7,
         expYear: 30,
         capabilities: ['ACCOUNT_UPDATER'],
