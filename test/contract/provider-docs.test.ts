@@ -631,7 +631,9 @@ const ROWS: Record<string, Row> = {
     variables: { number: '4111-1111-1111-1111' },
     expected: {
       bin: '4111111',
-      brand: 'Visa',
+      // Mapped, not lost: the graph names known brands in the specification's upper case whatever case
+      // the provider wrote (docs/gap-decisions.md "Card attributes"), so clients compare one spelling.
+      brand: 'VISA',
       issuingOrganization: 'J.P. Morgan',
       cardType: 'DEBIT',
       cardCategory: 'PREPAID',
