@@ -26,6 +26,7 @@ const CardManagementEvents = graphql(`
       source
       tenant
       cardId
+      failureReason
       oldAccountNumber
       newAccountNumber
       oldExpiry { month year }
@@ -130,6 +131,7 @@ describe('card management events (documented wire)', () => {
         source: 'CARD_MANAGEMENT',
         tenant: 'tntsandbox1',
         cardId: UPDATED_TEST_CARD_ID,
+        failureReason: null,
         oldAccountNumber: '510026******9201',
         newAccountNumber: null,
         oldExpiry: { month: 7, year: 2031 },
@@ -211,5 +213,38 @@ describe('card management events (documented wire)', () => {
     expect(interfaceCardReads(t.stack, UPDATED_TEST_CARD_ID) - before.updated).toBe(1);
     expect(interfaceCardReads(t.stack, ENROLLED_TEST_CARD_ID) - before.enrolled).toBe(1);
     assertNoTestPanIn(JSON.stringify(history));
+  });
+
+  it('streams cmp_au_card.enrollment_failed of a failing enrolment (4002) with its reason code', async () => {
+    const live = collect(
+      t.stack.wsClient(t.vault1Token),
+      CardManagementEvents,
+      { types: ['ENROLLMENT_FAILED'] },
+      1,
+    );
+    await waitForSubscribers(t.stack.app, 'tntsandbox1', 1);
+    const cardId = await createCard(t.stack, t.vault1Token, '5100260000994002');
+    expect(cardId).toMatch(/^CRD[0-9A-Za-z]{49}$/);
+    const subscribed = await t.stack.execute(SubscribeCardUpdates, { cardId }, t.vault1Token);
+    expect(subscribed.data?.subscribeCardUpdates).toEqual({
+      __typename: 'MutationSubscribeCardUpdatesSuccess',
+      data: { state: 'failed' },
+    });
+    const [event] = await live;
+    expect(event?.errors).toBeUndefined();
+    expect(event?.data?.cardEvents).toMatchObject({
+      type: 'ENROLLMENT_FAILED',
+      event: 'cmp_au_card.enrollment_failed',
+      source: 'CARD_MANAGEMENT',
+      cardId,
+      failureReason: 'validation-failed',
+      oldAccountNumber: null,
+      card: null,
+      cardInterfaceCard: {
+        __typename: 'CardEventCardInterfaceCardSuccess',
+        data: { cardId, last4: '4002', updateSubscription: null },
+      },
+    });
+    assertNoTestPanIn(JSON.stringify(event));
   });
 });
