@@ -163,26 +163,34 @@ describe('card management events (documented wire)', () => {
   });
 
   it('reads each card of a history page once from the card interface through the request loaders', async () => {
-    const live = collect(t.stack.wsClient(t.vault1Token), CardManagementEvents, { types: ['ENROLLED'] }, 1);
-    await waitForSubscribers(t.stack.app, 'tntsandbox1', 1);
-    const cardId = await createCard(t.stack, t.vault1Token, ENROLLED_TEST_PAN);
-    expect(cardId).toBe(ENROLLED_TEST_CARD_ID);
-    await subscribe(t.stack, t.vault1Token, cardId);
-    const [enrolled] = await live;
-    expect(enrolled?.data?.cardEvents).toMatchObject({
-      type: 'ENROLLED',
-      event: 'cmp_au_card.enrolled',
-      source: 'CARD_MANAGEMENT',
-      cardId: ENROLLED_TEST_CARD_ID,
-      card: null,
-      cardInterfaceCard: { __typename: 'CardEventCardInterfaceCardSuccess' },
-    });
+    // Vault 2, whose first cards of the two test PANs get their fixed ids: the test needs no other's cards.
+    const token = t.vault2Token;
+    for (const [pan, cardId, type] of [
+      [UPDATED_TEST_PAN, UPDATED_TEST_CARD_ID, 'UPDATED'],
+      [ENROLLED_TEST_PAN, ENROLLED_TEST_CARD_ID, 'ENROLLED'],
+    ] as const) {
+      const live = collect(t.stack.wsClient(token), CardManagementEvents, { types: [type] }, 1);
+      await waitForSubscribers(t.stack.app, 'tntsandbox2', 1);
+      expect(await createCard(t.stack, token, pan)).toBe(cardId);
+      await subscribe(t.stack, token, cardId);
+      const [event] = await live;
+      expect(event?.data?.cardEvents).toMatchObject({
+        type,
+        event: `cmp_au_card.${type.toLowerCase()}`,
+        source: 'CARD_MANAGEMENT',
+        tenant: 'tntsandbox2',
+        cardId,
+        card: null,
+        cardInterfaceCard: { __typename: 'CardEventCardInterfaceCardSuccess' },
+      });
+      await waitForSubscribers(t.stack.app, 'tntsandbox2', 0);
+    }
 
     const before = {
       updated: interfaceCardReads(t.stack, UPDATED_TEST_CARD_ID),
       enrolled: interfaceCardReads(t.stack, ENROLLED_TEST_CARD_ID),
     };
-    const history = await t.stack.execute(CardManagementHistory, {}, t.vault1Token);
+    const history = await t.stack.execute(CardManagementHistory, {}, token);
     expect(history.errors).toBeUndefined();
     const page = history.data?.cardEvents;
     if (page?.__typename !== 'QueryCardEventsSuccess') throw new Error(`history: ${page?.__typename}`);
