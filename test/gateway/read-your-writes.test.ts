@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createSandbox, type Sandbox } from '../../src/sandbox/sandbox.ts';
-import { postGraphql, type Stack, startStack, testToken } from '../support/fixtures.ts';
+import { postGraphql, remoteUpstreamEnv, type Stack, startStack, testToken } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
 /**
@@ -65,14 +65,7 @@ describe('two gateways on one Redis: a card changed through one is read back thr
     });
     const { url } = await sandbox.start();
     const env = {
-      UPSTREAM: 'remote',
-      CARD_INTERFACE_URL: `${url}/card-interface`,
-      ACCOUNT_UPDATER_URL: `${url}/account-updater`,
-      CARD_ATTRIBUTES_URL: `${url}/card-attributes`,
-      ACCOUNTS_URL: `${url}/accounts`,
-      TOKEN_URL: `${url}/oauth/token`,
-      UPSTREAM_CREDENTIALS:
-        'tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2',
+      ...remoteUpstreamEnv(url),
       EVENTS_BACKEND: 'redis',
       REDIS_URL: redis.url,
       CARD_CACHE_TTL_MS: '300000',

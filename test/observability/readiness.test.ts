@@ -3,7 +3,14 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createSandbox, type Sandbox } from '../../src/sandbox/sandbox.ts';
-import { leftover, postGraphql, type Stack, startStack, testToken } from '../support/fixtures.ts';
+import {
+  leftover,
+  postGraphql,
+  remoteUpstreamEnv,
+  type Stack,
+  startStack,
+  testToken,
+} from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
 interface ReadinessAnswer {
@@ -59,14 +66,7 @@ describe('GET /health and GET /readiness', () => {
     const { url } = await sandbox.start();
     sandboxPort = Number(new URL(url).port);
     stack = await startStack({
-      UPSTREAM: 'remote',
-      CARD_INTERFACE_URL: `${url}/card-interface`,
-      ACCOUNT_UPDATER_URL: `${url}/account-updater`,
-      CARD_ATTRIBUTES_URL: `${url}/card-attributes`,
-      ACCOUNTS_URL: `${url}/accounts`,
-      TOKEN_URL: `${url}/oauth/token`,
-      UPSTREAM_CREDENTIALS:
-        'tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2',
+      ...remoteUpstreamEnv(url),
       EVENTS_BACKEND: 'redis',
       REDIS_URL: redis.url,
     });

@@ -115,6 +115,24 @@ export const CREDENTIALS: Record<Vault, VaultCredentials> = {
   tntsandbox2: { clientId: 'sandbox-client-2', clientSecret: 'sandbox-secret-2' },
 };
 
+/**
+ * The variables of a remote-mode gateway (`UPSTREAM=remote`) whose five upstream addresses are the
+ * areas of the sandbox at `sandboxUrl` (contract §1), with both sandbox vaults' client credentials.
+ */
+export function remoteUpstreamEnv(sandboxUrl: string): Record<string, string> {
+  return {
+    UPSTREAM: 'remote',
+    CARD_INTERFACE_URL: `${sandboxUrl}/card-interface`,
+    ACCOUNT_UPDATER_URL: `${sandboxUrl}/account-updater`,
+    CARD_ATTRIBUTES_URL: `${sandboxUrl}/card-attributes`,
+    ACCOUNTS_URL: `${sandboxUrl}/accounts`,
+    TOKEN_URL: `${sandboxUrl}/oauth/token`,
+    UPSTREAM_CREDENTIALS: Object.entries(CREDENTIALS)
+      .map(([vault, { clientId, clientSecret }]) => `${vault}=${clientId}:${clientSecret}`)
+      .join(','),
+  };
+}
+
 /** Options of {@link testToken}. */
 export interface TokenOptions {
   /** Vaults the token grants; tntsandbox1 by default. */

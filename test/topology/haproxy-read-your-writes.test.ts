@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createSandbox, type Sandbox } from '../../src/sandbox/sandbox.ts';
-import { postGraphql, testToken } from '../support/fixtures.ts';
+import { postGraphql, remoteUpstreamEnv, testToken } from '../support/fixtures.ts';
 import { HAPROXY_SOURCE_ADDRESS, type HaproxyProcess, startHaproxy } from '../support/haproxy.ts';
 import { type GatewayProcess, startGatewayProcess } from '../support/processes.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
@@ -70,14 +70,7 @@ describe('two replicas behind HAProxy read back each other’s card changes at o
     });
     const { url } = await sandbox.start();
     const env = {
-      UPSTREAM: 'remote',
-      CARD_INTERFACE_URL: `${url}/card-interface`,
-      ACCOUNT_UPDATER_URL: `${url}/account-updater`,
-      CARD_ATTRIBUTES_URL: `${url}/card-attributes`,
-      ACCOUNTS_URL: `${url}/accounts`,
-      TOKEN_URL: `${url}/oauth/token`,
-      UPSTREAM_CREDENTIALS:
-        'tntsandbox1=sandbox-client-1:sandbox-secret-1,tntsandbox2=sandbox-client-2:sandbox-secret-2',
+      ...remoteUpstreamEnv(url),
       EVENTS_BACKEND: 'redis',
       REDIS_URL: redis.url,
       // HAProxy connects from its own address with a PROXY protocol header (deploy/haproxy.cfg).
