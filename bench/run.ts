@@ -11,7 +11,10 @@
  *   p50/p99 (ms, receive time minus the event's timestamp) at each subscriber count over graphql-ws,
  *   and over SSE, with deliveries lost;
  * - ingest: acknowledged signed webhooks per second on sqlite and on Redis at concurrency 10 and
- *   50, every acknowledged id checked in the log afterwards, the worst query latency meanwhile;
+ *   50, every acknowledged id checked in the log afterwards, the worst query latency meanwhile; on
+ *   sqlite side by side with the ingest floor (bench/servers/floor-ingest.ts, issue 21 item 4),
+ *   rounds interleaved, its acknowledged ids checked in its own database, cardgraph's rate and CPU
+ *   per acknowledged notification as ratios to the floor's;
  * - history: a 100-event page with `retained` events in the log, first page and a deep page;
  * - cold start: fork to listening (ms).
  * Prints a table of ratios and writes the JSON to `--out` (bench/results/latest.json).
@@ -23,12 +26,14 @@
  * alone, written to bench/results/queries.json), `--compare-yoga` (adds cardgraph with the lean GraphQL path off, `cardgraph-yoga`, to the query
  * rounds), `--compare-jit` (adds cardgraph with queries on graphql-js,
  * `cardgraph-graphql-js`), `--rounds <n>`, `--seconds <n>` (of each query run), `--cpu-prof` (V8 CPU profiles of the
- * cardgraph processes in bench/results/cpu-profiles).
+ * cardgraph processes in bench/results/cpu-profiles), `--ingest-rounds <n>`, `--ingest-seconds <n>`,
+ * `--ingest-concurrency 10,50` (the ingest runs).
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -57,6 +62,9 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    'ingest-rounds': { type: 'string' },
+    'ingest-seconds': { type: 'string' },
+    'ingest-concurrency': { type: 'string' },
   },
 });
 if (flags['cpu-prof']) {
@@ -88,6 +96,7 @@ const PLAN = QUICK
       eventGapMs: 50,
       ingestS: 1,
       ingestConcurrency: [10],
+      ingestRounds: 1,
       retained: 120,
     }
   : {
@@ -100,12 +109,17 @@ const PLAN = QUICK
       eventGapMs: 500,
       ingestS: 8,
       ingestConcurrency: [10, 50],
+      ingestRounds: 3,
       retained: 100_000,
     };
 if (flags.subscribers) PLAN.subscriberCounts = flags.subscribers.split(',').map(Number);
 // `--rounds <n>` and `--seconds <n>` change the query rounds (for A/B runs of the query side).
 if (flags.rounds) PLAN.rounds = Number(flags.rounds);
 if (flags.seconds) PLAN.durationS = Number(flags.seconds);
+// `--ingest-rounds <n>`, `--ingest-seconds <n>`, `--ingest-concurrency 10,50` change the ingest runs.
+if (flags['ingest-rounds']) PLAN.ingestRounds = Number(flags['ingest-rounds']);
+if (flags['ingest-seconds']) PLAN.ingestS = Number(flags['ingest-seconds']);
+if (flags['ingest-concurrency']) PLAN.ingestConcurrency = flags['ingest-concurrency'].split(',').map(Number);
 const VAULT = 'tntsandbox1';
 const CLIENT = { id: 'sandbox-client-1', secret: 'sandbox-secret-1' };
 const WEBHOOK_SECRET = 'whsec_bench_0123456789abcdef0123';
@@ -474,25 +488,51 @@ await Promise.all([cardgraph.stop('SIGKILL'), floor.stop('SIGKILL'), hive?.stop(
 
 interface IngestResult {
   concurrency: number;
+  /** Median over the rounds (`--ingest-rounds`) of acknowledged notifications per second. */
   acknowledgedPerSecond: number;
+  /** Acknowledged notifications, all rounds. */
   acknowledged: number;
   refused: number;
   missingFromLog: number;
+  /** Worst round's acknowledgement latency p99, ms. */
   ackP99Ms: number;
   /**
-   * CPU time (µs, all threads of the gateway process: event loop and sqlite writer) per acknowledged
-   * notification, the 100 probe queries per second included: steadier than the rate on a shared
-   * machine, where the load generator competes for the same two cores.
+   * CPU time (µs, all threads of the server process: event loop and sqlite writer) per acknowledged
+   * notification over all rounds, the 100 probe queries per second included: steadier than the rate
+   * on a shared machine, where the load generator competes for the same two cores.
    */
   cpuUsPerAcknowledged: number;
+  /** Worst round's probe query latency p99, ms. */
   queryDuringIngestP99Ms: number;
+  /** Slowest probe query of all rounds (the stall), ms. */
   queryDuringIngestMaxMs: number;
+  /** Acknowledged per second of each round, in order. */
+  rounds: number[];
+}
+
+/** cardgraph against the ingest floor at one concurrency (sqlite; issue 21 item 4). */
+interface IngestVsFloor {
+  concurrency: number;
+  /** cardgraph's acknowledged/s ÷ the floor's (medians over the interleaved rounds). */
+  throughputRatio: number;
+  /** cardgraph's CPU µs per acknowledged notification ÷ the floor's. */
+  cpuRatio: number;
 }
 
 /** Event timestamps (ms) of acknowledged notifications, in acknowledgement order (deep history cursors). */
 const ackedTimestamps: number[] = [];
 
-async function ingest(server: ServerProcess, concurrency: number, acked: string[], amount?: number) {
+/**
+ * Signed notifications at `concurrency` to `server` for `PLAN.ingestS` (or `amount` of them); the ids
+ * of the 2xx answers go to `acked` (and their timestamps to `timestamps` when given).
+ */
+async function ingest(
+  server: ServerProcess,
+  concurrency: number,
+  acked: string[],
+  amount?: number,
+  timestamps: number[] | undefined = ackedTimestamps,
+) {
   let refused = 0;
   const run = autocannon({
     url: server.ready.url,
@@ -515,7 +555,7 @@ async function ingest(server: ServerProcess, concurrency: number, acked: string[
         onResponse: (status, _body, context) => {
           if (status >= 200 && status < 300) {
             acked.push((context as { id: string }).id);
-            ackedTimestamps.push((context as { timestampMs: number }).timestampMs);
+            timestamps?.push((context as { timestampMs: number }).timestampMs);
           } else refused++;
         },
       },
@@ -524,44 +564,126 @@ async function ingest(server: ServerProcess, concurrency: number, acked: string[
   return { run, refused: () => refused };
 }
 
+/**
+ * One ingest round on `server` at `concurrency`, with a client querying meanwhile (100 one-card
+ * queries per second: its slowest answer is the stall).
+ */
+async function ingestRound(server: ServerProcess, concurrency: number, acked: string[], isFloor: boolean) {
+  const probe = autocannon({
+    url: `${server.ready.url}/graphql`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${clientToken}` },
+    body: queryBody('cardgraph', 'oneCard'),
+    connections: 1,
+    overallRate: 100,
+    duration: PLAN.ingestS,
+  });
+  const before = await server.stats();
+  const roundAcked: string[] = [];
+  const { run, refused } = await ingest(
+    server,
+    concurrency,
+    roundAcked,
+    undefined,
+    isFloor ? undefined : ackedTimestamps,
+  );
+  const [result, probeResult] = await Promise.all([run, probe]);
+  const after = await server.stats();
+  acked.push(...roundAcked);
+  return {
+    acknowledged: roundAcked.length,
+    refused: refused(),
+    cpuUs: after.cpuUs - before.cpuUs,
+    ackP99Ms: result.latency.p99,
+    probeP99Ms: probeResult.latency.p99,
+    probeMaxMs: probeResult.latency.max,
+  };
+}
+
+/** The rounds of one server at one concurrency as one {@link IngestResult} (missing counts filled later). */
+function ingestResultOf(
+  concurrency: number,
+  rounds: Awaited<ReturnType<typeof ingestRound>>[],
+): IngestResult {
+  const acknowledged = rounds.reduce((sum, r) => sum + r.acknowledged, 0);
+  const perSecond = rounds.map((r) => Math.round(r.acknowledged / PLAN.ingestS));
+  return {
+    concurrency,
+    acknowledgedPerSecond: Math.round(median(perSecond)),
+    acknowledged,
+    refused: rounds.reduce((sum, r) => sum + r.refused, 0),
+    missingFromLog: Number.NaN,
+    ackP99Ms: Math.max(...rounds.map((r) => r.ackP99Ms)),
+    cpuUsPerAcknowledged: Math.round(rounds.reduce((sum, r) => sum + r.cpuUs, 0) / Math.max(1, acknowledged)),
+    queryDuringIngestP99Ms: Math.max(...rounds.map((r) => r.probeP99Ms)),
+    queryDuringIngestMaxMs: Math.max(...rounds.map((r) => r.probeMaxMs)),
+    rounds: perSecond,
+  };
+}
+
+/** How many of `ids` the ingest floor's database file does not hold. */
+function missingFromFloorDb(dbFile: string, ids: string[]): number {
+  const db = new DatabaseSync(dbFile);
+  const find = db.prepare('SELECT 1 AS found FROM floor_events WHERE tenant = ? AND id = ?');
+  const missing = ids.filter((id) => find.get(VAULT, id) === undefined).length;
+  db.close();
+  return missing;
+}
+
 async function measureIngest(backend: 'sqlite' | 'redis', redisUrl?: string) {
-  const env = cardgraphEnv({ EVENTS_BACKEND: backend, ...(redisUrl ? { REDIS_URL: redisUrl } : {}) });
+  const env = cardgraphEnv({
+    EVENTS_BACKEND: backend,
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    // Interleaved rounds can acknowledge more than the default count limit: retention would then
+    // drop acknowledged events before they are checked.
+    EVENTS_RETENTION_COUNT: '10000000',
+  });
   const server = await startServer(`cardgraph-${backend}`, 'cardgraph.ts', env);
+  // The ingest floor runs beside cardgraph on sqlite (the backend it replicates), rounds interleaved.
+  const floorIngest =
+    backend === 'sqlite' && ONLY.has('ingest')
+      ? await startServer('floor-ingest', 'floor-ingest.ts', {
+          ...floorEnv,
+          DATA_DIR: join(dataRoot, `data-${dataDirs++}`),
+          WEBHOOK_SECRETS: WEBHOOK_SECRET,
+        })
+      : undefined;
   const results: IngestResult[] = [];
+  const floorResults: IngestResult[] = [];
   const allAcked: string[] = [];
+  const floorAcked: string[] = [];
   // The probe's first query fills the card read cache and compiles the query path: not a stall.
-  const warmUp = await postGraphql(server, queryBody('cardgraph', 'oneCard'));
-  if (warmUp.status !== 200) throw new Error(`cardgraph-${backend} answered ${warmUp.status}`);
-  for (const concurrency of ONLY.has('ingest') ? PLAN.ingestConcurrency : []) {
-    log(`ingest ${backend} concurrency ${concurrency}`);
-    const acked: string[] = [];
-    // A client querying meanwhile, 100 queries per second: its slowest answer is the stall.
-    const probe = autocannon({
-      url: `${server.ready.url}/graphql`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${clientToken}` },
-      body: queryBody('cardgraph', 'oneCard'),
-      connections: 1,
-      overallRate: 100,
-      duration: PLAN.ingestS,
-    });
-    const before = await server.stats();
-    const { run, refused } = await ingest(server, concurrency, acked);
-    const [result, probeResult] = await Promise.all([run, probe]);
-    const after = await server.stats();
-    allAcked.push(...acked);
-    results.push({
-      concurrency,
-      acknowledgedPerSecond: Math.round(acked.length / PLAN.ingestS),
-      acknowledged: acked.length,
-      refused: refused(),
-      missingFromLog: Number.NaN,
-      ackP99Ms: result.latency.p99,
-      cpuUsPerAcknowledged: Math.round((after.cpuUs - before.cpuUs) / Math.max(1, acked.length)),
-      queryDuringIngestP99Ms: probeResult.latency.p99,
-      queryDuringIngestMaxMs: probeResult.latency.max,
-    });
+  for (const target of [server, ...(floorIngest ? [floorIngest] : [])]) {
+    const warmUp = await postGraphql(target, queryBody('cardgraph', 'oneCard'));
+    if (warmUp.status !== 200) throw new Error(`${target.name} answered ${warmUp.status}`);
   }
+  for (const concurrency of ONLY.has('ingest') ? PLAN.ingestConcurrency : []) {
+    const rounds: Awaited<ReturnType<typeof ingestRound>>[] = [];
+    const floorRounds: typeof rounds = [];
+    for (let round = 0; round < PLAN.ingestRounds; round++) {
+      log(
+        `ingest ${backend} concurrency ${concurrency} round ${round + 1}/${PLAN.ingestRounds}: ${server.name}`,
+      );
+      rounds.push(await ingestRound(server, concurrency, allAcked, false));
+      if (floorIngest) {
+        log(`ingest ${backend} concurrency ${concurrency} round ${round + 1}/${PLAN.ingestRounds}: floor`);
+        floorRounds.push(await ingestRound(floorIngest, concurrency, floorAcked, true));
+      }
+    }
+    results.push(ingestResultOf(concurrency, rounds));
+    if (floorIngest) floorResults.push(ingestResultOf(concurrency, floorRounds));
+  }
+  let floorMissing = Number.NaN;
+  if (floorIngest) {
+    await floorIngest.stop();
+    floorMissing = missingFromFloorDb(String(floorIngest.ready.dbFile), floorAcked);
+    for (const result of floorResults) result.missingFromLog = floorMissing;
+  }
+  const vsFloor: IngestVsFloor[] = floorResults.map((floorResult, i) => ({
+    concurrency: floorResult.concurrency,
+    throughputRatio: results[i]!.acknowledgedPerSecond / floorResult.acknowledgedPerSecond,
+    cpuRatio: results[i]!.cpuUsPerAcknowledged / floorResult.cpuUsPerAcknowledged,
+  }));
   // History with `retained` events in the log.
   const seed = ONLY.has('history') ? PLAN.retained - allAcked.length : 0;
   if (seed > 0) {
@@ -593,7 +715,12 @@ async function measureIngest(backend: 'sqlite' | 'redis', redisUrl?: string) {
   const logged = await readLoggedIds(backend, env.DATA_DIR!, redisUrl);
   const missing = allAcked.filter((id) => !logged.has(id)).length;
   for (const result of results) result.missingFromLog = missing;
-  return { ingest: results, history, missingFromLog: missing };
+  return {
+    ingest: results,
+    history,
+    missingFromLog: missing,
+    ...(floorIngest ? { floor: floorResults, floorMissingFromDb: floorMissing, vsFloor } : {}),
+  };
 }
 
 async function historyPage(server: ServerProcess, after: string | null) {
@@ -688,6 +815,11 @@ const targets = {
     target: '≥ 5,000',
     value: largest(sqliteRun?.ingest.map((r) => r.acknowledgedPerSecond) ?? []),
   },
+  // issue 21 item 4: the ratio to the ingest floor at the highest concurrency replaces the absolute rate.
+  ingestSqliteVsFloor: {
+    target: '≥ 0.8',
+    value: sqliteRun?.vsFloor?.at(-1)?.throughputRatio ?? Number.NaN,
+  },
   ingestRedisPerSecond: {
     target: '≥ 10,000',
     value: largest(redisRun?.ingest.map((r) => r.acknowledgedPerSecond) ?? []),
@@ -695,7 +827,11 @@ const targets = {
   acknowledgedMissingFromLog: {
     target: '0',
     value: Object.keys(ingestResults).length
-      ? Object.values(ingestResults).reduce((sum, r) => sum + r.missingFromLog, 0)
+      ? Object.values(ingestResults).reduce(
+          (sum, r) =>
+            sum + r.missingFromLog + (Number.isNaN(r.floorMissingFromDb) ? 0 : (r.floorMissingFromDb ?? 0)),
+          0,
+        )
       : Number.NaN,
   },
   queryStallDuringIngestMs: {
@@ -791,9 +927,17 @@ for (const [key, byServer] of Object.entries(fanOut)) {
   );
 }
 for (const [backend, result] of Object.entries(ingestResults)) {
-  for (const run of result.ingest) {
+  // With the floor beside it (sqlite), cardgraph's figures are in the rows against the floor below.
+  for (const run of result.floor ? [] : result.ingest) {
     lines.push(
       `| Webhook ingest ${backend}, concurrency ${run.concurrency}: acknowledged/s (missing from log; query max ms meanwhile; CPU µs per acknowledged) | ${run.acknowledgedPerSecond} (${run.missingFromLog}; ${run.queryDuringIngestMaxMs}; ${run.cpuUsPerAcknowledged}) | – | – | | |`,
+    );
+  }
+  for (const [i, run] of (result.floor ?? []).entries()) {
+    const cg = result.ingest[i]!;
+    const vs = result.vsFloor![i]!;
+    lines.push(
+      `| Webhook ingest ${backend} vs ingest floor, concurrency ${run.concurrency}: acknowledged/s (missing; query max ms meanwhile; CPU µs per acknowledged) | ${cg.acknowledgedPerSecond} (${cg.missingFromLog}; ${cg.queryDuringIngestMaxMs}; ${cg.cpuUsPerAcknowledged}) | ${run.acknowledgedPerSecond} (${run.missingFromLog}; ${run.queryDuringIngestMaxMs}; ${run.cpuUsPerAcknowledged}) | – | ${vs.throughputRatio.toFixed(2)} (CPU ${vs.cpuRatio.toFixed(2)}) | |`,
     );
   }
   if (result.history) {

@@ -41,6 +41,12 @@ describe('npm run bench -- --quick', () => {
       expect(report.ingest[backend].ingest[0].acknowledged).toBeGreaterThan(0);
       expect(report.ingest[backend].history.firstPageSize).toBe(100);
     }
-    expect(Object.keys(report.targets)).toHaveLength(12);
+    // The ingest floor beside cardgraph on sqlite: every acknowledged id in its own database too.
+    expect(report.ingest.sqlite.floorMissingFromDb).toBe(0);
+    expect(report.ingest.sqlite.floor[0]).toMatchObject({ concurrency: 10, refused: 0, missingFromLog: 0 });
+    expect(report.ingest.sqlite.floor[0].acknowledged).toBeGreaterThan(0);
+    expect(report.ingest.sqlite.vsFloor[0].throughputRatio).toBeGreaterThan(0);
+    expect(report.ingest.redis.floor).toBeUndefined();
+    expect(Object.keys(report.targets)).toHaveLength(13);
   }, 180_000);
 });
