@@ -24,7 +24,7 @@ let nextId = 1;
 /**
  * Forks `bench/servers/<script>` on this Node.js with `--expose-gc` and `env` added to the
  * environment, and waits (at most `timeoutMs`) for its ready message. With `BENCH_CPU_PROF_DIR` set
- * (`npm run bench -- --cpu-prof`), cardgraph processes write a V8 CPU profile there when they exit
+ * (`npm run bench -- --cpu-prof`), cardgraph and ingest floor processes write a V8 CPU profile there when they exit
  * (`stop` then uses SIGTERM, which they answer with a graceful exit, whatever signal is asked).
  * @throws Error when the process exits or the timeout passes first.
  */
@@ -89,5 +89,8 @@ export async function startServer(
 
 /** True when `script`'s process writes a CPU profile (see {@link startServer}). */
 function profiled(script: string): boolean {
-  return Boolean(process.env.BENCH_CPU_PROF_DIR) && script === 'cardgraph.ts';
+  // The ingest floor too, to compare its profile with cardgraph's webhook path (issue 21 item 4).
+  return (
+    Boolean(process.env.BENCH_CPU_PROF_DIR) && (script === 'cardgraph.ts' || script === 'floor-ingest.ts')
+  );
 }

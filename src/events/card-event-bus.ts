@@ -101,6 +101,13 @@ export interface BusFilter {
 export interface InMemoryBusOptions<E extends BusEvent> extends InMemoryBusLimits {
   /** The subject `BusFilter.subject` is compared with (e.g. the card id of a card event). */
   subjectOf: (event: E) => string;
+  /**
+   * Whether `publish` drops an id seen recently (default true). False where the publisher hands each
+   * event over exactly once already (a durable stream's log tail: the log drops repeated ids before
+   * they are logged, and each resuming subscriber skips positions it has seen), which spares a
+   * lookup and an insert in the LRU per event (issue 21 item 4).
+   */
+  dedupe?: boolean;
 }
 
 /**
@@ -158,8 +165,8 @@ class Subscriber<E extends BusEvent> {
  * - Every subscriber receives the same (frozen) event instance.
  * - Each subscriber buffers at most `maxBufferedEvents`; one more ends it with SlowSubscriberError
  *   (its buffer is dropped) instead of growing without bound.
- * - The last `dedupeCapacity` (tenant, notification id) pairs are kept in an LRU; a repeat is not
- *   delivered (the same id in another vault is another event).
+ * - Unless `dedupe` is false, the last `dedupeCapacity` (tenant, notification id) pairs are kept in
+ *   an LRU; a repeat is not delivered (the same id in another vault is another event).
  * Events are lost on restart and are not shared between processes.
  * @throws RangeError when a limit is not a positive integer.
  */
@@ -176,9 +183,11 @@ export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOption
   let closed = false;
   // Least recently seen dropped. lru-cache, not a Map that drops its first key per insert: V8 keeps
   // deleted entries at a Map's front until it rehashes, so that walk costs microseconds per event.
-  const recentIds = new LRUCache<string, true>({ max: dedupeCapacity });
+  const recentIds =
+    options.dedupe === false ? undefined : new LRUCache<string, true>({ max: dedupeCapacity });
 
   function remember(id: string): boolean {
+    if (!recentIds) return true;
     // `get` makes a seen id the most recent again.
     if (recentIds.get(id)) return false;
     recentIds.set(id, true);
@@ -228,7 +237,7 @@ export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOption
 
   return {
     async publish(event) {
-      if (!remember(`${event.tenant}\u0000${event.id}`)) return 'duplicate';
+      if (recentIds && !remember(`${event.tenant}\u0000${event.id}`)) return 'duplicate';
       const subscribers = byTenant.get(event.tenant);
       if (!subscribers) return 'published';
       // A copy: fail() may remove a subscriber from the set during delivery.

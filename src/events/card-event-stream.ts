@@ -146,6 +146,9 @@ export async function createEventStream<E extends LogEvent>(
   const backend = options.backend ?? 'unknown';
   const bus = createInMemoryBus<Logged<E>>({
     maxBufferedEvents: options.maxBufferedEvents ?? 1_000,
+    // The log drops repeated ids before its tail sees them, and `resume` skips positions already
+    // delivered: the bus need not remember ids too.
+    dedupe: false,
     subjectOf: (event) => kind.subjectOf(event),
   });
   const label = kind.name === 'card_events' ? 'card_event' : 'network_token_event';
@@ -265,8 +268,11 @@ export async function createEventStream<E extends LogEvent>(
       } finally {
         inFlight.delete(append);
         metrics?.eventLogAppend.observe({ backend, outcome }, (performance.now() - started) / 1000);
-        appendFailedAtMs = outcome === 'failed' ? Date.now() : undefined;
-        metrics?.eventLogAppendFailing.set({ log: kind.name }, outcome === 'failed' ? 1 : 0);
+        const failing = outcome === 'failed';
+        // The gauge is written when it changes only (a labelled set costs a label lookup per append).
+        if (failing !== (appendFailedAtMs !== undefined))
+          metrics?.eventLogAppendFailing.set({ log: kind.name }, failing ? 1 : 0);
+        appendFailedAtMs = failing ? Date.now() : undefined;
         if (span) {
           span.setAttribute('cardgraph.event_log.outcome', outcome);
           if (outcome === 'failed') recordSpanFailure(span, 'append-failed');

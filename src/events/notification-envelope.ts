@@ -244,7 +244,9 @@ export function readSenderMembers(body: Record<string, unknown>): SenderMembers 
 
 /** A copy of `record` without its undefined members (so optional members are absent, not undefined). */
 export function definedOnly<T extends Record<string, unknown>>(record: T): Partial<T> {
-  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<T>;
+  const copy: Record<string, unknown> = {};
+  for (const key in record) if (record[key] !== undefined) copy[key] = record[key];
+  return copy as Partial<T>;
 }
 
 /**
@@ -285,9 +287,10 @@ export function readEnvelope(json: unknown): EnvelopeResult {
     readVaultId(json.tenant) ??
     (event.family === 'network_token' ? readVaultId(details.tenant_id) : undefined);
   const id = readNotificationId(json.id);
-  const known = definedOnly({ tenant, id, event: event.name });
-  if (tenant === undefined) return { ok: false, reason: 'no-tenant', ...known };
-  if (id === undefined) return { ok: false, reason: 'no-id', ...known };
+  if (tenant === undefined || id === undefined) {
+    const known = definedOnly({ tenant, id, event: event.name });
+    return { ok: false, reason: tenant === undefined ? 'no-tenant' : 'no-id', ...known };
+  }
   return {
     ok: true,
     envelope: {

@@ -5,7 +5,8 @@
  * only then answered, so each acknowledged notification is durable and concurrent appends share the
  * commit's cost. The event loop of the gateway never waits for a commit.
  *
- * Messages in: `{ kind: 'append', seq, event, receivedMs }`, `{ kind: 'trim', seq, nowMs, maxAgeMs,
+ * Messages in: `{ kind: 'append', seq, id, tenant, subject, type, timestampMs, receivedMs, body }` (the
+ * event serialized once by the log, so no nested object is cloned across the thread boundary), `{ kind: 'trim', seq, nowMs, maxAgeMs,
  * maxCount }`, `{ kind: 'close' }`. Out: one `{ kind: 'batch', replies }` per commit, each reply
  * `{ seq, position, outOfOrder }` (appended), `{ seq, duplicate: position | null }`, `{ seq, dropped }`
  * (trim) or `{ seq, error }`; `{ kind: 'closed' }` after close.
@@ -13,11 +14,25 @@
 
 import { DatabaseSync } from 'node:sqlite';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { LogEvent } from './event-log.ts';
+/**
+ * An append: the event's columns and its JSON `body` (what the log stores and reads back), its
+ * `timestampMs` (ms since the epoch, from the event's ISO 8601 `timestamp`) and `receivedMs`.
+ */
+export interface WriterAppend {
+  kind: 'append';
+  seq: number;
+  id: string;
+  tenant: string;
+  subject: string;
+  type: string;
+  timestampMs: number;
+  receivedMs: number;
+  body: string;
+}
 
 /** A request to the writer. */
 export type WriterRequest =
-  | { kind: 'append'; seq: number; event: LogEvent; subject: string; receivedMs: number }
+  | WriterAppend
   | { kind: 'trim'; seq: number; nowMs: number; maxAgeMs: number; maxCount: number }
   | { kind: 'close' };
 
@@ -37,14 +52,17 @@ const db = new DatabaseSync(file);
 db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;');
 // The table and its schema are created (and migrated) by the log before the writer starts.
 const findById = db.prepare(`SELECT position FROM ${table} WHERE tenant = ? AND id = ?`);
-const latestOfSubject = db.prepare(
-  `SELECT MAX(timestamp_ms) AS latest FROM ${table} WHERE tenant = ? AND ${subject} = ?`,
-);
+// One statement per append: the out-of-order flag (an earlier-stamped event of the same subject is
+// already logged) is computed by the insert itself, from the (tenant, subject, timestamp_ms) index.
+// The `WHERE true` makes the `ON CONFLICT` clause parse after an `INSERT … SELECT`. Parameters:
+// ?1 id, ?2 tenant, ?3 subject, ?4 type, ?5 timestamp_ms, ?6 received_ms, ?7 body.
 const insert = db.prepare(`
   INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  SELECT ?1, ?2, ?3, ?4, ?5, ?6,
+    COALESCE((SELECT MAX(timestamp_ms) FROM ${table} WHERE tenant = ?2 AND ${subject} = ?3) > ?5, 0), ?7
+  WHERE true
   ON CONFLICT (tenant, id) DO NOTHING
-  RETURNING position`);
+  RETURNING position, out_of_order AS outOfOrder`);
 // Rows are appended in arrival order by this one writer, so `received_ms` rises with position: the
 // rows older than the cut-off are those before the first row received at or after it, found by a
 // walk in position order that stops there (no index on `received_ms`, one b-tree less per append).
@@ -69,26 +87,21 @@ function apply(request: Exclude<WriterRequest, { kind: 'close' }>): WriterReply 
     const byCount = deleteBeyond.run(request.maxCount);
     return { seq: request.seq, dropped: Number(byAge.changes) + Number(byCount.changes) };
   }
-  const { event } = request;
-  const timestampMs = Date.parse(event.timestamp);
   // Statements of one batch run in order: a later event of the same subject sees the earlier ones.
-  const latest = latestOfSubject.get(event.tenant, request.subject) as { latest: number | null } | undefined;
-  const outOfOrder = latest?.latest != null && latest.latest > timestampMs;
   const inserted = insert.get(
-    event.id,
-    event.tenant,
+    request.id,
+    request.tenant,
     request.subject,
-    event.type,
-    timestampMs,
+    request.type,
+    request.timestampMs,
     request.receivedMs,
-    outOfOrder ? 1 : 0,
-    JSON.stringify(event),
-  ) as { position: bigint } | undefined;
+    request.body,
+  ) as { position: bigint; outOfOrder: bigint } | undefined;
   if (!inserted) {
-    const existing = findById.get(event.tenant, event.id) as { position: bigint } | undefined;
+    const existing = findById.get(request.tenant, request.id) as { position: bigint } | undefined;
     return { seq: request.seq, duplicate: existing?.position ?? null };
   }
-  return { seq: request.seq, position: inserted.position, outOfOrder };
+  return { seq: request.seq, position: inserted.position, outOfOrder: inserted.outOfOrder === 1n };
 }
 
 function commitBatch(): void {

@@ -212,9 +212,15 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
       const reply = await request({
         kind: 'append',
         seq: nextSeq++,
-        event,
+        id: event.id,
+        tenant: event.tenant,
         subject: kind.subjectOf(event),
+        type: event.type,
+        timestampMs: Date.parse(event.timestamp),
         receivedMs: now(),
+        // Serialized here, once: a flat message of strings crosses to the writer thread for less
+        // than the event object's structured clone, and the writer stores this text as it is.
+        body: JSON.stringify(event),
       });
       if ('error' in reply) throw new EventLogAppendError(reply.error);
       if ('duplicate' in reply)

@@ -101,6 +101,11 @@ const DIGIT_RUN = /\d{3,}(?:[ \-_.x/]\d{3,})+|\d+/g;
  */
 export const PAN_GROUP_SEPARATORS = ' -_.x/';
 
+/** True for the char code of one of {@link PAN_GROUP_SEPARATORS}. */
+function isGroupSeparator(c: number): boolean {
+  return c === 32 || c === 45 || c === 95 || c === 46 || c === 120 || c === 47;
+}
+
 /**
  * Masks card numbers anywhere in free text, the one masking rule of everything that leaves the
  * process (see src/lib/redaction.ts). A digit run is a maximal sequence of digits, or of groups of at
@@ -117,6 +122,16 @@ export const PAN_GROUP_SEPARATORS = ' -_.x/';
  */
 export function redactPans(text: string): string {
   if (text.length < 13) return text;
+  // A digit run is made of digits and group separators only, so it lies within a stretch of such
+  // characters: when no stretch holds 13 digits, no run does and nothing is masked. This one pass
+  // returns most text (summaries, hex fingerprints, ids of letters) without the digit-run scan.
+  let stretchDigits = 0;
+  for (let i = 0; i < text.length && stretchDigits < 13; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) stretchDigits++;
+    else if (!isGroupSeparator(c)) stretchDigits = 0;
+  }
+  if (stretchDigits < 13) return text;
   let out: string[] | undefined;
   // Only Luhn-valid windows: identifiers (UUIDs, SHA-256 hex, epoch ms) often hold 13+ digit runs.
   for (const match of text.matchAll(DIGIT_RUN)) {
