@@ -171,6 +171,13 @@ export class WebhookReceiver {
   readonly #secrets: readonly string[];
   readonly #toleranceS: number;
   readonly #logger: Logger;
+  /**
+   * The child of `logger` that writes the `info` line of every stored notification: without pino's
+   * structured redaction paths, which name keys (`pan`, `number`, `secret`…) this line never has
+   * (it carries id, tenant, type and outcome only), so walking them per notification changed nothing
+   * (issue 21 item 4). It keeps the logger's stream hook: the line still passes `redactLogLine`.
+   */
+  readonly #storedLogger: Logger;
   readonly #bus: CardEventBus;
   readonly #networkTokens: NetworkTokenEventSink;
   readonly #unmapped: UnmappedNotificationSink;
@@ -184,6 +191,7 @@ export class WebhookReceiver {
     this.#secrets = options.secrets;
     this.#toleranceS = options.toleranceS;
     this.#logger = options.logger;
+    this.#storedLogger = options.logger.child({}, { redact: { paths: [] } });
     this.#bus = options.bus;
     this.#networkTokens = options.networkTokens;
     this.#unmapped = options.unmapped;
@@ -377,8 +385,11 @@ export class WebhookReceiver {
         { ...logFields, outcome: status, reason: fields.reason },
         'notification could not be mapped; stored for operators',
       );
-    } else {
-      this.#logger.info({ ...logFields, outcome: status }, `${subject} notification ${status}`);
+    } else if (this.#storedLogger.isLevelEnabled('info')) {
+      this.#storedLogger.info(
+        { id: fields.id, tenant: fields.tenant, type: fields.type, outcome: status },
+        `${subject} notification ${status}`,
+      );
     }
     send(res, 200, { data: { id: fields.id, status } });
   }
