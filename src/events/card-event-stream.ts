@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { context, type SpanContext, type Tracer, trace } from '@opentelemetry/api';
-import { LRUCache } from 'lru-cache';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { recordSpanFailure } from '../lib/tracing.ts';
@@ -127,6 +126,34 @@ interface Receipt {
   spanContext: SpanContext | undefined;
 }
 
+/**
+ * The receipts of at least the last `max / 2` and at most the last `max` stored notifications, by id:
+ * two generations of Maps, the older dropped whole when the newer fills. One Map insert per
+ * notification and no eviction walk (an LRU's bookkeeping costs more per webhook, issue 21 item 4);
+ * no recency is needed, as a receipt is read only while its event is fanned out and delivered.
+ */
+class RecentReceipts {
+  #current = new Map<string, Receipt>();
+  #previous = new Map<string, Receipt>();
+  readonly #generation: number;
+
+  constructor(max: number) {
+    this.#generation = Math.max(1, Math.floor(max / 2));
+  }
+
+  set(id: string, receipt: Receipt): void {
+    if (this.#current.size >= this.#generation) {
+      this.#previous = this.#current;
+      this.#current = new Map();
+    }
+    this.#current.set(id, receipt);
+  }
+
+  peek(id: string): Receipt | undefined {
+    return this.#current.get(id) ?? this.#previous.get(id);
+  }
+}
+
 /** Builds the stream and positions the log's tail; see {@link CardEventStream}. */
 export async function createCardEventStream(options: CardEventStreamOptions): Promise<CardEventStream> {
   const stream = await createEventStream({ ...options, kind: CARD_EVENT_LOG });
@@ -152,9 +179,9 @@ export async function createEventStream<E extends LogEvent>(
     subjectOf: (event) => kind.subjectOf(event),
   });
   const label = kind.name === 'card_events' ? 'card_event' : 'network_token_event';
-  // Bounded (least recently stored dropped); lru-cache, as a Map that drops its first key per insert
-  // walks the deleted entries V8 keeps at its front (microseconds per event at 10,000 entries).
-  const receipts = new LRUCache<string, Receipt>({ max: MAX_TRACKED_RECEIPTS });
+  // Bounded by generations (see RecentReceipts), not a Map that drops its first key per insert: V8
+  // keeps deleted entries at a Map's front until it rehashes, so that walk costs microseconds.
+  const receipts = new RecentReceipts(MAX_TRACKED_RECEIPTS);
   const stopTail = await log.tail((event) => {
     options.onEvent?.(event);
     if (!tracer) {
