@@ -34,7 +34,7 @@ import { useSharedSubscriptionResults } from '../plugins/shared-subscription-res
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
 import { schema } from '../schema/index.ts';
-import { parserAndValidationCaches } from './document-cache.ts';
+import { parserAndValidationCaches, useValidationCache } from './document-cache.ts';
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
 export type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
@@ -129,6 +129,8 @@ export async function createRuntime(options: {
         limits: config.operationLimits,
         fieldSuggestions: config.graphql.fieldSuggestions,
       }),
+      // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
+      useValidationCache(),
     ],
     maskedErrors: useErrorMasking(),
   });
