@@ -188,7 +188,10 @@ function yogaLogger(logger: Logger) {
   // Yoga passes errors and request details; log them as masked strings, never as raw objects.
   const details = (args: unknown[]) => ({ yoga: args.slice(1).map((arg) => redactPans(String(arg))) });
   return {
-    debug: (...args: unknown[]) => logger.debug(details(args), String(args[0])),
+    // Yoga logs three debug lines per request: nothing is built for them below debug (issue 21 item 3).
+    debug: (...args: unknown[]) => {
+      if (logger.isLevelEnabled('debug')) logger.debug(details(args), String(args[0]));
+    },
     info: (...args: unknown[]) => logger.info(details(args), String(args[0])),
     warn: (...args: unknown[]) => logger.warn(details(args), String(args[0])),
     error: (...args: unknown[]) => logger.error(details(args), String(args[0])),
