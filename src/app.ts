@@ -5,7 +5,7 @@ import type { NetworkTokenEventStream } from './events/network-token-event-strea
 import { createLogger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
 import type { ReadinessReport } from './lib/readiness.ts';
-import { createTracing, type Tracing } from './lib/tracing.ts';
+import { createTracing, TRACING_OFF, type Tracing } from './lib/tracing.ts';
 import { trustedOperationNames } from './plugins/operation-metrics.ts';
 import { createRuntime } from './runtime/index.ts';
 import { type GatewayServices, openServices, shutDownTracing } from './runtime/services.ts';
@@ -43,7 +43,10 @@ export interface App {
   readonly networkTokenEvents: NetworkTokenEventStream | undefined;
   /** The app's Prometheus registry and metrics. */
   readonly metrics: Metrics;
-  /** The app's tracer (no-op unless `OTEL_*` configure an exporter). */
+  /**
+   * The app's tracer (no-op unless `OTEL_*` configure an exporter); built by `start`, so a no-op
+   * one before (`AppOptions.tracing` when given, from the first).
+   */
   readonly tracing: Tracing;
   /** Runs the readiness checks of `GET /readiness` (503 when not ready). */
   readiness(): Promise<ReadinessReport>;
@@ -67,8 +70,8 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     knownOperationNames: trustedOperationNames(config.persistedOperations),
     vaultLabels: config.metrics.vaultLabels,
   });
-  const tracing = options.tracing ?? createTracing(config.tracing, process.env.npm_package_version);
-  const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
+  // Built in `open`: the OpenTelemetry SDK loads there, and only when tracing is configured.
+  let tracing = options.tracing ?? TRACING_OFF;
   const shutdown = createShutdown(config.shutdownTimeoutMs, logger);
   const resources = new AsyncDisposableStack();
   let running: GatewayServices | undefined;
@@ -76,7 +79,11 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
 
   async function open(): Promise<AppAddresses> {
     resources.defer(() => void logger.info('cardgraph gateway stopped'));
-    if (!options.tracing) resources.defer(() => shutDownTracing(tracing, logger));
+    if (!options.tracing) {
+      tracing = await createTracing(config.tracing, process.env.npm_package_version);
+      resources.defer(() => shutDownTracing(tracing, logger));
+    }
+    const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
     const metricsListener = resources.use(
       await serveMetrics({
         metrics,
@@ -142,7 +149,9 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       return running?.networkTokenEvents;
     },
     metrics,
-    tracing,
+    get tracing() {
+      return tracing;
+    },
     readiness() {
       return running ? running.readiness() : Promise.reject(new Error('app not started'));
     },

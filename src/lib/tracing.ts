@@ -11,24 +11,9 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type Sampler,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from '../config.ts';
 import { redactPans } from './pan.ts';
-import { RedactingSpanExporter } from './redacting-span-exporter.ts';
-import { redactCardData } from './redaction.ts';
 
 /**
  * OpenTelemetry tracing of one gateway: a tracer exporting over OTLP/HTTP (protobuf or JSON) when
@@ -48,68 +33,26 @@ export interface Tracing {
 
 const propagator = new W3CTraceContextPropagator();
 
-/** Builds the tracing of {@link Tracing} from `config` (undefined: off). */
-export function createTracing(config: TracingConfig | undefined, serviceVersion?: string): Tracing {
-  if (!config) {
-    return {
-      enabled: false,
-      tracer: new ProxyTracerProvider().getTracer('cardgraph'),
-      forceFlush: async () => {},
-      shutdown: async () => {},
-    };
-  }
-  // Returns false when a context manager is already registered (another app of this process).
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  // Resource values leave with every export: the same masking as span attributes.
-  const resourceAttributes = redactCardData({
-    ...config.resourceAttributes,
-    'service.name': config.serviceName,
-    ...(serviceVersion ? { 'service.version': serviceVersion } : {}),
-  });
-  const exporterOptions = {
-    url: config.endpoint,
-    headers: config.headers,
-    timeoutMillis: config.timeoutMs,
-  };
-  // Every span leaves through the card-data redaction, whatever code set its attributes.
-  const exporter = new RedactingSpanExporter(
-    config.protocol === 'http/json'
-      ? new OTLPJsonTraceExporter(exporterOptions)
-      : new OTLPProtoTraceExporter(exporterOptions),
-  );
-  const provider = new TracerProvider({
-    resource: defaultResource().merge(resourceFromAttributes(resourceAttributes)),
-    sampler: samplerOf(config),
-    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.scheduleDelayMs })],
-  });
-  let stopped: Promise<void> | undefined;
-  return {
-    enabled: true,
-    tracer: provider.getTracer('cardgraph', serviceVersion),
-    forceFlush: () => provider.forceFlush(),
-    shutdown() {
-      stopped ??= provider.shutdown();
-      return stopped;
-    },
-  };
-}
+/** The tracing of a gateway or sandbox without `OTEL_*` configuration: a no-op tracer, nothing exported. */
+export const TRACING_OFF: Tracing = {
+  enabled: false,
+  tracer: new ProxyTracerProvider().getTracer('cardgraph'),
+  forceFlush: async () => {},
+  shutdown: async () => {},
+};
 
-function samplerOf(config: TracingConfig): Sampler {
-  const ratio = new TraceIdRatioBasedSampler(config.samplerRatio);
-  switch (config.sampler) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return ratio;
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratio });
-    default:
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-  }
+/**
+ * Builds the tracing of {@link Tracing} from `config` (undefined: {@link TRACING_OFF}). The
+ * OpenTelemetry SDK and its OTLP exporters (src/lib/tracing-sdk.ts, about 300 modules) load only
+ * when tracing is configured, so an untraced gateway starts without them (issue 21 item 2).
+ */
+export async function createTracing(
+  config: TracingConfig | undefined,
+  serviceVersion?: string,
+): Promise<Tracing> {
+  if (!config) return TRACING_OFF;
+  const { createExportingTracing } = await import('./tracing-sdk.ts');
+  return createExportingTracing(config, serviceVersion);
 }
 
 /**
