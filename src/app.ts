@@ -1,3 +1,4 @@
+import { flushCompileCache, getCompileCacheDir } from 'node:module';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig } from './config.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
@@ -123,6 +124,10 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       tracing: tracing.enabled,
     };
     logger.info({ url, ...listening, upstream: config.upstream.mode }, 'cardgraph gateway listening');
+    // With Node's compile cache on (NODE_COMPILE_CACHE, see the Dockerfile), what this start compiled
+    // is written now, not only at a clean exit: a replica that is killed still leaves the next start
+    // its stripped TypeScript and V8 code cache (issue 21 item 2). After listening, off the start.
+    if (getCompileCacheDir()) setImmediate(flushCompileCache);
     return { url, metricsUrl };
   }
 
