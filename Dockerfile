@@ -31,7 +31,7 @@ COPY --from=codegen /build/src/client/generated ./src/client/generated
 # OpenTelemetry SDK, node-redis) are filled too. Node discards an entry whose source changed.
 ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
 RUN node --input-type=module \
-      -e "await import('/app/src/app.ts'); await import('/app/src/lib/tracing-sdk.ts'); await import('redis');" \
+      -e "await import('./src/app.ts'); await import('./src/lib/tracing-sdk.ts'); await import('redis');" \
   && chown -R node:node /app/.node-compile-cache
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
