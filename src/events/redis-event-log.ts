@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createClient, createSentinel } from 'redis';
+import type { createClient } from 'redis';
 import type { Logger } from '../lib/logger.ts';
 import type { CardEvent } from './card-event.ts';
 import type {
@@ -168,6 +168,8 @@ interface LogConnections {
 
 /** One server at `url`: three node-redis clients. */
 async function connectToServer(url: string, logger: Logger): Promise<LogConnections> {
+  // node-redis (570 modules) loads only for a Redis deployment, never at a one-gateway start.
+  const { createClient } = await import('redis');
   let epoch = 0;
   const watch = (client: ReturnType<typeof createClient>, name: string) => {
     client.on('error', (error: Error) => {
@@ -220,6 +222,7 @@ async function connectThroughSentinel(
   settings: RedisSentinelSettings,
   logger: Logger,
 ): Promise<LogConnections> {
+  const { createSentinel } = await import('redis');
   const parsed = new URL(url);
   const database = Number(parsed.pathname.slice(1) || '0');
   const sentinel = createSentinel({

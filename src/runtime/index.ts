@@ -76,7 +76,7 @@ export async function createRuntime(options: {
     authenticate: (authorization) => viewerAuth.fromHeader(authorization),
   });
   const graphiql = config.graphql.graphiql
-    ? await useLocalGraphiQL({
+    ? useLocalGraphiQL({
         endpoint: '/graphql',
         defaultDocument: loadExampleOperations().document,
         authorizationFor: developmentTokenIssuer(config),
