@@ -7,6 +7,7 @@ import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardRef } from './card.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
+import { federatedEntity } from './entity.ts';
 import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
@@ -128,6 +129,11 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
     }),
   }),
 });
+
+// Federation (FEDERATION=on): `CardEvent @key(fields: "id", resolvable: false)`: other subgraphs may
+// extend the events this subgraph returns (e.g. `cardEvents` through the router) by notification id;
+// a reference is not read back here (the event logs have no read by notification id).
+federatedEntity(CardEventRef, 'id');
 
 eventRootFields({
   name: 'cardEvents',
