@@ -278,8 +278,8 @@ export interface Config {
   federation: {
     /**
      * The schema is served as a Federation v2 subgraph (`FEDERATION`, default off; issue 22):
-     * `_service { sdl }` with `@link` and `@key`, `_entities` for `Card`, `AccountUpdaterCard` and
-     * `NetworkToken` (src/schema/subgraph.ts). Off: the standalone schema of schema.graphql.
+     * `_service { sdl }` with `@link` and `@key`, `_entities` for `Card`, `AccountUpdaterCard`,
+     * `NetworkToken` and `CardEvent` (src/schema/subgraph.ts). Off: the standalone schema of schema.graphql.
      */
     subgraph: boolean;
   };

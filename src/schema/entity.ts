@@ -18,35 +18,29 @@ import { vaultOf } from './vault.ts';
  * card of another vault, or none) is null, never another vault's data.
  */
 
-/** One registered entity: its key fields, whether this subgraph resolves it, and its reader. */
+/** One registered entity: its key field and its reader. */
 export interface EntityDefinition {
   /** The `@key(fields:)` selection, e.g. `cardId`. */
   key: string;
-  /**
-   * False for an entity other subgraphs may only point at (`@key(…, resolvable: false)`): it joins
-   * no `_Entity` union and has no reader.
-   */
-  resolvable: boolean;
   /**
    * Reads one reference (the representation's key fields) with the request's loaders; null when
    * the operation's vault holds nothing under that key.
    * @throws the errors of {@link readReference}.
    */
-  resolveReference?: (reference: Record<string, unknown>, context: GraphQLContext) => Promise<unknown>;
+  resolveReference: (reference: Record<string, unknown>, context: GraphQLContext) => Promise<unknown>;
 }
 
 /** The registered entities by type name, in registration order. */
 export const entities = new Map<string, EntityDefinition>();
 
 /**
- * Registers `ref` as an entity keyed by the one field `key` (a string field of the type). With
- * `resolve`, references are read by it (after the checks of {@link readReference}); without, the
- * key is `resolvable: false`.
+ * Registers `ref` as an entity keyed by the one field `key` (a string field of the type), whose
+ * references are read by `resolve.read` after the checks of {@link readReference}.
  */
 export function federatedEntity<T, K extends string>(
   ref: ObjectRef<BuilderTypes, T>,
   key: K,
-  resolve?: {
+  resolve: {
     /** Scope the client token must grant, the root field's. */
     scope: UpstreamScope;
     /** Whether a key value is well-formed; a malformed one is null without any upstream read. */
@@ -57,18 +51,21 @@ export function federatedEntity<T, K extends string>(
 ): void {
   entities.set(ref.name, {
     key,
-    resolvable: resolve !== undefined,
-    ...(resolve
-      ? {
-          resolveReference: (reference, context) =>
-            readReference(context, resolve.scope, () => {
-              const value = reference[key];
-              if (typeof value !== 'string' || !resolve.isKey(value)) return Promise.resolve(null);
-              return resolve.read(context, vaultOf(context, undefined), value);
-            }),
-        }
-      : {}),
+    resolveReference: (reference, context) =>
+      readReference(context, resolve.scope, () => {
+        const value = reference[key];
+        if (typeof value !== 'string' || !resolve.isKey(value)) return Promise.resolve(null);
+        return resolve.read(context, vaultOf(context, undefined), value).then(unfrozen);
+      }),
   });
+}
+
+/**
+ * `value`, or a shallow copy of it when frozen: @apollo/subgraph's `entitiesResolver` defines
+ * `__typename` on the entity it returns, which a frozen object (a logged event) refuses.
+ */
+function unfrozen<T>(value: T): T {
+  return value !== null && typeof value === 'object' && Object.isFrozen(value) ? { ...value } : value;
 }
 
 /**

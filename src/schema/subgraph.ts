@@ -45,19 +45,16 @@ export function toSubgraphSchema(base: GraphQLSchema): GraphQLSchema {
   for (const [name, entity] of entities) {
     const type = base.getType(name);
     if (!isObjectType(type)) throw new Error(`entity ${name} is not an object type of the schema`);
-    const key = { fields: entity.key, ...(entity.resolvable ? {} : { resolvable: false }) };
     // The build is the subgraph's own: its type objects are adjusted in place (graphql-js keeps
     // `extensions` as a plain member; Pothos' federation plugin sets the same members).
     Object.assign(type, {
       extensions: {
         ...type.extensions,
-        directives: { key },
-        ...(entity.resolveReference
-          ? { apollo: { subgraph: { resolveReference: entity.resolveReference } } }
-          : {}),
+        directives: { key: { fields: entity.key } },
+        apollo: { subgraph: { resolveReference: entity.resolveReference } },
       },
     });
-    if (entity.resolvable) entityTypes.push(type);
+    entityTypes.push(type);
   }
   const linked = new GraphQLSchema({
     ...base.toConfig(),

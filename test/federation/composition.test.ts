@@ -34,9 +34,7 @@ describe('composition with the customers example subgraph', () => {
       'type AccountUpdaterCard implements Node @join__type(graph: CARDGRAPH, key: "cardId") @join__implements(graph: CARDGRAPH, interface: "Node") {',
     );
     expect(header('NetworkToken')).toBe('type NetworkToken @join__type(graph: CARDGRAPH, key: "panAlias") {');
-    expect(header('CardEvent')).toBe(
-      'type CardEvent @join__type(graph: CARDGRAPH, key: "id", resolvable: false) {',
-    );
+    expect(header('CardEvent')).toBe('type CardEvent @join__type(graph: CARDGRAPH, key: "id") {');
     expect(supergraph).toMatch(/cardEvents\(/);
   });
 

@@ -1,10 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import { execute, type GraphQLFormattedError, parse } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { CreateCard, EnrolCard } from '../support/documents.ts';
-import { BULK_TEST_PANS, member, postGraphql, testToken, useStack } from '../support/fixtures.ts';
+import {
+  BULK_TEST_PANS,
+  member,
+  notification,
+  postGraphql,
+  postNotification,
+  testToken,
+  useStack,
+} from '../support/fixtures.ts';
 
 /**
  * Subgraph mode (issue 22 item 1, `FEDERATION=on`) over real HTTP against the embedded sandbox:
@@ -22,6 +31,7 @@ const ENTITIES = `
       ... on Card { cardId vaultId bin last4 attributes { bin brand } }
       ... on AccountUpdaterCard { cardId vaultId state }
       ... on NetworkToken { panAlias tokenState: state }
+      ... on CardEvent { id tenant type eventCardId: cardId }
     }
   }
 `;
@@ -74,7 +84,7 @@ describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
     expect(sdl.split('\n').filter((line) => line.includes('@key('))).toEqual([
       'type AccountUpdaterCard implements Node @key(fields: "cardId") {',
       'type Card implements Node @key(fields: "cardId") {',
-      'type CardEvent @key(fields: "id", resolvable: false) {',
+      'type CardEvent @key(fields: "id") {',
       'type NetworkToken @key(fields: "panAlias") {',
     ]);
     // The machinery is the router's, not part of the published SDL.
@@ -228,9 +238,55 @@ describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
       expect(unscoped.body.errors?.map((e) => e.extensions?.code)).toEqual(['vault-required']);
     });
 
+    it('resolves CardEvent references by notification id from the event log of the caller’s vault', async () => {
+      const ours = notification({ cardId: cardIds[5]! });
+      const theirs = notification({ cardId: otherVaultCardId, tenant: 'tntsandbox2' });
+      expect((await postNotification(t.stack.url, ours)).status).toBe(200);
+      expect((await postNotification(t.stack.url, theirs)).status).toBe(200);
+      const unknownId = randomUUID();
+      const byIds = vi.spyOn(t.stack.app.events!, 'byIds');
+      const answer = await entities(
+        [
+          { __typename: 'CardEvent', id: theirs.id },
+          { __typename: 'CardEvent', id: ours.id },
+          { __typename: 'CardEvent', id: unknownId },
+          { __typename: 'CardEvent', id: 'not an id!' },
+          { __typename: 'CardEvent', id: ours.id },
+        ],
+        t.vault1Token,
+      );
+      expect(answer.body.errors).toBeUndefined();
+      const event = {
+        __typename: 'CardEvent',
+        id: ours.id,
+        tenant: 'tntsandbox1',
+        type: 'UPDATED',
+        eventCardId: cardIds[5],
+      };
+      expect(answer.body.data).toEqual({ _entities: [null, event, null, null, event] });
+      // One log read for the request, in the caller's vault; the malformed id is never read.
+      expect(byIds.mock.calls.map(([tenant, ids]) => [tenant, [...ids].sort()])).toEqual([
+        ['tntsandbox1', [theirs.id, ours.id, unknownId].sort()],
+      ]);
+      byIds.mockRestore();
+
+      const owner = await entities([{ __typename: 'CardEvent', id: theirs.id }], t.vault2Token);
+      expect(owner.body.data).toEqual({
+        _entities: [
+          {
+            __typename: 'CardEvent',
+            id: theirs.id,
+            tenant: 'tntsandbox2',
+            type: 'UPDATED',
+            eventCardId: otherVaultCardId,
+          },
+        ],
+      });
+    });
+
     it('refuses representations that name no entity, and more than NODES_MAX_IDS of them', async () => {
       const invalid = await entities(
-        [{ __typename: 'Card', cardId: cardIds[0] }, { __typename: 'CardEvent', id: 'x' }, 'Card'],
+        [{ __typename: 'Card', cardId: cardIds[0] }, { __typename: 'CardProduct', id: 'x' }, 'Card'],
         t.vault1Token,
       );
       expect(invalid.body.data).toBeNull();
