@@ -1,10 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { execute, type GraphQLFormattedError, parse } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { CreateCard, EnrolCard } from '../support/documents.ts';
+import { cardgraphSubgraphSdl } from '../support/federation.ts';
 import {
   BULK_TEST_PANS,
   member,
@@ -158,16 +161,28 @@ describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
             { __typename: 'Card', cardId: 'CRDdoesnotexist000000000' },
             { __typename: 'Card', cardId: '../accounts' },
             { __typename: 'NetworkToken', panAlias: 'tok_sandbox_notprovisioned000' },
+            // A card number where a key belongs: null, never sent upstream nor logged (stop() checks the log).
+            { __typename: 'NetworkToken', panAlias: '4111111111111111' },
+            { __typename: 'Card', cardId: '4111111111111111' },
           ],
           t.vault1Token,
         ),
       );
       expect(result.body.errors).toBeUndefined();
       const answered = (result.body.data as { _entities: ({ cardId?: string } | null)[] })._entities;
-      expect(answered.map((entity) => entity?.cardId ?? null)).toEqual([null, cardIds[3], null, null, null]);
+      expect(answered.map((entity) => entity?.cardId ?? null)).toEqual([
+        null,
+        cardIds[3],
+        null,
+        null,
+        null,
+        null,
+        null,
+      ]);
       // Read in the token's vault only; the malformed key is never sent upstream.
       expect(requests.every((r) => r.vault === 'tntsandbox1')).toBe(true);
-      expect(requests.some((r) => r.path.includes('..'))).toBe(false);
+      expect(requests.some((r) => r.path.includes('..') || r.path.includes('4111111111111111'))).toBe(false);
+      expect(JSON.stringify(result.body)).not.toContain('4111111111111111');
 
       // The owner of the other vault reads it.
       const owner = await entities([{ __typename: 'Card', cardId: otherVaultCardId }], t.vault2Token);
@@ -384,5 +399,40 @@ describe('FEDERATION', () => {
     expect(() => loadConfig({ FEDERATION: 'on', PERSISTED_OPERATIONS: 'require' })).toThrow(
       /PERSISTED_OPERATIONS.*must be allow or off with FEDERATION=on/,
     );
+  });
+});
+
+describe('FEDERATION=on with INTROSPECTION=off', () => {
+  const t = useStack({ FEDERATION: 'on', INTROSPECTION: 'off' });
+
+  it('refuses _service like __schema, and still resolves entities', async () => {
+    const refused = await postGraphql(t.stack.url, { query: '{ _service { sdl } }' }, t.vault1Token);
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors?.map((e) => [e.message, e.extensions?.code])).toEqual([
+      [
+        'GraphQL introspection has been disabled, but the requested query contained the field "_service".',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
+    ]);
+    const answer = await postGraphql(
+      t.stack.url,
+      { query: ENTITIES, variables: { representations: [{ __typename: 'Card', cardId: 'CRDnotheld0001' }] } },
+      t.vault1Token,
+    );
+    expect(answer.body).toEqual({ data: { _entities: [null] } });
+  });
+});
+
+describe('npm run -s schema -- --subgraph', () => {
+  it('prints the subgraph SDL _service answers, and leaves schema.graphql alone', async () => {
+    const before = readFileSync('schema.graphql', 'utf8');
+    const printed = execFileSync(process.execPath, ['src/schema/print.ts', '--subgraph'], {
+      encoding: 'utf8',
+    });
+    expect(printed).toBe(`${await cardgraphSubgraphSdl()}\n`);
+    expect(
+      printed.startsWith('schema @link(url: "https://specs.apollo.dev/federation/v2.6", import: ["@key"]) {'),
+    ).toBe(true);
+    expect(readFileSync('schema.graphql', 'utf8')).toBe(before);
   });
 });

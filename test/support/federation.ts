@@ -1,5 +1,5 @@
 import { composeServices, compositionHasErrors } from '@theguild/federation-composition';
-import { graphql, parse, print } from 'graphql';
+import { parse, print } from 'graphql';
 import { CUSTOMERS_TYPE_DEFS } from '../../examples/customers/server.ts';
 
 /**
@@ -11,10 +11,8 @@ import { CUSTOMERS_TYPE_DEFS } from '../../examples/customers/server.ts';
 
 /** cardgraph's subgraph SDL (`FEDERATION=on`): `_service { sdl }` of the subgraph schema, run in process. */
 export async function cardgraphSubgraphSdl(): Promise<string> {
-  const { subgraphSchema } = await import('../../src/schema/index.ts');
-  const result = await graphql({ schema: subgraphSchema(), source: '{ _service { sdl } }' });
-  if (result.errors) throw new Error(`_service failed: ${result.errors.map((e) => e.message).join('; ')}`);
-  return (result.data as { _service: { sdl: string } })._service.sdl;
+  const { printSubgraphSdl } = await import('../../src/schema/print.ts');
+  return printSubgraphSdl();
 }
 
 /** One subgraph to compose: its name in the supergraph, its SDL and the address the router calls. */
