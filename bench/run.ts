@@ -6,7 +6,8 @@
  * Measures (rounds interleaved: every round runs each server once, in turn):
  * - query: req/s, latency p50/p99 (ms), server CPU per request (µs, `process.cpuUsage` of the
  *   server process) and upstream calls per request (the sandbox's request counter) for a one-card
- *   query and a joined query (card + attributes + network token);
+ *   query and a joined query (card + attributes + network token); cardgraph logs as in production
+ *   (`LOG_LEVEL=info`, one access line per request, written by pino to /dev/null);
  * - fan-out: idle memory per subscriber (bytes, RSS and heap growth after GC) and delivery latency
  *   p50/p99 (ms, receive time minus the event's timestamp) at each subscriber count over graphql-ws,
  *   and over SSE, with deliveries lost;
@@ -149,7 +150,9 @@ function cardgraphEnv(extra: Record<string, string> = {}): Record<string, string
   return {
     PORT: '0',
     HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
+    // As in production: info, so every request writes its access line (bench/servers/cardgraph.ts
+    // sends the lines through a pino destination to /dev/null; their building and serialization count).
+    LOG_LEVEL: 'info',
     UPSTREAM: 'remote',
     CARD_INTERFACE_URL: `${upstreamUrl}/card-interface`,
     ACCOUNT_UPDATER_URL: `${upstreamUrl}/account-updater`,
