@@ -33,7 +33,7 @@ import { useRequestInputChecks } from '../plugins/request-input.ts';
 import { useSharedSubscriptionResults } from '../plugins/shared-subscription-results.ts';
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
-import { schema } from '../schema/index.ts';
+import { schema, subgraphSchema } from '../schema/index.ts';
 import { parserAndValidationCaches, useValidationCache } from './document-cache.ts';
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
@@ -87,7 +87,8 @@ export async function createRuntime(options: {
     logger.warn('GRAPHIQL=on with INTROSPECTION=off: GraphiQL runs operations but shows no schema');
   }
   const yoga = createYoga<ServerContext, GraphQLContext>({
-    schema,
+    // FEDERATION=on: the same schema as a Federation v2 subgraph (src/schema/subgraph.ts).
+    schema: config.federation.subgraph ? subgraphSchema() : schema,
     graphqlEndpoint: '/graphql',
     logging: yogaLogger(logger),
     // Yoga's own GraphiQL loads its bundle from a CDN; src/plugins/graphiql.ts serves it locally.
