@@ -33,8 +33,8 @@ import { useRequestInputChecks } from '../plugins/request-input.ts';
 import { useSharedSubscriptionResults } from '../plugins/shared-subscription-results.ts';
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
-import { schema } from '../schema/index.ts';
-import { parserAndValidationCaches } from './document-cache.ts';
+import { schema, subgraphSchema } from '../schema/index.ts';
+import { parserAndValidationCaches, useValidationCache } from './document-cache.ts';
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
 export type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
@@ -76,7 +76,7 @@ export async function createRuntime(options: {
     authenticate: (authorization) => viewerAuth.fromHeader(authorization),
   });
   const graphiql = config.graphql.graphiql
-    ? await useLocalGraphiQL({
+    ? useLocalGraphiQL({
         endpoint: '/graphql',
         defaultDocument: loadExampleOperations().document,
         authorizationFor: developmentTokenIssuer(config),
@@ -87,7 +87,8 @@ export async function createRuntime(options: {
     logger.warn('GRAPHIQL=on with INTROSPECTION=off: GraphiQL runs operations but shows no schema');
   }
   const yoga = createYoga<ServerContext, GraphQLContext>({
-    schema,
+    // FEDERATION=on: the same schema as a Federation v2 subgraph (src/schema/subgraph.ts).
+    schema: config.federation.subgraph ? await subgraphSchema() : schema,
     graphqlEndpoint: '/graphql',
     logging: yogaLogger(logger),
     // Yoga's own GraphiQL loads its bundle from a CDN; src/plugins/graphiql.ts serves it locally.
@@ -129,6 +130,8 @@ export async function createRuntime(options: {
         limits: config.operationLimits,
         fieldSuggestions: config.graphql.fieldSuggestions,
       }),
+      // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
+      useValidationCache(),
     ],
     maskedErrors: useErrorMasking(),
   });
@@ -186,7 +189,10 @@ function yogaLogger(logger: Logger) {
   // Yoga passes errors and request details; log them as masked strings, never as raw objects.
   const details = (args: unknown[]) => ({ yoga: args.slice(1).map((arg) => redactPans(String(arg))) });
   return {
-    debug: (...args: unknown[]) => logger.debug(details(args), String(args[0])),
+    // Yoga logs three debug lines per request: nothing is built for them below debug (issue 21 item 3).
+    debug: (...args: unknown[]) => {
+      if (logger.isLevelEnabled('debug')) logger.debug(details(args), String(args[0]));
+    },
     info: (...args: unknown[]) => logger.info(details(args), String(args[0])),
     warn: (...args: unknown[]) => logger.warn(details(args), String(args[0])),
     error: (...args: unknown[]) => logger.error(details(args), String(args[0])),
