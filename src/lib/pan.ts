@@ -134,7 +134,10 @@ export function redactPans(text: string): string {
   if (stretchDigits < 13) return text;
   let out: string[] | undefined;
   // Only Luhn-valid windows: identifiers (UUIDs, SHA-256 hex, epoch ms) often hold 13+ digit runs.
-  for (const match of text.matchAll(DIGIT_RUN)) {
+  // exec on the one global pattern, not matchAll (which clones the pattern on every call); nothing in
+  // the loop uses DIGIT_RUN, so its lastIndex is this scan's alone.
+  DIGIT_RUN.lastIndex = 0;
+  for (let match = DIGIT_RUN.exec(text); match !== null; match = DIGIT_RUN.exec(text)) {
     const run = match[0];
     if (run.length < 13) continue;
     // Offsets (in `text`) of the run's digits, and the digits themselves.
