@@ -543,6 +543,8 @@ interface IngestResult {
   queryDuringIngestMaxMs: number;
   /** Acknowledged per second of each round, in order. */
   rounds: number[];
+  /** Slowest probe query of each round, in order, ms. */
+  queryDuringIngestMaxMsRounds: number[];
 }
 
 /** cardgraph against the ingest floor at one concurrency (sqlite; issue 21 item 4). */
@@ -653,6 +655,7 @@ function ingestResultOf(
     queryDuringIngestP99Ms: Math.max(...rounds.map((r) => r.probeP99Ms)),
     queryDuringIngestMaxMs: Math.max(...rounds.map((r) => r.probeMaxMs)),
     rounds: perSecond,
+    queryDuringIngestMaxMsRounds: rounds.map((r) => r.probeMaxMs),
   };
 }
 
