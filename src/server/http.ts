@@ -61,6 +61,7 @@ export function createHttpServer(options: {
     lean: options.config.graphql.leanHttp,
     metrics: options.metrics,
     logger,
+    sharedSse: options.runtime.sharedSse,
   });
   const server = createServer(httpServerTimeouts(options.config.http), (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
