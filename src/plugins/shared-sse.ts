@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import {
   type DocumentNode,
   type ExecutionResult,
@@ -27,6 +28,8 @@ import type { ViewerAuth } from './viewer-auth.ts';
 /** Keep-alive comment interval of every open shared SSE stream (ms): Yoga's SSE ping interval. */
 const PING_INTERVAL_MS = 12_000;
 const PING = ':\n\n';
+/** {@link PING} as one HTTP/1.1 chunk (RFC 9112 §7.1), written straight to the socket. */
+const PING_CHUNK = Buffer.from(`${Buffer.byteLength(PING).toString(16)}\r\n${PING}\r\n`);
 const COMPLETE = 'event: complete\ndata:\n\n';
 /** Yoga's SSE response headers (its `getSSEProcessor`), word for word. */
 const SSE_HEADERS = {
@@ -75,9 +78,17 @@ export class SharedSseSubscription {
   };
 }
 
+/** An `event: next` encoded once: as a body and as a whole HTTP/1.1 chunk of it. */
+interface EncodedEvent {
+  body: Buffer;
+  chunk: Buffer;
+}
+
 /** One open stream: what a subscriber keeps while it idles. */
 interface OpenStream {
   res: ServerResponse;
+  /** The socket of a chunked response: events go to it as prebuilt chunks. */
+  raw: Socket | undefined;
   subscription: SharedSseSubscription;
   cancelExpiry: () => void;
 }
@@ -111,7 +122,7 @@ export class SharedSseStreams {
   readonly #sharing = new SharedSubscriptions();
   readonly #open = new Set<OpenStream>();
   readonly #redacted = new WeakMap<object, ExecutionResult>();
-  readonly #events = new WeakMap<object, Buffer>();
+  readonly #events = new WeakMap<object, EncodedEvent>();
   readonly #viewerAuth: ViewerAuth;
   readonly #metrics: Metrics | undefined;
   readonly #logger: Logger;
@@ -254,8 +265,11 @@ export class SharedSseStreams {
     res.writeHead(200, SSE_HEADERS);
     // As Yoga: some browsers show nothing until the first bytes.
     res.write(PING);
+    // With the headers out, a chunked response's body is chunks on its socket: each event is written
+    // as one chunk built once for every stream (ServerResponse.write would frame it per stream).
+    const raw = res.chunkedEncoding && res.socket ? res.socket : undefined;
     let ended = false;
-    const stream: OpenStream = { res, subscription, cancelExpiry: () => {} };
+    const stream: OpenStream = { res, raw, subscription, cancelExpiry: () => {} };
     const end = (last?: string) => {
       if (ended) return;
       ended = true;
@@ -283,7 +297,9 @@ export class SharedSseStreams {
         end();
         return;
       }
-      res.write(this.#event(own));
+      const event = this.#event(own);
+      if (raw) raw.write(event.chunk);
+      else res.write(event.body);
     };
     const early = subscription.early ?? [];
     subscription.early = undefined;
@@ -306,7 +322,11 @@ export class SharedSseStreams {
     if (ended) return;
     this.#open.add(stream);
     this.#ping ??= setInterval(() => {
-      for (const open of this.#open) if (!open.res.destroyed) open.res.write(PING);
+      for (const open of this.#open) {
+        if (open.res.destroyed) continue;
+        if (open.raw) open.raw.write(PING_CHUNK);
+        else open.res.write(PING);
+      }
     }, PING_INTERVAL_MS).unref();
   }
 
@@ -319,7 +339,7 @@ export class SharedSseStreams {
    * `event: next` of a result, redacted, serialized and UTF-8 encoded once per result object however
    * many streams write it.
    */
-  #event(result: ExecutionResult): Buffer {
+  #event(result: ExecutionResult): EncodedEvent {
     let redacted = this.#redacted.get(result);
     if (redacted === undefined) {
       redacted = redactExecutionResult(result);
@@ -327,7 +347,11 @@ export class SharedSseStreams {
     }
     let event = this.#events.get(redacted);
     if (event === undefined) {
-      event = Buffer.from(`event: next\ndata: ${stringifyResult(redacted)}\n\n`);
+      const text = `event: next\ndata: ${stringifyResult(redacted)}\n\n`;
+      const size = Buffer.byteLength(text);
+      const head = `${size.toString(16)}\r\n`;
+      const chunk = Buffer.from(`${head}${text}\r\n`);
+      event = { chunk, body: chunk.subarray(head.length, head.length + size) };
       this.#events.set(redacted, event);
     }
     return event;
