@@ -2,7 +2,6 @@ import type { IncomingMessage, Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { onTokenExpiry } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
@@ -29,6 +28,7 @@ import { withRequestId } from '../plugins/request-id.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 import { isShareable, SharedSubscriptions, shareKeyOf } from './graphql-ws-sharing.ts';
+import { type GraphqlWsSockets, serveGraphqlWsSockets } from './graphql-ws-sockets.ts';
 
 /** What graphql-ws keeps per socket for us (`ctx.extra`, besides its `socket` and `request`). */
 type WsExtra = {
@@ -94,8 +94,8 @@ export class GraphqlWsServer implements AsyncDisposable {
   readonly #recordsBySocket = new WeakMap<object, RequestRecord>();
   /** A shared result's redacted form, made once per result (see {@link GraphqlWsServer.#redactOnce}). */
   readonly #redactedResults = new WeakMap<object, ReturnType<typeof redactExecutionResult>>();
-  /** graphql-ws's own disposable: closes every socket with 1001 (Going away), then the server. */
-  readonly #server: { dispose(): void | Promise<void> };
+  /** graphql-ws on the sockets (src/server/graphql-ws-sockets.ts); disposing closes them with 1001. */
+  readonly #server: GraphqlWsSockets;
 
   constructor(options: GraphqlWsServerOptions) {
     this.#runtime = options.runtime;
@@ -107,9 +107,9 @@ export class GraphqlWsServer implements AsyncDisposable {
       path: '/graphql',
       maxPayload: this.#limits.maxPayloadBytes,
     });
-    this.#server = useServer<Record<string, unknown> | undefined, WsExtra>(
+    this.#server = serveGraphqlWsSockets<Record<string, unknown> | undefined, WsExtra>(
+      this.#wsServer,
       {
-        connectionInitWaitTimeout: this.#limits.connectionInitTimeoutMs,
         // One serialization per shared result (see guardSends in #onSocket).
         jsonMessageReplacer: sharedPayloadReplacer,
         onConnect: (ctx) => this.#onConnect(ctx as WsContext),
@@ -126,7 +126,7 @@ export class GraphqlWsServer implements AsyncDisposable {
         },
         onError: (ctx, id, _payload, errors) => this.#onError(ctx as WsContext, id, errors),
       },
-      this.#wsServer,
+      { connectionInitTimeoutMs: this.#limits.connectionInitTimeoutMs, logger: this.#logger },
     );
     this.#wsServer.on('connection', (socket, request) => this.#onSocket(socket, request));
   }
@@ -141,6 +141,7 @@ export class GraphqlWsServer implements AsyncDisposable {
    * one), the socket's operation set and its token-expiry timer.
    */
   async #onConnect(ctx: WsContext): Promise<boolean> {
+    this.#server.initialised(ctx.extra.socket);
     const record = this.#recordsBySocket.get(ctx.extra.socket);
     if (record) ctx.extra.record = record;
     const viewer = await this.#runtime.viewerAuth.fromConnectionParams(ctx.connectionParams);
@@ -151,9 +152,12 @@ export class GraphqlWsServer implements AsyncDisposable {
     ctx.extra.cancelExpiry = onTokenExpiry(viewer.expiresAt, () =>
       ctx.extra.socket.close(4403, 'Forbidden: token expired'),
     );
-    // The upgrade request (headers, raw headers, stream state) is not read after this: not
-    // holding it for the connection's life saves about a kilobyte per idle subscriber.
-    Reflect.deleteProperty(ctx.extra, 'request');
+    // The upgrade request (headers, raw headers, stream state) and the connection_init payload
+    // (the client token's text) are not read after this: not holding them for the connection's
+    // life saves more than a kilobyte per idle subscriber. Set to undefined rather than deleted, so
+    // the objects keep their shape (a deleted property turns an object into a dictionary).
+    (ctx.extra as { request?: unknown }).request = undefined;
+    (ctx as { connectionParams?: unknown }).connectionParams = undefined;
     return true;
   }
 
@@ -288,7 +292,8 @@ export class GraphqlWsServer implements AsyncDisposable {
         'graphql-ws slow consumer closed: too much unsent data',
       ),
     );
-    socket.once('close', (code) =>
+    // `on`, not `once`: a socket closes once, and `once` would keep a wrapper per socket.
+    socket.on('close', (code) =>
       writeAccessLine(logger, {
         record,
         method: 'GET',
@@ -385,7 +390,8 @@ export class GraphqlWsServer implements AsyncDisposable {
     id: string,
     record: RequestRecord | undefined,
   ): (result: ExecutionResult) => void {
-    const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    // Only the id is kept per member (a flat string); the message head is built per send.
+    const idJson = JSON.stringify(id);
     return (result) => {
       if (socket.readyState !== socket.OPEN) return;
       let own = result;
@@ -393,7 +399,7 @@ export class GraphqlWsServer implements AsyncDisposable {
         for (const error of result.errors) record.errorCodes.add(errorCodeOf(error, 'INTERNAL_SERVER_ERROR'));
         own = withRequestId(result, record.id);
       }
-      socket.send(`${head}${serializedPayload(this.#redactOnce(own))}}`);
+      socket.send(`{"id":${idJson},"type":"next","payload":${serializedPayload(this.#redactOnce(own))}}`);
     };
   }
 
