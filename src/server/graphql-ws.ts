@@ -19,7 +19,7 @@ import {
   requestRecordOf,
 } from '../lib/request-record.ts';
 import {
-  guardSends,
+  guardedWebSocketClass,
   SLOW_CONSUMER_CLOSE_CODE,
   serializedPayload,
   sharedPayloadReplacer,
@@ -102,15 +102,27 @@ export class GraphqlWsServer implements AsyncDisposable {
     this.#limits = options.limits;
     this.#logger = options.logger;
     this.#metrics = options.metrics;
+    const logger = this.#logger;
     this.#wsServer = new WebSocketServer({
       server: options.server,
       path: '/graphql',
       maxPayload: this.#limits.maxPayloadBytes,
+      // Sends guarded (one serialization per shared result, back-pressure) and close reasons
+      // redacted (graphql-ws puts error messages in them) on the prototype, not per socket.
+      WebSocket: guardedWebSocketClass(
+        this.#limits.maxBufferedBytes,
+        (socket) =>
+          logger.warn(
+            { code: SLOW_CONSUMER_CLOSE_CODE, bufferedBytes: socket.bufferedAmount },
+            'graphql-ws slow consumer closed: too much unsent data',
+          ),
+        redactPans,
+      ),
     });
     this.#server = serveGraphqlWsSockets<Record<string, unknown> | undefined, WsExtra>(
       this.#wsServer,
       {
-        // One serialization per shared result (see guardSends in #onSocket).
+        // One serialization per shared result (see guardedWebSocketClass).
         jsonMessageReplacer: sharedPayloadReplacer,
         onConnect: (ctx) => this.#onConnect(ctx as WsContext),
         onClose: (ctx) => ctx.extra.cancelExpiry?.(),
@@ -277,7 +289,7 @@ export class GraphqlWsServer implements AsyncDisposable {
 
   /**
    * A new socket: its request record and access line (one request per connection, written when it
-   * closes), the guard of its sends, redacted close reasons, and socket errors logged as one line
+   * closes), and socket errors logged as one line
    * (graphql-ws prints them to the console, e.g. a client exceeding maxPayload, which ws answers with
    * 1009) with the socket closed as graphql-ws would.
    */
@@ -286,12 +298,6 @@ export class GraphqlWsServer implements AsyncDisposable {
     const record = createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws');
     const startedAt = performance.now();
     this.#recordsBySocket.set(socket, record);
-    guardSends(socket, this.#limits.maxBufferedBytes, () =>
-      logger.warn(
-        { code: SLOW_CONSUMER_CLOSE_CODE, bufferedBytes: socket.bufferedAmount },
-        'graphql-ws slow consumer closed: too much unsent data',
-      ),
-    );
     // `on`, not `once`: a socket closes once, and `once` would keep a wrapper per socket.
     socket.on('close', (code) =>
       writeAccessLine(logger, {
@@ -303,10 +309,6 @@ export class GraphqlWsServer implements AsyncDisposable {
         closeCode: code,
       }),
     );
-    // Close reasons are text that leaves the process: graphql-ws puts error messages in them.
-    const close = socket.close.bind(socket);
-    socket.close = (code?: number, reason?: string | Buffer) =>
-      close(code, reason === undefined ? undefined : redactPans(String(reason)));
     socket.removeAllListeners('error');
     socket.on('error', (error) => {
       logger.warn({ err: error.message }, 'graphql-ws socket error');
