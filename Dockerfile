@@ -25,6 +25,14 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY src ./src
 COPY --from=codegen /build/src/client/generated ./src/client/generated
+# Node's compile cache (stripped TypeScript and V8 code cache), filled here by loading the gateway's
+# modules, so a container's first start compiles none of them (issue 21 item 2; a started gateway
+# also writes what it compiled, see src/app.ts). The parts loaded only when configured (the
+# OpenTelemetry SDK, the Redis event log and node-redis) are filled too. Node discards an entry whose source changed.
+ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
+RUN node --input-type=module \
+      -e "await import('./src/app.ts'); await import('./src/lib/tracing-sdk.ts'); await import('./src/events/redis-event-log.ts'); await import('redis');" \
+  && chown -R node:node /app/.node-compile-cache
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 # 4000: GraphQL, webhooks, /health, /readiness; 9464: Prometheus /metrics (keep it off the public network).

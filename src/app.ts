@@ -1,3 +1,4 @@
+import { flushCompileCache, getCompileCacheDir } from 'node:module';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig } from './config.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
@@ -5,7 +6,7 @@ import type { NetworkTokenEventStream } from './events/network-token-event-strea
 import { createLogger } from './lib/logger.ts';
 import { createMetrics, type Metrics } from './lib/metrics.ts';
 import type { ReadinessReport } from './lib/readiness.ts';
-import { createTracing, type Tracing } from './lib/tracing.ts';
+import { createTracing, TRACING_OFF, type Tracing } from './lib/tracing.ts';
 import { trustedOperationNames } from './plugins/operation-metrics.ts';
 import { createRuntime } from './runtime/index.ts';
 import { type GatewayServices, openServices, shutDownTracing } from './runtime/services.ts';
@@ -43,7 +44,10 @@ export interface App {
   readonly networkTokenEvents: NetworkTokenEventStream | undefined;
   /** The app's Prometheus registry and metrics. */
   readonly metrics: Metrics;
-  /** The app's tracer (no-op unless `OTEL_*` configure an exporter). */
+  /**
+   * The app's tracer (no-op unless `OTEL_*` configure an exporter); built by `start`, so a no-op
+   * one before (`AppOptions.tracing` when given, from the first).
+   */
   readonly tracing: Tracing;
   /** Runs the readiness checks of `GET /readiness` (503 when not ready). */
   readiness(): Promise<ReadinessReport>;
@@ -67,8 +71,8 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     knownOperationNames: trustedOperationNames(config.persistedOperations),
     vaultLabels: config.metrics.vaultLabels,
   });
-  const tracing = options.tracing ?? createTracing(config.tracing, process.env.npm_package_version);
-  const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
+  // Built in `open`: the OpenTelemetry SDK loads there, and only when tracing is configured.
+  let tracing = options.tracing ?? TRACING_OFF;
   const shutdown = createShutdown(config.shutdownTimeoutMs, logger);
   const resources = new AsyncDisposableStack();
   let running: GatewayServices | undefined;
@@ -76,7 +80,11 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
 
   async function open(): Promise<AppAddresses> {
     resources.defer(() => void logger.info('cardgraph gateway stopped'));
-    if (!options.tracing) resources.defer(() => shutDownTracing(tracing, logger));
+    if (!options.tracing) {
+      tracing = await createTracing(config.tracing, process.env.npm_package_version);
+      resources.defer(() => shutDownTracing(tracing, logger));
+    }
+    const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
     const metricsListener = resources.use(
       await serveMetrics({
         metrics,
@@ -116,6 +124,10 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       tracing: tracing.enabled,
     };
     logger.info({ url, ...listening, upstream: config.upstream.mode }, 'cardgraph gateway listening');
+    // With Node's compile cache on (NODE_COMPILE_CACHE, see the Dockerfile), what this start compiled
+    // is written now, not only at a clean exit: a replica that is killed still leaves the next start
+    // its stripped TypeScript and V8 code cache (issue 21 item 2). After listening, off the start.
+    if (getCompileCacheDir()) setImmediate(flushCompileCache);
     return { url, metricsUrl };
   }
 
@@ -142,7 +154,9 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       return running?.networkTokenEvents;
     },
     metrics,
-    tracing,
+    get tracing() {
+      return tracing;
+    },
     readiness() {
       return running ? running.readiness() : Promise.reject(new Error('app not started'));
     },

@@ -275,6 +275,14 @@ export interface Config {
      */
     leanHttp: boolean;
   };
+  federation: {
+    /**
+     * The schema is served as a Federation v2 subgraph (`FEDERATION`, default off; issue 22):
+     * `_service { sdl }` with `@link` and `@key`, `_entities` for `Card`, `AccountUpdaterCard`,
+     * `NetworkToken` and `CardEvent` (src/schema/subgraph.ts). Off: the standalone schema of schema.graphql.
+     */
+    subgraph: boolean;
+  };
   persistedOperations: {
     /**
      * Trusted documents (the codegen manifest of src/client/operations.graphql):
@@ -728,6 +736,7 @@ const envObject = z.object({
   FIELD_SUGGESTIONS: onOff,
   GRAPHQL_JIT: onOff,
   GRAPHQL_LEAN_HTTP: onOff,
+  FEDERATION: onOff,
 });
 
 const envSchema = envObject.superRefine((env, ctx) => {
@@ -739,6 +748,14 @@ const envSchema = envObject.superRefine((env, ctx) => {
     });
   }
   if (env.NODE_ENV === 'production') refuseDevelopmentDefaults(env, ctx);
+  // A router sends operations it plans itself (`_entities`, subgraph fetches): no manifest holds them.
+  if (env.FEDERATION === 'on' && env.PERSISTED_OPERATIONS === 'require') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PERSISTED_OPERATIONS'],
+      message: 'must be allow or off with FEDERATION=on: the router sends operations of its own',
+    });
+  }
   if (env.UPSTREAM === 'remote') {
     for (const key of [
       'CARD_INTERFACE_URL',
@@ -1026,6 +1043,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       compiledExecution: e.GRAPHQL_JIT !== 'off',
       leanHttp: e.GRAPHQL_LEAN_HTTP !== 'off',
     },
+    federation: { subgraph: e.FEDERATION === 'on' },
     persistedOperations: {
       mode: e.PERSISTED_OPERATIONS,
       manifestPath:

@@ -52,7 +52,7 @@ export async function startDevelopment(
   const resources = new AsyncDisposableStack();
   try {
     const destination = options.logDestination;
-    const tracing = createTracing(config.tracing, process.env.npm_package_version);
+    const tracing = await createTracing(config.tracing, process.env.npm_package_version);
     // Reports a failed trace export at shutdown; the gateway and the sandbox log with their own names.
     const logger = createLogger({ name: 'dev', level: config.logLevel, destination });
     resources.defer(() => shutDownTracing(tracing, logger));

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -65,6 +65,13 @@ async function runHealthcheck(port: string): Promise<number> {
   });
   const [code] = (await once(child, 'exit')) as [number];
   return code;
+}
+
+/** Files Node's compile cache holds under `directory` (one directory per Node version and flags). */
+function compileCacheEntries(directory: string): number {
+  let entries = 0;
+  for (const versioned of readdirSync(directory)) entries += readdirSync(join(directory, versioned)).length;
+  return entries;
 }
 
 async function readUntil(
@@ -206,6 +213,46 @@ describe('the production gateway (src/main.ts)', () => {
     child.kill('SIGTERM');
     await once(child, 'exit');
     expect(await runHealthcheck(port)).toBe(1);
+  });
+});
+
+describe("Node's compile cache (issue 21 item 2)", () => {
+  it("is filled by the Dockerfile's build step, which loads the gateway's modules", async () => {
+    const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8').replace(
+      /\\\n\s*/g,
+      '',
+    );
+    expect(dockerfile).toMatch(/^ENV NODE_COMPILE_CACHE=\/app\/\.node-compile-cache$/m);
+    const script = /^RUN node --input-type=module -e "([^"]+)"/m.exec(dockerfile)?.[1];
+    expect(script).toContain("import('./src/app.ts')");
+    const cache = mkdtempSync(join(tmpdir(), 'cardgraph-compile-cache-'));
+    // As the build runs it: from the application's directory, with the image's NODE_ENV.
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script!], {
+      cwd: new URL('..', import.meta.url).pathname,
+      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', NODE_COMPILE_CACHE: cache },
+      stdio: 'ignore',
+    });
+    const [code] = (await once(child, 'exit')) as [number];
+    expect(code).toBe(0);
+    expect(compileCacheEntries(cache)).toBeGreaterThan(100);
+  });
+
+  it('is written by a gateway once it listens, not only when it exits', async () => {
+    const sandbox = leftover(await startSandbox(), (started) => started.stop());
+    const cache = mkdtempSync(join(tmpdir(), 'cardgraph-compile-cache-'));
+    const child = startMain({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      NODE_COMPILE_CACHE: cache,
+      ...remoteOn(sandbox),
+    });
+    await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+    // While it runs: a replica that is killed later still leaves its next start the cache.
+    await expect.poll(() => compileCacheEntries(cache), { timeout: 10_000 }).toBeGreaterThan(100);
+    expect(child.exitCode).toBeNull();
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
   });
 });
 

@@ -109,6 +109,16 @@ export const yearMonth = z.string().regex(YEAR_MONTH_PATTERN, 'must be YYYY-MM')
 const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
 
 /**
+ * Normalised forms of timestamps already read, by their upstream text: the same timestamps come back
+ * on every read of a resource (a network token's `created_at` on every joined query), and the
+ * normalisation (regex, `Date.parse`, `toISOString`) is a pure function of the text (issue 21 item
+ * 3). Texts up to 40 characters (every accepted form but absurd fractions), at most
+ * {@link NORMALISED_TIMESTAMPS_MAX} of them (cleared when full).
+ */
+const normalisedTimestamps = new Map<string, string>();
+const NORMALISED_TIMESTAMPS_MAX = 10_000;
+
+/**
  * An upstream timestamp, read as ISO 8601 UTC with milliseconds (`YYYY-MM-DDTHH:mm:ss.sssZ`).
  * Accepts the 24-character v1 form and the card interface's zone-less microsecond form
  * (`2026-11-21T05:01:02.123000`), which is read as UTC (docs/gap-decisions.md "Common"); digits past
@@ -118,6 +128,8 @@ export const isoTimestamp = z
   .string()
   .regex(TIMESTAMP, 'must be an ISO 8601 timestamp')
   .transform((value, ctx) => {
+    const known = normalisedTimestamps.get(value);
+    if (known !== undefined) return known;
     const match = TIMESTAMP.exec(value);
     const fraction = match?.[2] ? match[2].slice(0, 4).padEnd(4, '0') : '';
     const ms = match ? Date.parse(`${match[1]}${fraction}${match[3] ?? 'Z'}`) : Number.NaN;
@@ -125,7 +137,12 @@ export const isoTimestamp = z
       ctx.addIssue({ code: 'custom', message: 'expected an ISO 8601 timestamp' });
       return z.NEVER;
     }
-    return new Date(ms).toISOString();
+    const normalised = new Date(ms).toISOString();
+    if (value.length <= 40) {
+      if (normalisedTimestamps.size >= NORMALISED_TIMESTAMPS_MAX) normalisedTimestamps.clear();
+      normalisedTimestamps.set(value, normalised);
+    }
+    return normalised;
   });
 
 /**

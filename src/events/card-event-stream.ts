@@ -68,6 +68,11 @@ export interface CardEventStream extends CardEventBus {
   resume(filter: CardEventFilter, after: bigint | null): AsyncIterableIterator<LoggedCardEvent>;
   /** History page ordered by event timestamp (then log position), after the cursor. */
   history(filter: CardEventFilter, after: HistoryCursor | null, limit: number): Promise<LoggedCardEvent[]>;
+  /**
+   * The retained events of `tenant` with these notification ids, in no particular order (none for
+   * an id not logged for that tenant); one log read (src/events/event-log.ts `byIds`).
+   */
+  byIds(tenant: string, ids: readonly string[]): Promise<LoggedCardEvent[]>;
   /** Live subscribers, of `tenant` only when given. */
   subscriberCount(tenant?: string): number;
   /**
@@ -91,6 +96,8 @@ export interface EventStream<E extends LogEvent> {
   subscribe(filter: EventLogFilter, signal?: AbortSignal): AsyncIterableIterator<Logged<E>>;
   resume(filter: EventLogFilter, after: bigint | null): AsyncIterableIterator<Logged<E>>;
   history(filter: EventLogFilter, after: HistoryCursor | null, limit: number): Promise<Logged<E>[]>;
+  /** See {@link EventLog.byIds}. */
+  byIds(tenant: string, ids: readonly string[]): Promise<Logged<E>[]>;
   subscriberCount(tenant?: string): number;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -281,6 +288,7 @@ export async function createEventStream<E extends LogEvent>(
     },
     resume,
     history: (filter, after, limit) => log.history(filter, after, limit),
+    byIds: (tenant, ids) => log.byIds(tenant, ids),
     subscriberCount: (tenant) => bus.subscriberCount(tenant),
     async ping() {
       await log.ping();

@@ -125,6 +125,13 @@ export interface EventLog<E extends LogEvent> {
    */
   history(filter: EventLogFilter, after: HistoryCursor | null, limit: number): Promise<Logged<E>[]>;
   /**
+   * The retained entries of `tenant` with these notification ids, in no particular order: an id not
+   * logged for that tenant (or dropped by retention) has none. One read per call (sqlite: one query;
+   * Redis: the (tenant, id) dedupe markers, then their entries, pipelined). Federation references
+   * to `CardEvent` by id (issue 22).
+   */
+  byIds(tenant: string, ids: readonly string[]): Promise<Logged<E>[]>;
+  /**
    * Calls `listener` with every entry appended from now on, by this process or (Redis) any replica,
    * in position order. Resolves, once the tail is positioned, to a function that stops the listener.
    */

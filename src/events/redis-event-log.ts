@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createClient, createSentinel } from 'redis';
+import type { createClient } from 'redis';
 import type { Logger } from '../lib/logger.ts';
 import type { CardEvent } from './card-event.ts';
 import type {
@@ -122,6 +122,7 @@ interface PendingAppend<E extends LogEvent> {
  * (`createClient`) or a Sentinel lease (`createSentinel().acquire()`), which share these signatures.
  */
 interface LogCommands {
+  get(key: string): Promise<string | null>;
   xRange(key: string, start: string, end: string, options?: { COUNT: number }): Promise<unknown>;
   xRevRange(key: string, start: string, end: string, options?: { COUNT: number }): Promise<unknown>;
   xRead(stream: { key: string; id: string }, options: { BLOCK: number; COUNT: number }): Promise<unknown>;
@@ -168,6 +169,8 @@ interface LogConnections {
 
 /** One server at `url`: three node-redis clients. */
 async function connectToServer(url: string, logger: Logger): Promise<LogConnections> {
+  // node-redis (570 modules) loads only for a Redis deployment, never at a one-gateway start.
+  const { createClient } = await import('redis');
   let epoch = 0;
   const watch = (client: ReturnType<typeof createClient>, name: string) => {
     client.on('error', (error: Error) => {
@@ -220,6 +223,7 @@ async function connectThroughSentinel(
   settings: RedisSentinelSettings,
   logger: Logger,
 ): Promise<LogConnections> {
+  const { createSentinel } = await import('redis');
   const parsed = new URL(url);
   const database = Number(parsed.pathname.slice(1) || '0');
   const sentinel = createSentinel({
@@ -386,6 +390,21 @@ export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E
           a.timestampMs - b.timestampMs || (a.position < b.position ? -1 : a.position > b.position ? 1 : 0),
       )
       .slice(0, limit);
+  }
+
+  async byIds(tenant: string, ids: readonly string[]): Promise<Logged<E>[]> {
+    const { commands } = this.#redis;
+    // The (tenant, id) dedupe marker holds the entry's stream id (APPEND_SCRIPT); a marker outliving
+    // its entry (retention by count) finds none.
+    const streamIds = await Promise.all(ids.map((id) => commands.get(`${this.#prefix}:id:${tenant}:${id}`)));
+    const found = await Promise.all(
+      streamIds.map((streamId) =>
+        streamId ? (commands.xRange(this.#streamKey, streamId, streamId) as Promise<StreamMessage[]>) : [],
+      ),
+    );
+    return found
+      .flatMap((messages) => messages.slice(0, 1).map((message) => this.#fromMessage(message)))
+      .filter((event) => event.tenant === tenant);
   }
 
   async tail(listener: (event: Logged<E>) => void): Promise<() => void> {

@@ -252,6 +252,15 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
       );
     },
 
+    async byIds(tenant, ids) {
+      if (ids.length === 0) return [];
+      return select(
+        `SELECT position, body, timestamp_ms, out_of_order FROM ${table}
+         WHERE tenant = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+        [tenant, ...ids],
+      );
+    },
+
     async tail(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -8,27 +8,12 @@ import {
   ROOT_CONTEXT,
   type Span,
   SpanStatusCode,
+  type TextMapPropagator,
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type Sampler,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from '../config.ts';
 import { redactPans } from './pan.ts';
-import { RedactingSpanExporter } from './redacting-span-exporter.ts';
-import { redactCardData } from './redaction.ts';
 
 /**
  * OpenTelemetry tracing of one gateway: a tracer exporting over OTLP/HTTP (protobuf or JSON) when
@@ -46,70 +31,37 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-const propagator = new W3CTraceContextPropagator();
+/**
+ * The W3C Trace Context propagator, loaded with the SDK by the first {@link createTracing} that
+ * exports. None before: with no tracing in the process there is no context manager and no recording
+ * span, so there is no trace context to carry, and `@opentelemetry/core` stays unloaded.
+ */
+let propagator: TextMapPropagator | undefined;
 
-/** Builds the tracing of {@link Tracing} from `config` (undefined: off). */
-export function createTracing(config: TracingConfig | undefined, serviceVersion?: string): Tracing {
-  if (!config) {
-    return {
-      enabled: false,
-      tracer: new ProxyTracerProvider().getTracer('cardgraph'),
-      forceFlush: async () => {},
-      shutdown: async () => {},
-    };
-  }
-  // Returns false when a context manager is already registered (another app of this process).
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  // Resource values leave with every export: the same masking as span attributes.
-  const resourceAttributes = redactCardData({
-    ...config.resourceAttributes,
-    'service.name': config.serviceName,
-    ...(serviceVersion ? { 'service.version': serviceVersion } : {}),
-  });
-  const exporterOptions = {
-    url: config.endpoint,
-    headers: config.headers,
-    timeoutMillis: config.timeoutMs,
-  };
-  // Every span leaves through the card-data redaction, whatever code set its attributes.
-  const exporter = new RedactingSpanExporter(
-    config.protocol === 'http/json'
-      ? new OTLPJsonTraceExporter(exporterOptions)
-      : new OTLPProtoTraceExporter(exporterOptions),
-  );
-  const provider = new TracerProvider({
-    resource: defaultResource().merge(resourceFromAttributes(resourceAttributes)),
-    sampler: samplerOf(config),
-    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.scheduleDelayMs })],
-  });
-  let stopped: Promise<void> | undefined;
-  return {
-    enabled: true,
-    tracer: provider.getTracer('cardgraph', serviceVersion),
-    forceFlush: () => provider.forceFlush(),
-    shutdown() {
-      stopped ??= provider.shutdown();
-      return stopped;
-    },
-  };
-}
+/** The tracing of a gateway or sandbox without `OTEL_*` configuration: a no-op tracer, nothing exported. */
+export const TRACING_OFF: Tracing = {
+  enabled: false,
+  tracer: new ProxyTracerProvider().getTracer('cardgraph'),
+  forceFlush: async () => {},
+  shutdown: async () => {},
+};
 
-function samplerOf(config: TracingConfig): Sampler {
-  const ratio = new TraceIdRatioBasedSampler(config.samplerRatio);
-  switch (config.sampler) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return ratio;
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratio });
-    default:
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-  }
+/**
+ * Builds the tracing of {@link Tracing} from `config` (undefined: {@link TRACING_OFF}). The
+ * OpenTelemetry SDK and its OTLP exporters (src/lib/tracing-sdk.ts, about 300 modules) load only
+ * when tracing is configured, so an untraced gateway starts without them (issue 21 item 2).
+ */
+export async function createTracing(
+  config: TracingConfig | undefined,
+  serviceVersion?: string,
+): Promise<Tracing> {
+  if (!config) return TRACING_OFF;
+  const [{ createExportingTracing }, { W3CTraceContextPropagator }] = await Promise.all([
+    import('./tracing-sdk.ts'),
+    import('@opentelemetry/core'),
+  ]);
+  propagator ??= new W3CTraceContextPropagator();
+  return createExportingTracing(config, serviceVersion);
 }
 
 /**
@@ -120,12 +72,13 @@ const CLIENT_TRACE = createContextKey('cardgraph client trace');
 
 /**
  * The context carried by an incoming W3C `traceparent`/`tracestate` (Trace Context, W3C
- * Recommendation), on top of the active context; the active context when absent or malformed.
- * For a server that trusts its caller's trace: the standalone sandbox (the provider's stand-in,
+ * Recommendation), on top of the active context; the active context when absent or malformed, or
+ * while no tracing exports in this process ({@link propagator}). For a server that trusts its caller's trace: the standalone sandbox (the provider's stand-in,
  * called by the gateway). The gateway's public server uses {@link incomingTraceContext}.
  */
 export function extractTraceContext(headers: Record<string, string | string[] | undefined>): Context {
-  return propagator.extract(context.active(), headers, defaultTextMapGetter);
+  const active = context.active();
+  return propagator ? propagator.extract(active, headers, defaultTextMapGetter) : active;
 }
 
 /**
@@ -135,7 +88,8 @@ export function extractTraceContext(headers: Record<string, string | string[] | 
  * `sampled=00` cannot switch tracing off, nor `01` force it on). When trusted, the client's
  * `traceparent` is continued (its trace id and sampled flag) but never its `tracestate` (vendor
  * data the gateway does not vouch for), and the context is marked so that no upstream call carries
- * the client's trace id ({@link injectTraceContext}).
+ * the client's trace id ({@link injectTraceContext}). The root context while no tracing exports in
+ * this process (a `traceparent` would parent only no-op spans).
  * @param headers the request's headers (Node's lowercase names).
  */
 export function incomingTraceContext(
@@ -144,7 +98,7 @@ export function incomingTraceContext(
 ): Context {
   // A request is a new unit of work: never a child of whatever context the connection carries
   // (AsyncLocalStorage may hand a keep-alive connection's next request an earlier request's span).
-  if (!trustClientTrace || headers.traceparent === undefined) return ROOT_CONTEXT;
+  if (!trustClientTrace || headers.traceparent === undefined || !propagator) return ROOT_CONTEXT;
   const extracted = propagator.extract(
     ROOT_CONTEXT,
     { traceparent: headers.traceparent },
@@ -161,7 +115,7 @@ export function incomingTraceContext(
  */
 export function injectTraceContext(headers: Record<string, string>): Record<string, string> {
   const active = context.active();
-  if (active.getValue(CLIENT_TRACE) === true) return headers;
+  if (!propagator || active.getValue(CLIENT_TRACE) === true) return headers;
   const carrier: Record<string, string> = {};
   propagator.inject(active, carrier, defaultTextMapSetter);
   if (carrier.traceparent !== undefined) headers.traceparent = carrier.traceparent;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createClient } from 'redis';
 import { VAULT_ID_PATTERN } from '../auth/viewer.ts';
 import type { Logger } from '../lib/logger.ts';
 import { CARD_ID } from './card-read-cache.ts';
@@ -64,6 +63,8 @@ export async function openRedisCardInvalidations(options: {
 }): Promise<CardInvalidationChannel> {
   const { logger } = options;
   const origin = randomUUID();
+  // node-redis (570 modules) loads only for a Redis deployment, never at a one-gateway start.
+  const { createClient } = await import('redis');
   // Offline, a publish fails at once instead of waiting in node-redis's queue for a reconnect, and
   // a Redis that does not answer costs a mutation at most PUBLISH_TIMEOUT_MS.
   const publisher = createClient({

@@ -162,13 +162,27 @@ export function renderGraphiQLPage(options: GraphiQLPageOptions, base: string): 
  * Serves GraphiQL on `GET endpoint` (Accept: text/html) and its assets under
  * {@link GRAPHIQL_ASSET_PREFIX}. The page is never cached (it may hold a development token); the
  * assets are immutable. Used instead of Yoga's built-in GraphiQL (`graphiql: false`), which loads
- * its bundle from unpkg.com.
+ * its bundle from unpkg.com. The bundle is loaded and hashed on the first request for the page or
+ * an asset, not at startup: it is 9 MB of strings that no GraphQL request needs (issue 21 item 2,
+ * cold start); a failed load is retried by the next such request.
  */
-export async function useLocalGraphiQL(options: LocalGraphiQLOptions): Promise<Plugin> {
-  const { base, files } = await loadAssets();
+export function useLocalGraphiQL(options: LocalGraphiQLOptions): Plugin {
+  let loading: ReturnType<typeof loadAssets> | undefined;
+  const assets = () => {
+    loading ??= loadAssets().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
   return {
     async onRequest({ request, url, serverContext, fetchAPI, endResponse }) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return;
+      const isPage =
+        (url.pathname === options.endpoint || url.pathname === `${options.endpoint}/`) &&
+        shouldRenderGraphiQL(request);
+      if (!isPage && !url.pathname.startsWith(GRAPHIQL_ASSET_PREFIX)) return;
+      const { base, files } = await assets();
       if (url.pathname.startsWith(base)) {
         const asset = files.get(url.pathname.slice(base.length));
         if (!asset) {
@@ -198,10 +212,7 @@ export async function useLocalGraphiQL(options: LocalGraphiQLOptions): Promise<P
         );
         return;
       }
-      if (
-        (url.pathname === options.endpoint || url.pathname === `${options.endpoint}/`) &&
-        shouldRenderGraphiQL(request)
-      ) {
+      if (isPage) {
         const remoteAddress = (serverContext as { req?: IncomingMessage }).req?.socket.remoteAddress;
         const authorization = await options.authorizationFor?.(remoteAddress);
         options.logger.debug(

@@ -3,7 +3,6 @@ import { type APQStore, hashSHA256 } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations as useTrustedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import { createClient } from 'redis';
 import type { Config } from '../config.ts';
 import { ConfigError } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -197,6 +196,8 @@ return redis.call('HGET', KEYS[1], ARGV[1])
 export async function createRedisApqStore(
   options: ApqStoreLimits & { url: string; logger: Logger; now?: () => number },
 ): Promise<APQStore & { close(): Promise<void> }> {
+  // node-redis (570 modules) loads only for a Redis deployment, never at a one-gateway start.
+  const { createClient } = await import('redis');
   // Offline or silent, Redis costs an operation at most REDIS_APQ_TIMEOUT_MS (a miss, or an
   // unstored registration), never a wait in node-redis's queue for a reconnect.
   const client = createClient({

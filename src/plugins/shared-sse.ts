@@ -127,7 +127,8 @@ export class SharedSseStreams {
   readonly #metrics: Metrics | undefined;
   readonly #logger: Logger;
   readonly #maxBufferedBytes: number;
-  readonly #schema: GraphQLSchema;
+  /** The schema Yoga serves (kept with each shared execution), from `onSchemaChange`. */
+  #schema: GraphQLSchema | undefined;
   #ping: NodeJS.Timeout | undefined;
 
   constructor(options: {
@@ -136,10 +137,7 @@ export class SharedSseStreams {
     logger: Logger;
     /** Unsent bytes a stream may hold before it is cut: graphql-ws's `maxBufferedBytes`. */
     maxBufferedBytes: number;
-    /** The schema Yoga serves (kept with each shared execution). */
-    schema: GraphQLSchema;
   }) {
-    this.#schema = options.schema;
     this.#viewerAuth = options.viewerAuth;
     this.#metrics = options.metrics;
     this.#logger = options.logger;
@@ -159,6 +157,9 @@ export class SharedSseStreams {
   /** The Yoga plugin: the params handler of requests marked `sharedSse` (see the class). */
   plugin(): Plugin {
     return {
+      onSchemaChange: ({ schema }) => {
+        this.#schema = schema;
+      },
       onParams: ({ context, paramsHandler, setParamsHandler }) => {
         if (!(context as SharedSseServerContext).sharedSse) return;
         type Handler = typeof paramsHandler;
@@ -229,7 +230,7 @@ export class SharedSseStreams {
     // counted one by one instead, so that count is taken back for the execution's life.
     const live = { transport: 'sse' } as const;
     this.#metrics?.liveSubscriptions.dec(live);
-    const group = this.#sharing.start(key, source, { schema: this.#schema, document, operationName }, () =>
+    const group = this.#sharing.start(key, source, { schema: this.#schema!, document, operationName }, () =>
       this.#metrics?.liveSubscriptions.inc(live),
     );
     members.count = () => group.members.size;

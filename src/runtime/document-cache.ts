@@ -1,5 +1,5 @@
-import type { DocumentNode } from 'graphql';
-import { createLRUCache } from 'graphql-yoga';
+import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
+import { createLRUCache, type Plugin } from 'graphql-yoga';
 import { APQ_MAX_DOCUMENT_BYTES } from '../plugins/persisted-operations.ts';
 
 /** Parsed documents Yoga keeps (least recently used dropped beyond it). */
@@ -20,15 +20,51 @@ interface DocumentCache<V> {
  * without Yoga's default one-hour TTL (an entry is dropped for room, never for age: no clock read per
  * lookup). A document longer than {@link APQ_MAX_DOCUMENT_BYTES} characters is never kept, so the
  * caches hold at most entries × 64 KiB of text whatever clients send (the key is the whole text).
- * Validation results stay in Yoga's per-document WeakMap.
+ * Yoga's validation cache is off (`validationCache: false`): {@link useValidationCache} keeps the
+ * validation results instead.
  */
 export function parserAndValidationCaches(): {
   documentCache: DocumentCache<DocumentNode>;
   errorCache: DocumentCache<Error>;
+  validationCache: false;
 } {
   return {
     documentCache: bounded(DOCUMENT_CACHE_ENTRIES),
     errorCache: bounded(PARSE_ERROR_CACHE_ENTRIES),
+    validationCache: false,
+  };
+}
+
+/**
+ * The validation results of parsed documents, per schema and document object (WeakMaps: an entry
+ * goes with its document, which {@link parserAndValidationCaches} keeps), as Yoga's own validation
+ * cache keeps them but without its per-request key: Yoga names the rule set by joining the names of
+ * the rules the plugins add on every request (graphql-armor's limits create new, unnamed rule functions
+ * per request, so that key never told two rule sets apart), which cost a copy, a map and a join per
+ * request (issue 21 item 3). The rules are fixed for the life of the process (the introspection switch
+ * and the operation limits come from the configuration), so the document and schema are the key.
+ * Registered after every plugin that adds rules or rewrites validation errors, where Yoga's would be:
+ * on a hit the others' after-hooks still see the result (access line, metrics, redaction).
+ */
+export function useValidationCache(): Plugin {
+  const bySchema = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly GraphQLError[]>>();
+  return {
+    onValidate({ params: { schema, documentAST }, setResult }) {
+      if (schema == null) return undefined;
+      let byDocument = bySchema.get(schema);
+      if (!byDocument) {
+        byDocument = new WeakMap();
+        bySchema.set(schema, byDocument);
+      }
+      const cached = byDocument.get(documentAST);
+      if (cached) {
+        setResult(cached);
+        return undefined;
+      }
+      return ({ result }) => {
+        if (result != null) byDocument.set(documentAST, result as readonly GraphQLError[]);
+      };
+    },
   };
 }
 

@@ -18,7 +18,6 @@ import {
   createNetworkTokenEventStream,
   type NetworkTokenEventStream,
 } from '../events/network-token-event-stream.ts';
-import { createRedisEventLog } from '../events/redis-event-log.ts';
 import { createSqliteEventLog } from '../events/sqlite-event-log.ts';
 import { UnmappedNotificationStore } from '../events/unmapped-notification.ts';
 import { createWebhookReceiver } from '../events/webhook-receiver.ts';
@@ -187,6 +186,8 @@ export async function openEventLog<E extends LogEvent>(
 ): Promise<EventLog<E>> {
   const retention = { maxAgeMs: config.events.retentionMaxAgeMs, maxCount: config.events.retentionMaxCount };
   if (config.events.backend === 'redis') {
+    // Loaded only for a Redis deployment (issue 21 item 2, cold start).
+    const { createRedisEventLog } = await import('../events/redis-event-log.ts');
     return createRedisEventLog({
       url: config.events.redisUrl!,
       ...(config.events.redisSentinel ? { sentinel: config.events.redisSentinel } : {}),

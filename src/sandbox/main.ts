@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ name: 'sandbox', level: config.logLevel });
-  const tracing = createTracing(config.tracing);
+  const tracing = await createTracing(config.tracing);
   const sandbox = createSandbox({
     port: config.port,
     host: config.host,

@@ -22,9 +22,10 @@ import type {
   Merchant,
 } from '../upstream/account-updater/client.ts';
 import { builder } from './builder.ts';
-import { digitsOnly, loadCardNode, stripNulls } from './card.ts';
+import { digitsOnly, isCardId, loadCard, loadCardNode, stripNulls } from './card.ts';
 import { CardEventTypeEnum, knownEventType } from './card-event-type.ts';
 import { cardQueryField } from './card-read.ts';
+import { federatedEntity } from './entity.ts';
 import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { inVault, vaultIdArg, vaultOf } from './vault.ts';
 
@@ -132,6 +133,13 @@ builder.node(AccountUpdaterCardRef, {
       description: 'Last update from the network, ISO 8601 UTC.',
     }),
   }),
+});
+
+// Federation (FEDERATION=on): `AccountUpdaterCard @key(fields: "cardId")`, read like `Query.accountUpdaterCard`.
+federatedEntity(AccountUpdaterCardRef, 'cardId', {
+  scope: 'cards:read',
+  isKey: isCardId,
+  read: (context, vaultId, cardId) => loadCard(context.loaders.accountUpdaterCard, { vaultId, cardId }),
 });
 
 const PAN_FAMILIES = new Set(['visa', 'mastercard', 'amex', 'discover', 'diners', 'jcb']);

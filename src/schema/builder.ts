@@ -100,12 +100,20 @@ export const builder = new SchemaBuilder<{
       authenticated: context.viewer !== null,
       scope: (scope) => context.viewer?.scopes.has(scope) ?? false,
     }),
-    unauthorizedError: (_parent, context, _info, result) =>
-      context.viewer === null
-        ? new UnauthenticatedError()
-        : new ForbiddenError(`Not authorized: ${result.message}`),
+    unauthorizedError: (_parent, context, _info, result) => authorizationError(context, result),
   },
 });
+
+/**
+ * The error of a failed scope check, for root fields and entity references (src/schema/entity.ts)
+ * alike: UnauthenticatedError without a client token, else ForbiddenError (`forbidden`) with
+ * scope-auth's reason.
+ */
+export function authorizationError(context: GraphQLContext, result: { message: string }): Error {
+  return context.viewer === null
+    ? new UnauthenticatedError()
+    : new ForbiddenError(`Not authorized: ${result.message}`);
+}
 
 /** One promise per global ID, each resolved alone (see `nodesQueryOptions.resolve`). */
 function resolveEachNode(

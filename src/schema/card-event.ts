@@ -1,12 +1,16 @@
 import type { ArgBuilder } from '@pothos/core';
+import DataLoader from 'dataloader';
 import type { GraphQLContext } from '../context.ts';
 import { CardNotFoundError } from '../errors.ts';
 import type { CardExpiry } from '../events/card-event.ts';
 import type { LoggedCardEvent } from '../events/event-log.ts';
+import { readNotificationId } from '../events/notification-envelope.ts';
+import type { Loaders } from '../loaders/index.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { CardRef } from './card.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
+import { federatedEntity } from './entity.ts';
 import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
@@ -128,6 +132,53 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
     }),
   }),
 });
+
+// Federation (FEDERATION=on): `CardEvent @key(fields: "id")`, the notification id, read from the
+// durable event log of the caller's vault (retained events only), as `cardEvents` history reads it.
+federatedEntity(CardEventRef, 'id', {
+  scope: 'cards:read',
+  isKey: (id) => readNotificationId(id) === id,
+  read: (context, vaultId, id) => cardEventsById(context).load({ vaultId, id }),
+});
+
+/** The per-request loader of card events by (vault, notification id), keyed by the request's loaders. */
+const eventLoaders = new WeakMap<Loaders, DataLoader<VaultEventKey, LoggedCardEvent | null, string>>();
+
+/** A card event's notification id in a vault (ids are unique per tenant, src/events/event-log.ts). */
+interface VaultEventKey {
+  vaultId: string;
+  id: string;
+}
+
+/**
+ * Card events by notification id for this request: the ids of one vault asked in one tick are one
+ * log read (`byIds`); an id the vault's log does not hold (another vault's, unknown, or past
+ * retention) is null.
+ */
+function cardEventsById(context: GraphQLContext): DataLoader<VaultEventKey, LoggedCardEvent | null, string> {
+  let loader = eventLoaders.get(context.loaders);
+  if (!loader) {
+    loader = new DataLoader(
+      async (keys) => {
+        const byVault = Map.groupBy(keys, (key) => key.vaultId);
+        const found = new Map<string, LoggedCardEvent>();
+        await Promise.all(
+          [...byVault].map(async ([vaultId, vaultKeys]) => {
+            const events = await context.events.byIds(
+              vaultId,
+              vaultKeys.map((key) => key.id),
+            );
+            for (const event of events) found.set(`${event.tenant}\u0000${event.id}`, event);
+          }),
+        );
+        return keys.map((key) => found.get(`${key.vaultId}\u0000${key.id}`) ?? null);
+      },
+      { cacheKeyFn: (key) => `${key.vaultId}\u0000${key.id}` },
+    );
+    eventLoaders.set(context.loaders, loader);
+  }
+  return loader;
+}
 
 eventRootFields({
   name: 'cardEvents',

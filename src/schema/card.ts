@@ -2,7 +2,7 @@ import { InputValidationError } from '@pothos/plugin-validation';
 import { z } from 'zod';
 import type { GraphQLContext } from '../context.ts';
 import { CVC_STATUSES, type TOKEN_TYPES, type WALLET_TYPES } from '../contracts/card-interface.ts';
-import { cvc, expMonth, tokAlias, twoDigitYear } from '../contracts/common.ts';
+import { cardId as cardIdContract, cvc, expMonth, tokAlias, twoDigitYear } from '../contracts/common.ts';
 import { CardNotFoundError } from '../errors.ts';
 import { isPlainPan } from '../lib/pan.ts';
 import { redactCardData } from '../lib/redaction.ts';
@@ -10,6 +10,7 @@ import type { InVault } from '../loaders/index.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
 import { cardQueryField } from './card-read.ts';
+import { federatedEntity } from './entity.ts';
 import { enumValuesOf } from './enum-values.ts';
 import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { optionalRecordTimes } from './record-times.ts';
@@ -147,6 +148,34 @@ builder.node(CardRef, {
   }),
 });
 
+// Federation (FEDERATION=on): `Card @key(fields: "cardId")`, read like `Query.card` in the caller's vault.
+federatedEntity(CardRef, 'cardId', {
+  scope: 'cards:read',
+  isKey: isCardId,
+  read: (context, vaultId, cardId) => loadCard(context.loaders.cardInterfaceCard, { vaultId, cardId }),
+});
+
+/** Whether `value` is a card id (`CRD…`, src/contracts/common.ts), as the `cardId` arguments check. */
+export function isCardId(value: string): boolean {
+  return cardIdContract.safeParse(value).success;
+}
+
+/**
+ * One card by its loader (so through the card read cache); null for a card the vault does not hold.
+ * @throws the loader's other failures (UpstreamServiceError, …).
+ */
+export async function loadCard<T>(
+  loader: { load(key: { vaultId: string; cardId: string }): Promise<T> },
+  key: { vaultId: string; cardId: string },
+): Promise<T | null> {
+  try {
+    return await loader.load(key);
+  } catch (error) {
+    if (error instanceof CardNotFoundError) return null;
+    throw error;
+  }
+}
+
 /**
  * `node(id)` of a card: null unless the caller's token names the card's vault and grants
  * `cards:read`, and null for a card that does not exist (the Relay contract), never an error.
@@ -158,12 +187,7 @@ export async function loadCardNode<T>(
 ): Promise<T | null> {
   const [vaultId, cardId] = splitVaultId(globalId);
   if (!context.viewer?.vaults.includes(vaultId) || !context.viewer.scopes.has('cards:read')) return null;
-  try {
-    return await loader.load({ vaultId, cardId });
-  } catch (error) {
-    if (error instanceof CardNotFoundError) return null;
-    throw error;
-  }
+  return loadCard(loader, { vaultId, cardId });
 }
 
 /** Splits `<vaultId>:<cardId>` of a Card or AccountUpdaterCard global ID. */

@@ -16,6 +16,7 @@ import type { NetworkToken, NetworkTokenHolderInfo } from '../upstream/index.ts'
 import { AccountUpdaterCardRef, BillingAddressType } from './account-updater-card.ts';
 import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
+import { federatedEntity } from './entity.ts';
 import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
 import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { costExtension } from './paging.ts';
@@ -125,6 +126,14 @@ export const NetworkTokenRef = builder.objectRef<InVault<NetworkToken>>('Network
       resolve: (token, _args, context) => attributesOfBin(context, token.vaultId, token.card.bin),
     }),
   }),
+});
+
+// Federation (FEDERATION=on): `NetworkToken @key(fields: "panAlias")`, read like `Query.networkToken`
+// (null where the root field answers `NetworkTokenNotFoundError`).
+federatedEntity(NetworkTokenRef, 'panAlias', {
+  scope: 'network-tokens:read',
+  isKey: isPanAlias,
+  read: (context, vaultId, panAlias) => context.loaders.networkToken.load({ vaultId, panAlias }),
 });
 
 /**

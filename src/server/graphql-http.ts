@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import { type ExecutionResult, parse } from 'graphql';
 import {
   createGraphQLError,
@@ -132,6 +132,61 @@ class LeanHeaders {
   [Symbol.iterator]() {
     return this.entries();
   }
+}
+
+/**
+ * The answer of Yoga's regular (JSON) result processor when the lean path runs it: the body string
+ * and its one header, instead of a Fetch `Response` whose Headers, body and content length
+ * {@link send} would read back (issue 21 item 3: the Response, its Headers object and the awaited
+ * `text()` cost more than the answer's serialization). Only the processor's plain answer takes this
+ * form: a string body with `Content-Type` as its only header; anything else (error headers from
+ * `extensions.http.headers`, streams, empty bodies) stays a Fetch `Response` (see {@link leanFetchApi}).
+ */
+class JsonAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly contentType: string;
+  readonly body: string;
+  constructor(body: string, status: number, statusText: string | undefined, contentType: string) {
+    this.body = body;
+    this.status = status;
+    // As whatwg-node's Response: the given text, else the code's reason phrase.
+    this.statusText = statusText || STATUS_CODES[status] || 'OK';
+    this.contentType = contentType;
+  }
+}
+
+/** The `init` Yoga's regular result processor passes to `new fetchAPI.Response(body, init)`. */
+type AnswerInit = { status?: number; statusText?: string; headers?: unknown };
+
+/**
+ * Yoga's Fetch API with a `Response` constructor that makes a {@link JsonAnswer} of a plain JSON
+ * answer (string body, a plain headers object holding `Content-Type` alone) and a Fetch `Response`
+ * of anything else, so every other answer is built exactly as Yoga builds it.
+ */
+function leanFetchApi(fetchAPI: YogaInternals['fetchAPI']): YogaInternals['fetchAPI'] {
+  const FetchResponse = fetchAPI.Response;
+  function Answer(body: unknown, init?: AnswerInit): JsonAnswer | Response {
+    const headers = init?.headers;
+    if (typeof body === 'string' && headers !== null && typeof headers === 'object') {
+      const names = Object.keys(headers);
+      const contentType = (headers as Record<string, unknown>)['Content-Type'];
+      if (
+        names.length === 1 &&
+        typeof contentType === 'string' &&
+        Object.getPrototypeOf(headers) === Object.prototype
+      ) {
+        return new JsonAnswer(body, init?.status || 200, init?.statusText, contentType);
+      }
+    }
+    return new FetchResponse(body as BodyInit | null, init as ResponseInit);
+  }
+  return Object.assign(Object.create(fetchAPI) as object, { Response: Answer }) as YogaInternals['fetchAPI'];
+}
+
+/** Whether a hook's return value is a promise (Yoga's hooks here are mostly synchronous). */
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
 }
 
 /** Yoga's body-limit error (`useLimitRequestBodySize`), word for word. */
@@ -282,6 +337,7 @@ export function createGraphqlHttpHandler(options: {
   };
   if (!options.lean) return yogaHandle;
   const internals = yogaInternals(yoga);
+  const answerFetchApi = leanFetchApi(internals.fetchAPI);
 
   async function answer(
     req: IncomingMessage,
@@ -298,7 +354,7 @@ export function createGraphqlHttpHandler(options: {
       requestRecord: record,
       ...(sse ? { sharedSse: true as const } : {}),
     };
-    let response: Response;
+    let response: Response | JsonAnswer;
     try {
       const parsed = await internals.parseRequest(request, serverContext);
       if (parsed.response) {
@@ -327,7 +383,8 @@ export function createGraphqlHttpHandler(options: {
     let mediaType = '*/*';
     const acceptableMediaTypes: string[] = [];
     for (const hook of internals.onResultProcessHooks) {
-      await hook({
+      // Awaited only when a hook returns a promise: no microtask per synchronous hook.
+      const pending = hook({
         request,
         acceptableMediaTypes,
         result,
@@ -341,6 +398,7 @@ export function createGraphqlHttpHandler(options: {
         },
         serverContext,
       });
+      if (isPromiseLike(pending)) await pending;
     }
     if (!processor) {
       // As Yoga (a subscription asking for JSON only), but the subscription Yoga leaves running ends.
@@ -351,7 +409,7 @@ export function createGraphqlHttpHandler(options: {
         headers: { accept: acceptableMediaTypes.join('; charset=utf-8, ') },
       });
     }
-    return processor(result, internals.fetchAPI, mediaType);
+    return processor(result, answerFetchApi, mediaType) as Response | JsonAnswer | Promise<Response>;
   }
 
   /** Yoga's `handleError` for one error: masked through Yoga's masking options. */
@@ -440,8 +498,17 @@ async function readBody(req: IncomingMessage): Promise<{ text: string | undefine
  * write; a stream (a subscription over SSE or multipart when the request's `Accept` allows it) chunk
  * by chunk, cancelled when the client goes away.
  */
-async function send(res: ServerResponse, response: Response): Promise<void> {
+async function send(res: ServerResponse, response: Response | JsonAnswer): Promise<void> {
   if (res.destroyed || res.writableEnded) return;
+  if (response instanceof JsonAnswer) {
+    // The headers a Fetch Response of this answer carries, in its order (lowercase names).
+    res.setHeader('content-type', response.contentType);
+    const length = Buffer.byteLength(response.body);
+    if (length > 0) res.setHeader('content-length', length);
+    res.writeHead(response.status, response.statusText);
+    res.end(response.body);
+    return;
+  }
   const streaming = response.headers.get('content-type')?.startsWith('application/') !== true;
   const body = streaming ? undefined : await response.text();
   response.headers.forEach((value, name) => {

@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { context, SpanKind, type Tracer, trace } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, type Tracer, trace } from '@opentelemetry/api';
 import type { Config } from '../config.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from '../events/webhook-receiver.ts';
 import { acceptProxyProtocol, httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { publicReadiness, type ReadinessReport } from '../lib/readiness.ts';
-import { createRequestRecord, REQUEST_ID_HEADER } from '../lib/request-record.ts';
+import { createRequestRecord, REQUEST_ID_HEADER, type RequestRecord } from '../lib/request-record.ts';
 import { incomingTraceContext, recordSpanFailure } from '../lib/tracing.ts';
 import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
 import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
@@ -63,6 +63,10 @@ export function createHttpServer(options: {
     logger,
     sharedSse: options.runtime.sharedSse,
   });
+  // Tracing off (no OTEL_* exporter): no span, no trace context per request (issue 21 item 3). The
+  // span would be a no-op, and upstream calls inject nothing either way: a no-op span has no valid
+  // context, and a trusted client trace is never forwarded (src/lib/tracing.ts).
+  const tracing = options.config.tracing !== undefined;
   const server = createServer(httpServerTimeouts(options.config.http), (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = ROUTES.has(path)
@@ -72,6 +76,21 @@ export function createHttpServer(options: {
         : 'other';
     const record = createRequestRecord(req.headers[REQUEST_ID_HEADER]);
     res.setHeader(REQUEST_ID_HEADER, record.id);
+    const startedAt = performance.now();
+    if (!tracing) {
+      res.once('close', () => {
+        writeAccessLine(logger, {
+          record,
+          method: req.method ?? 'GET',
+          route,
+          status: res.writableFinished ? res.statusCode : 499,
+          durationMs: performance.now() - startedAt,
+        });
+      });
+      // The root context all the same: never the connection's earlier context (see incomingTraceContext).
+      context.with(ROOT_CONTEXT, () => dispatch(req, res, path, record));
+      return;
+    }
     // A client's traceparent counts only when the operator trusts it (OTEL_TRUST_CLIENT_TRACE).
     const incoming = incomingTraceContext(req.headers, options.config.tracing?.trustClientTrace ?? false);
     const span = tracer.startSpan(
@@ -86,7 +105,6 @@ export function createHttpServer(options: {
       },
       incoming,
     );
-    const startedAt = performance.now();
     res.once('close', () => {
       span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 500) recordSpanFailure(span, `http-${res.statusCode}`);
@@ -100,29 +118,32 @@ export function createHttpServer(options: {
       });
     });
     // On top of the incoming context: it tells upstream calls whether a client started the trace.
-    context.with(trace.setSpan(incoming, span), () => {
-      if (path === CARD_EVENTS_WEBHOOK_PATH) {
-        options.webhooks(req, res).catch((error: unknown) => {
-          logger.error({ err: error }, 'webhook receiver failed');
-          if (!res.headersSent) res.writeHead(500).end();
-        });
-      } else if (path === '/health') {
-        sendJson(res, 200, { status: 'ok' });
-      } else if (path === '/readiness') {
-        options.readiness().then(
-          // Anonymous callers learn the status only; the checks (vault ids, upstream origins) are
-          // on the metrics listener (src/server/metrics.ts).
-          (report) => sendJson(res, report.status === 'ready' ? 200 : 503, publicReadiness(report)),
-          (error: unknown) => {
-            logger.error({ err: error }, 'readiness probe failed');
-            sendJson(res, 503, { status: 'unavailable' });
-          },
-        );
-      } else {
-        handleGraphQL(req, res, record);
-      }
-    });
+    context.with(trace.setSpan(incoming, span), () => dispatch(req, res, path, record));
   });
+
+  /** Answers one request by its path (`record`: its access line's record). */
+  function dispatch(req: IncomingMessage, res: ServerResponse, path: string, record: RequestRecord): void {
+    if (path === CARD_EVENTS_WEBHOOK_PATH) {
+      options.webhooks(req, res).catch((error: unknown) => {
+        logger.error({ err: error }, 'webhook receiver failed');
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+    } else if (path === '/health') {
+      sendJson(res, 200, { status: 'ok' });
+    } else if (path === '/readiness') {
+      options.readiness().then(
+        // Anonymous callers learn the status only; the checks (vault ids, upstream origins) are
+        // on the metrics listener (src/server/metrics.ts).
+        (report) => sendJson(res, report.status === 'ready' ? 200 : 503, publicReadiness(report)),
+        (error: unknown) => {
+          logger.error({ err: error }, 'readiness probe failed');
+          sendJson(res, 503, { status: 'unavailable' });
+        },
+      );
+    } else {
+      handleGraphQL(req, res, record);
+    }
+  }
   // Behind trusted balancers the cap counts the client each connection's PROXY header names.
   acceptProxyProtocol(server, {
     trustedProxies: options.config.http.trustedProxies,

@@ -35,6 +35,7 @@ function switchableLog(): CardEventLog & { refusing: boolean } {
     },
     readAfter: async () => [],
     history: async () => [],
+    byIds: async () => [],
     tail: async () => () => {},
     trim: async () => 0,
     ping: async () => {},

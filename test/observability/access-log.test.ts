@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { createClient } from 'graphql-ws';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { createLogger } from '../../src/lib/logger.ts';
+import { createRequestRecord } from '../../src/lib/request-record.ts';
+import { writeAccessLine } from '../../src/server/access-line.ts';
 import { notification, postGraphql, postNotification, type Stack, startStack } from '../support/fixtures.ts';
 
 interface LogLine {
@@ -186,5 +190,73 @@ describe('access log', () => {
     ]) {
       expect(text, secret).not.toContain(secret);
     }
+  });
+});
+
+describe('access line writer (src/server/access-line.ts)', () => {
+  /** The gateway's logger at `level` writing into an array of parsed lines. */
+  function logTo(level: string) {
+    const lines: Record<string, unknown>[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(JSON.parse(String(chunk)));
+        callback();
+      },
+    });
+    return { lines, logger: createLogger({ level, name: 'gateway', destination: destination as never }) };
+  }
+
+  it('masks PANs in operation names and error codes, and keeps the members in the line order', () => {
+    const { lines, logger } = logTo('info');
+    const record = createRequestRecord('req-pan-1');
+    record.operationNames.add('Q4111111111111111');
+    record.errorCodes.add('code 4111 1111 1111 1111');
+    writeAccessLine(logger, { record, method: 'POST', route: '/graphql', status: 200, durationMs: 1.26 });
+    expect(lines).toHaveLength(1);
+    const { time: _time, pid: _pid, hostname: _hostname, ...line } = lines[0]!;
+    expect(line).toEqual({
+      level: 30,
+      name: 'gateway',
+      reqId: 'req-pan-1',
+      transport: 'http',
+      method: 'POST',
+      route: '/graphql',
+      operation: 'Q411111******1111',
+      status: 200,
+      durationMs: 1.3,
+      errorCodes: ['code 4111 11** **** 1111'],
+      msg: 'request',
+    });
+    expect(Object.keys(line)).toEqual([
+      'level',
+      'name',
+      'reqId',
+      'transport',
+      'method',
+      'route',
+      'operation',
+      'status',
+      'durationMs',
+      'errorCodes',
+      'msg',
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('4111111111111111');
+  });
+
+  it('writes 5xx lines at error even when info is off, and nothing below the level', () => {
+    const { lines, logger } = logTo('warn');
+    const record = createRequestRecord(undefined, 'graphql-ws');
+    writeAccessLine(logger, { record, method: 'GET', route: '/graphql', status: 200, durationMs: 3 });
+    writeAccessLine(logger, {
+      record,
+      method: 'GET',
+      route: '/graphql',
+      status: 101,
+      closeCode: 1011,
+      durationMs: 3,
+    });
+    expect(lines).toHaveLength(0);
+    writeAccessLine(logger, { record, method: 'POST', route: '/graphql', status: 502, durationMs: 2 });
+    expect(lines).toMatchObject([{ level: 50, transport: 'graphql-ws', status: 502, msg: 'request' }]);
   });
 });

@@ -207,7 +207,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
   });
 
   it('masks resource values and drops tracestate from exported spans', async () => {
-    const tracing = createTracing({
+    const tracing = await createTracing({
       ...loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })
         .tracing!,
       serviceName: 'svc-4111 1111 1111 1111',
@@ -235,7 +235,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       sampler: 'parentbased_always_on',
       trustClientTrace: false,
     });
-    const tracing = createTracing(config.tracing);
+    const tracing = await createTracing(config.tracing);
     tracing.tracer.startSpan('protobuf-check-span').end();
     await tracing.shutdown();
     const body = Buffer.concat(receiver.protobufBodies).toString('latin1');
@@ -244,13 +244,13 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(body).toContain('deployment.environment.name');
   });
 
-  it('is off without an endpoint, and with OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none', () => {
+  it('is off without an endpoint, and with OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none', async () => {
     expect(loadConfig({}).tracing).toBeUndefined();
     const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
     expect(loadConfig(endpoint).tracing?.endpoint).toBe(`${receiver.url}/v1/traces`);
     expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
     expect(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
-    expect(createTracing(undefined).enabled).toBe(false);
+    expect((await createTracing(undefined)).enabled).toBe(false);
     // The standalone sandbox (npm run sandbox) reads the same variables.
     expect(loadSandboxConfig({}).tracing).toBeUndefined();
     expect(loadSandboxConfig(endpoint).tracing).toMatchObject({

@@ -1,7 +1,12 @@
-import { parse } from 'graphql';
+import { NoSchemaIntrospectionCustomRule, parse } from 'graphql';
+import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { APQ_MAX_DOCUMENT_BYTES } from '../../src/plugins/persisted-operations.ts';
-import { DOCUMENT_CACHE_ENTRIES, parserAndValidationCaches } from '../../src/runtime/document-cache.ts';
+import {
+  DOCUMENT_CACHE_ENTRIES,
+  parserAndValidationCaches,
+  useValidationCache,
+} from '../../src/runtime/document-cache.ts';
 
 describe('parser caches (src/runtime/document-cache.ts)', () => {
   it('keeps a document by its text, least recently used dropped beyond the entry count', () => {
@@ -27,5 +32,67 @@ describe('parser caches (src/runtime/document-cache.ts)', () => {
     const limit = `{ a }${' '.repeat(APQ_MAX_DOCUMENT_BYTES - 5)}`;
     documentCache.set(limit, parse('{ a }'));
     expect(documentCache.get(limit)).toBeDefined();
+  });
+});
+
+describe('validation cache (useValidationCache, issue 21 item 3)', () => {
+  /** Yoga with the gateway's caches, a rule added per request (as graphql-armor and the introspection switch do). */
+  function server() {
+    const counts = { validations: 0, afterHooks: 0 };
+    const schema = createSchema({
+      typeDefs: 'type Query { card(id: ID!): String }',
+      resolvers: { Query: { card: (_: unknown, { id }: { id: string }) => `card ${id}` } },
+    });
+    const rules: Plugin = {
+      onValidate({ addValidationRule, validateFn, setValidationFn }) {
+        addValidationRule(NoSchemaIntrospectionCustomRule);
+        setValidationFn((...args) => {
+          counts.validations++;
+          return validateFn(...args);
+        });
+        return () => {
+          counts.afterHooks++;
+        };
+      },
+    };
+    const yoga = createYoga({
+      schema,
+      logging: false,
+      parserAndValidationCache: parserAndValidationCaches(),
+      plugins: [rules, useValidationCache()],
+    });
+    const run = async (query: string) => {
+      const response = await yoga.fetch('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+      return { status: response.status, body: await response.text() };
+    };
+    return { run, counts };
+  }
+
+  it('validates a document once; later requests get the same answer and every after-hook still runs', async () => {
+    const { run, counts } = server();
+    const first = await run('{ card(id: "c1") }');
+    const second = await run('{ card(id: "c1") }');
+    expect(first).toEqual({ status: 200, body: '{"data":{"card":"card c1"}}' });
+    expect(second).toEqual(first);
+    expect(counts).toEqual({ validations: 1, afterHooks: 2 });
+  });
+
+  it('keeps failures too: an invalid document answers the same errors without being validated again', async () => {
+    const { run, counts } = server();
+    const first = await run('{ card }');
+    const second = await run('{ card }');
+    expect(first.status).toBe(200);
+    expect(JSON.parse(first.body).errors[0].message).toBe(
+      'Field "card" argument "id" of type "ID!" is required, but it was not provided.',
+    );
+    expect(second).toEqual(first);
+    // The rule added on each request holds on the cached path: introspection stays refused.
+    const introspection = await run('{ __schema { queryType { name } } }');
+    expect(JSON.parse(introspection.body).errors[0].message).toMatch(/introspection/i);
+    expect(counts).toEqual({ validations: 2, afterHooks: 3 });
   });
 });
