@@ -266,6 +266,12 @@ export class SharedSseStreams {
     res.writeHead(200, SSE_HEADERS);
     // As Yoga: some browsers show nothing until the first bytes.
     res.write(PING);
+    // Node keeps the header block it sent (`_header`, read by `headersSent`) for the response's
+    // life as a chain of some 27 concatenated pieces (~860 bytes): a flat copy holds the same text
+    // in ~300 (issue 21, idle subscriber).
+    const sent = res as unknown as { _header?: unknown };
+    if (typeof sent._header === 'string')
+      sent._header = Buffer.from(sent._header, 'latin1').toString('latin1');
     // With the headers out, a chunked response's body is chunks on its socket: each event is written
     // as one chunk built once for every stream (ServerResponse.write would frame it per stream).
     const raw = res.chunkedEncoding && res.socket ? res.socket : undefined;
