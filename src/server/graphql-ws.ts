@@ -90,8 +90,8 @@ export class GraphqlWsServer implements AsyncDisposable {
   readonly #metrics: Metrics | undefined;
   readonly #sharing = new SharedSubscriptions();
   readonly #wsServer: WebSocketServer;
-  /** The access-log record of each socket, made at its upgrade, read at `connection_init`. */
-  readonly #recordsBySocket = new WeakMap<object, RequestRecord>();
+  /** Close and error listeners of every socket (see {@link socketListeners}). */
+  readonly #listeners: ReturnType<typeof socketListeners>;
   /** A shared result's redacted form, made once per result (see {@link GraphqlWsServer.#redactOnce}). */
   readonly #redactedResults = new WeakMap<object, ReturnType<typeof redactExecutionResult>>();
   /** graphql-ws on the sockets (src/server/graphql-ws-sockets.ts); disposing closes them with 1001. */
@@ -103,6 +103,7 @@ export class GraphqlWsServer implements AsyncDisposable {
     this.#logger = options.logger;
     this.#metrics = options.metrics;
     const logger = this.#logger;
+    this.#listeners = socketListeners(logger);
     this.#wsServer = new WebSocketServer({
       server: options.server,
       path: '/graphql',
@@ -154,7 +155,7 @@ export class GraphqlWsServer implements AsyncDisposable {
    */
   async #onConnect(ctx: WsContext): Promise<boolean> {
     this.#server.initialised(ctx.extra.socket);
-    const record = this.#recordsBySocket.get(ctx.extra.socket);
+    const record = (ctx.extra.socket as ConnectionSocket)[CONNECTION]?.record;
     if (record) ctx.extra.record = record;
     const viewer = await this.#runtime.viewerAuth.fromConnectionParams(ctx.connectionParams);
     if (!viewer) return false;
@@ -294,26 +295,15 @@ export class GraphqlWsServer implements AsyncDisposable {
    * 1009) with the socket closed as graphql-ws would.
    */
   #onSocket(socket: WebSocket, request: IncomingMessage): void {
-    const logger = this.#logger;
-    const record = createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws');
-    const startedAt = performance.now();
-    this.#recordsBySocket.set(socket, record);
-    // `on`, not `once`: a socket closes once, and `once` would keep a wrapper per socket.
-    socket.on('close', (code) =>
-      writeAccessLine(logger, {
-        record,
-        method: 'GET',
-        route: '/graphql',
-        status: 101,
-        durationMs: performance.now() - startedAt,
-        closeCode: code,
-      }),
-    );
-    socket.removeAllListeners('error');
-    socket.on('error', (error) => {
-      logger.warn({ err: error.message }, 'graphql-ws socket error');
-      if (socket.readyState === socket.OPEN) socket.close(1011, 'Internal Error');
-    });
+    const connection = socket as ConnectionSocket;
+    connection[CONNECTION] = {
+      record: createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws'),
+      startedAt: performance.now(),
+    };
+    // Listeners shared by every socket (state on the socket): no closures per idle subscriber.
+    connection.on('close', this.#listeners.close);
+    connection.removeAllListeners('error');
+    connection.on('error', this.#listeners.error);
   }
 
   /**
@@ -425,6 +415,39 @@ export class GraphqlWsServer implements AsyncDisposable {
     metrics.liveSubscriptions.inc({ transport: 'graphql-ws' });
     return () => metrics.liveSubscriptions.dec({ transport: 'graphql-ws' });
   }
+}
+
+/** A socket's access-log state, kept on the socket (its upgrade's record and start time). */
+const CONNECTION = Symbol('cardgraph.graphqlWs.connection');
+type ConnectionSocket = WebSocket & {
+  [CONNECTION]?: { record: RequestRecord; startedAt: number };
+};
+
+/**
+ * The close and error listeners every socket shares (`this` is the socket): the access line when it
+ * closes (one request per connection), and a socket error logged as one line (graphql-ws prints
+ * them to the console, e.g. a client exceeding maxPayload, which ws answers with 1009) with the
+ * socket closed as graphql-ws would.
+ */
+function socketListeners(logger: Logger) {
+  return {
+    close(this: ConnectionSocket, code: number): void {
+      const state = this[CONNECTION];
+      if (!state) return;
+      writeAccessLine(logger, {
+        record: state.record,
+        method: 'GET',
+        route: '/graphql',
+        status: 101,
+        durationMs: performance.now() - state.startedAt,
+        closeCode: code,
+      });
+    },
+    error(this: ConnectionSocket, error: Error): void {
+      logger.warn({ err: error.message }, 'graphql-ws socket error');
+      if (this.readyState === this.OPEN) this.close(1011, 'Internal Error');
+    },
+  };
 }
 
 /**
