@@ -55,7 +55,7 @@ interface GuardState {
 function guardedSend(
   socket: WebSocket,
   state: GuardState,
-  send: (data: unknown, cb?: (error?: Error) => void) => void,
+  send: (this: WebSocket, data: unknown, cb?: (error?: Error) => void) => void,
   maxBufferedBytes: number,
   onSlowConsumer: ((socket: WebSocket) => void) | undefined,
   data: unknown,
@@ -82,7 +82,7 @@ function guardedSend(
     callback?.();
     return;
   }
-  send(message, callback);
+  send.call(socket, message, callback);
 }
 
 /**
@@ -96,7 +96,7 @@ function guardedSend(
  * {@link guardedWebSocketClass} does the same with no closure per socket.
  */
 export function guardSends(socket: WebSocket, maxBufferedBytes: number, onSlowConsumer?: () => void): void {
-  const send = socket.send.bind(socket) as (data: unknown, cb?: (error?: Error) => void) => void;
+  const send = socket.send as (this: WebSocket, data: unknown, cb?: (error?: Error) => void) => void;
   const state: GuardState = { closing: false };
   const onSlow = onSlowConsumer ? () => onSlowConsumer() : undefined;
   socket.send = ((data: unknown, optionsOrCb?: unknown, cb?: (error?: Error) => void) =>
@@ -115,20 +115,17 @@ export function guardedWebSocketClass(
   onSlowConsumer: (socket: WebSocket) => void,
   closeReason: (reason: string) => string,
 ): typeof WebSocket {
+  // ws's own send, called on the socket (no closure per send).
+  const superSend = WebSocketClass.prototype.send as (
+    this: WebSocket,
+    data: unknown,
+    cb?: (error?: Error) => void,
+  ) => void;
   class GuardedWebSocket extends WebSocketClass {
     /** A slow consumer being closed (the {@link GuardState} of this socket). */
     closing = false;
     override send(data: unknown, optionsOrCb?: unknown, cb?: (error?: Error) => void): void {
-      guardedSend(
-        this,
-        this,
-        (message, callback) => super.send(message as string, callback),
-        maxBufferedBytes,
-        onSlowConsumer,
-        data,
-        optionsOrCb,
-        cb,
-      );
+      guardedSend(this, this, superSend, maxBufferedBytes, onSlowConsumer, data, optionsOrCb, cb);
     }
     override close(code?: number, reason?: string | Buffer): void {
       super.close(code, reason === undefined ? undefined : closeReason(String(reason)));
