@@ -124,7 +124,10 @@ export function guardedWebSocketClass(
   class GuardedWebSocket extends WebSocketClass {
     /** A slow consumer being closed (the {@link GuardState} of this socket). */
     closing = false;
+    /** Something was sent since {@link takeSent} last looked (the keep-alive skips busy sockets). */
+    sent = false;
     override send(data: unknown, optionsOrCb?: unknown, cb?: (error?: Error) => void): void {
+      this.sent = true;
       guardedSend(this, this, superSend, maxBufferedBytes, onSlowConsumer, data, optionsOrCb, cb);
     }
     override close(code?: number, reason?: string | Buffer): void {
@@ -132,4 +135,16 @@ export function guardedWebSocketClass(
     }
   }
   return GuardedWebSocket as unknown as typeof WebSocket;
+}
+
+/**
+ * Whether anything was sent on `socket` (a {@link guardedWebSocketClass} socket) since the last
+ * call, and clears the mark: a keep-alive need not ping a socket whose traffic flows (a dead peer
+ * of a busy socket is found by the back-pressure guard once its unsent data pile up).
+ */
+export function takeSent(socket: WebSocket): boolean {
+  const guarded = socket as WebSocket & { sent?: boolean };
+  const sent = guarded.sent === true;
+  if (sent) guarded.sent = false;
+  return sent;
 }

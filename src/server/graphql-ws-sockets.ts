@@ -7,6 +7,8 @@ import {
 } from 'graphql-ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../lib/logger.ts';
+import { startSweep } from '../lib/sweep.ts';
+import { takeSent } from '../lib/ws-sends.ts';
 
 /** Per-socket state kept on the socket itself (no closure or timer per socket). */
 const INIT_TIMER = Symbol('cardgraph.graphqlWs.initTimer');
@@ -59,8 +61,10 @@ export interface GraphqlWsSockets {
  * graphql-ws (`makeServer`) on a `ws` server: what `graphql-ws/use/ws`'s `useServer` does, with the
  * per-socket state trimmed for idle subscribers (issue 21: graphql-ws idle subscriber ≤ 8 KB):
  * - one keep-alive timer for all sockets instead of one interval per socket: every `keepAliveMs` each
- *   open socket is pinged, and one that has not answered the previous ping (pong) is terminated
- *   (useServer's rule: no pong within `keepAliveMs`);
+ *   open socket that was sent nothing since the last round is pinged, a slice of them at a time
+ *   (src/lib/sweep.ts: no burst of 10,000 pings in one turn), and one that has not answered the
+ *   previous ping (pong) is terminated (useServer's rule: no pong within `keepAliveMs`); a busy
+ *   socket's dead peer is found by the back-pressure guard of src/lib/ws-sends.ts;
  * - the `connection_init` wait (`connectionInitTimeoutMs`): a socket without `connection_init` by
  *   then is closed with 4408 (graphql-ws's code and reason), and the timer is dropped at
  *   `connection_init` ({@link GraphqlWsSockets.initialised}) rather than held until the socket closes;
@@ -116,19 +120,19 @@ export function serveGraphqlWsSockets<P extends Record<string, unknown> | undefi
     socket.on('close', onClose);
   });
 
-  const keepAlive =
+  const stopKeepAlive =
     keepAliveMs > 0 && Number.isFinite(keepAliveMs)
-      ? setInterval(() => {
-          for (const client of wsServer.clients as Set<TrackedSocket>) {
-            if (client.readyState !== client.OPEN) continue;
-            if (client[AWAITING_PONG]) {
-              client.terminate();
-              continue;
-            }
-            client[AWAITING_PONG] = true;
-            client.ping();
+      ? startSweep(wsServer.clients as Set<TrackedSocket>, keepAliveMs, (client) => {
+          if (client.readyState !== client.OPEN) return;
+          if (client[AWAITING_PONG]) {
+            client.terminate();
+            return;
           }
-        }, keepAliveMs).unref()
+          // Messages went out since the last visit: no ping while traffic flows.
+          if (takeSent(client)) return;
+          client[AWAITING_PONG] = true;
+          client.ping();
+        })
       : undefined;
 
   return {
@@ -138,7 +142,7 @@ export function serveGraphqlWsSockets<P extends Record<string, unknown> | undefi
       tracked[INIT_TIMER] = undefined;
     },
     async dispose() {
-      clearInterval(keepAlive);
+      stopKeepAlive?.();
       for (const client of wsServer.clients) client.close(1001, 'Going away');
       wsServer.removeAllListeners();
       await new Promise<void>((resolve, reject) => {
