@@ -102,7 +102,7 @@ export async function createRuntime(options: {
   }
   const yoga = createYoga<ServerContext, GraphQLContext>({
     // FEDERATION=on: the same schema as a Federation v2 subgraph (src/schema/subgraph.ts).
-    schema: config.federation.subgraph ? subgraphSchema() : schema,
+    schema: config.federation.subgraph ? await subgraphSchema() : schema,
     graphqlEndpoint: '/graphql',
     logging: yogaLogger(logger),
     // Yoga's own GraphiQL loads its bundle from a CDN; src/plugins/graphiql.ts serves it locally.

@@ -1,7 +1,6 @@
 import type { GraphQLSchema } from 'graphql';
 import { builder } from './builder.ts';
 import { describeResultData } from './generated-descriptions.ts';
-import { toSubgraphSchema } from './subgraph.ts';
 import './scalars.ts';
 import './errors.ts';
 import './viewer.ts';
@@ -17,13 +16,17 @@ import './organization.ts';
 /** The gateway's GraphQL schema, built once at import. */
 export const schema = describeResultData(builder.toSchema({ sortSchema: true }));
 
-let subgraph: GraphQLSchema | undefined;
+let subgraph: Promise<GraphQLSchema> | undefined;
 
 /**
  * The gateway's schema as a Federation v2 subgraph (`FEDERATION=on`, src/schema/subgraph.ts): a
- * second build of the same builder, made on first call (a standalone gateway never builds it).
+ * second build of the same builder, made on first call. src/schema/subgraph.ts (and
+ * `@apollo/subgraph` with it) is imported then, so a standalone gateway neither loads nor builds it
+ * (issue 21 item 2: cold start).
  */
-export function subgraphSchema(): GraphQLSchema {
-  subgraph ??= toSubgraphSchema(describeResultData(builder.toSchema({ sortSchema: true })));
+export function subgraphSchema(): Promise<GraphQLSchema> {
+  subgraph ??= import('./subgraph.ts').then(({ toSubgraphSchema }) =>
+    toSubgraphSchema(describeResultData(builder.toSchema({ sortSchema: true }))),
+  );
   return subgraph;
 }

@@ -13,7 +13,7 @@ export function printGatewaySchema(): string {
  * @throws Error when the subgraph schema cannot answer `_service`.
  */
 export async function printSubgraphSdl(): Promise<string> {
-  const result = await graphql({ schema: subgraphSchema(), source: '{ _service { sdl } }' });
+  const result = await graphql({ schema: await subgraphSchema(), source: '{ _service { sdl } }' });
   const sdl = (result.data as { _service?: { sdl?: string } } | null | undefined)?._service?.sdl;
   if (!sdl) throw new Error(`_service failed: ${result.errors?.map((e) => e.message).join('; ')}`);
   return sdl;

@@ -327,7 +327,7 @@ describe('FEDERATION off (the default): the standalone schema', () => {
 describe('compiled execution (graphql-jit) of _entities', () => {
   it('answers as graphql-js, so the compiled run is kept (src/plugins/compiled-execution.ts)', async () => {
     const { subgraphSchema } = await import('../../src/schema/index.ts');
-    const schema = subgraphSchema();
+    const schema = await subgraphSchema();
     const document = parse(ENTITIES);
     const compiled = compileQuery(schema, document, 'Entities');
     if (!isCompiledQuery(compiled)) throw new Error('graphql-jit did not compile _entities');
