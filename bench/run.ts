@@ -348,6 +348,8 @@ interface FanOutResult {
   deliveryP50Ms: number;
   deliveryP99Ms: number;
   deliveryMaxMs: number;
+  /** Server CPU time (µs, user + system) from the first event until every delivery arrived, per delivery. */
+  cpuUsPerDelivery: number;
   closeCodes: Record<string, number>;
 }
 
@@ -394,6 +396,7 @@ async function measureFanOut(
   await sleep(500);
   const subscribed = await server.stats(true);
 
+  const cpuBefore = (await server.stats()).cpuUs;
   const cardIds: string[] = [];
   for (let i = 0; i < PLAN.events; i++) {
     const cardId = benchCardId();
@@ -433,6 +436,7 @@ async function measureFanOut(
   const finalReport = nextMessage<SubscriberReport>('report');
   load.send({ type: 'report' });
   reports.push(await finalReport);
+  const cpuAfter = (await server.stats()).cpuUs;
   load.send({ type: 'close' });
   const latencies = reports.flatMap((report) => report.latenciesMs);
   const perCard = new Map<string, number>();
@@ -458,6 +462,8 @@ async function measureFanOut(
     deliveryP50Ms: percentile(latencies, 50),
     deliveryP99Ms: percentile(latencies, 99),
     deliveryMaxMs: latencies.length ? latencies.reduce((max, x) => (x > max ? x : max), 0) : Number.NaN,
+    cpuUsPerDelivery:
+      latencies.length > 0 ? Math.round(((cpuAfter - cpuBefore) / latencies.length) * 100) / 100 : Number.NaN,
     closeCodes,
   };
 }

@@ -15,29 +15,123 @@ const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 /** Code of the error that ends a stream at token expiry. */
 export const TOKEN_EXPIRED_CODE = 'token-expired';
 
+/** One registration of {@link onTokenExpiry}. */
+interface Expiry {
+  onExpired: () => void;
+}
+
+/**
+ * Every pending token expiry of the process (issue 21: nothing per subscriber that one timer for
+ * all does): registrations by their instant (ms since the epoch; tokens expire on whole seconds, so
+ * they share instants), the instants in a min-heap (an instant whose registrations were all
+ * cancelled stays there until its time, at most one per second of the longest token lifetime), and
+ * one timer for the earliest instant.
+ */
+const expiries = new Map<number, Set<Expiry>>();
+const instants: number[] = [];
+let timer: NodeJS.Timeout | undefined;
+let timerAt = Number.POSITIVE_INFINITY;
+
+function pushInstant(at: number): void {
+  let i = instants.push(at) - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (instants[parent]! <= at) break;
+    instants[i] = instants[parent]!;
+    i = parent;
+  }
+  instants[i] = at;
+}
+
+function popInstant(): void {
+  const last = instants.pop()!;
+  if (instants.length === 0) return;
+  let i = 0;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= instants.length) break;
+    const right = left + 1;
+    const child = right < instants.length && instants[right]! < instants[left]! ? right : left;
+    if (instants[child]! >= last) break;
+    instants[i] = instants[child]!;
+    i = child;
+  }
+  instants[i] = last;
+}
+
+/** Sets the one timer for the earliest instant that still has registrations (none when none has). */
+function arm(): void {
+  while (instants.length > 0 && !expiries.has(instants[0]!)) popInstant();
+  const next = instants[0];
+  if (next === timerAt) return;
+  clearTimeout(timer);
+  timer = undefined;
+  timerAt = Number.POSITIVE_INFINITY;
+  if (next === undefined) return;
+  timerAt = next;
+  // Beyond setTimeout's range the wait is taken in steps (arm again when the step ends).
+  timer = setTimeout(fire, Math.min(Math.max(0, next - Date.now()), MAX_TIMER_DELAY_MS));
+}
+
+/** Runs every registration whose instant has come, then arms the timer for the next. */
+function fire(): void {
+  timer = undefined;
+  timerAt = Number.POSITIVE_INFINITY;
+  const now = Date.now();
+  const due: Set<Expiry>[] = [];
+  while (instants.length > 0 && instants[0]! <= now) {
+    const at = instants[0]!;
+    popInstant();
+    const registered = expiries.get(at);
+    if (!registered) continue;
+    expiries.delete(at);
+    due.push(registered);
+  }
+  arm();
+  for (const registered of due) {
+    for (const expiry of [...registered]) {
+      // Cancelled by an earlier callback of this round: skipped.
+      if (!registered.delete(expiry)) continue;
+      try {
+        expiry.onExpired();
+      } catch (error) {
+        // As a throwing timer callback would, without keeping the others from running.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
 /**
  * Calls `onExpired` once, when `Date.now()` reaches `expiresAtMs` (at once, synchronously, when it
- * already has). Expiries beyond setTimeout's range are waited for in steps.
+ * already has). One timer serves every pending expiry of the process; expiries beyond setTimeout's
+ * range are waited for in steps.
  * @param expiresAtMs the token's `exp` in ms since the epoch (Viewer `expiresAt`).
- * @returns a function that cancels the timer (idempotent).
+ * @returns a function that cancels the call (idempotent).
  */
 export function onTokenExpiry(expiresAtMs: number, onExpired: () => void): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  let cancelled = false;
-  const check = () => {
-    if (cancelled) return;
-    const remainingMs = expiresAtMs - Date.now();
-    if (remainingMs <= 0) {
-      cancelled = true;
-      onExpired();
-      return;
-    }
-    timer = setTimeout(check, Math.min(remainingMs, MAX_TIMER_DELAY_MS));
-  };
-  check();
+  if (expiresAtMs - Date.now() <= 0) {
+    onExpired();
+    return () => {};
+  }
+  const expiry: Expiry = { onExpired };
+  let registered = expiries.get(expiresAtMs);
+  if (!registered) {
+    registered = new Set();
+    expiries.set(expiresAtMs, registered);
+    pushInstant(expiresAtMs);
+  }
+  registered.add(expiry);
+  if (expiresAtMs < timerAt) arm();
+  const at = expiresAtMs;
+  const set = registered;
   return () => {
-    cancelled = true;
-    clearTimeout(timer);
+    if (!set.delete(expiry) || set.size > 0 || expiries.get(at) !== set) return;
+    expiries.delete(at);
+    // The timer follows: the next instant, or none.
+    if (at === timerAt) arm();
   };
 }
 

@@ -66,7 +66,9 @@ export function useViewerAuth(
 ): Plugin<GraphQLContext> {
   return {
     async onContextBuilding({ context, extendContext }) {
-      const initial = context as Partial<GraphQLContext> & { request: Request };
+      const initial = context as Partial<GraphQLContext> & { request: Request; viewerRefusal?: unknown };
+      // The token was refused already (src/plugins/shared-sse.ts): the same answer, checked once.
+      if (initial.viewerRefusal) throw initial.viewerRefusal;
       const viewer =
         initial.viewer !== undefined
           ? initial.viewer

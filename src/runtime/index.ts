@@ -30,6 +30,7 @@ import {
 } from '../plugins/persisted-operations.ts';
 import { useRequestId } from '../plugins/request-id.ts';
 import { useRequestInputChecks } from '../plugins/request-input.ts';
+import { SharedSseStreams } from '../plugins/shared-sse.ts';
 import { useSharedSubscriptionResults } from '../plugins/shared-subscription-results.ts';
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
@@ -37,7 +38,12 @@ import { schema, subgraphSchema } from '../schema/index.ts';
 import { parserAndValidationCaches, useValidationCache } from './document-cache.ts';
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
-export type ServerContext = { viewer?: Viewer | null; requestRecord?: RequestRecord };
+export type ServerContext = {
+  viewer?: Viewer | null;
+  requestRecord?: RequestRecord;
+  /** An SSE request the HTTP layer serves from a shared execution (src/plugins/shared-sse.ts). */
+  sharedSse?: true;
+};
 
 /** Largest GraphQL request body (bytes): Yoga's `maxRequestBodySize`, and the lean path's (src/server/graphql-http.ts). */
 export const MAX_REQUEST_BODY_BYTES = 25_000_000;
@@ -50,6 +56,8 @@ export interface GraphQLRuntime {
   persistedOperations: PersistedOperationsPlugin;
   /** The client token check, which graphql-ws applies at `connection_init`. */
   viewerAuth: ViewerAuth;
+  /** SSE subscriptions served from shared executions (the HTTP layer writes them, issue 21 item 1). */
+  sharedSse: SharedSseStreams;
 }
 
 /**
@@ -74,6 +82,12 @@ export async function createRuntime(options: {
     trusted: loadTrustedDocuments(config.persistedOperations),
     apqStore: options.apqStore,
     authenticate: (authorization) => viewerAuth.fromHeader(authorization),
+  });
+  const sharedSse = new SharedSseStreams({
+    viewerAuth,
+    metrics,
+    logger,
+    maxBufferedBytes: config.websocket.maxBufferedBytes,
   });
   const graphiql = config.graphql.graphiql
     ? useLocalGraphiQL({
@@ -130,12 +144,13 @@ export async function createRuntime(options: {
         limits: config.operationLimits,
         fieldSuggestions: config.graphql.fieldSuggestions,
       }),
+      sharedSse.plugin(),
       // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
       useValidationCache(),
     ],
     maskedErrors: useErrorMasking(),
   });
-  return { yoga, persistedOperations, viewerAuth };
+  return { yoga, persistedOperations, viewerAuth, sharedSse };
 }
 
 /**

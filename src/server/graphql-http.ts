@@ -1,5 +1,5 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
-import type { ExecutionResult } from 'graphql';
+import { type ExecutionResult, parse } from 'graphql';
 import {
   createGraphQLError,
   type GraphQLParams,
@@ -11,7 +11,9 @@ import type { GraphQLContext } from '../context.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { RequestRecord } from '../lib/request-record.ts';
+import type { SharedSseStreams } from '../plugins/shared-sse.ts';
 import { MAX_REQUEST_BODY_BYTES, type ServerContext } from '../runtime/index.ts';
+import { isShareable } from './graphql-ws-sharing.ts';
 
 /**
  * Answers one request on `/graphql`: the lean path when it applies, else Yoga's own handling.
@@ -263,6 +265,32 @@ function isLean(req: IncomingMessage): boolean {
 }
 
 /**
+ * Whether the lean path serves this request as a shared SSE stream (src/plugins/shared-sse.ts,
+ * issue 21 item 1): `Accept: text/event-stream` alone, no `Origin`, and either a `POST /graphql`
+ * with a JSON body or a `GET /graphql?…` whose `query` is a live subscription (other GETs stay
+ * Yoga's). The shared-SSE params handler still hands anything it cannot share to Yoga's handling.
+ */
+function isSharedSse(req: IncomingMessage): boolean {
+  const headers = req.headers;
+  if (headers.accept !== 'text/event-stream' || headers.origin !== undefined) return false;
+  const url = req.url ?? '';
+  if (req.method === 'POST') {
+    const type = headers['content-type'];
+    return url === '/graphql' && (type === 'application/json' || type === 'application/json; charset=utf-8');
+  }
+  if (req.method !== 'GET' || !url.startsWith('/graphql?')) return false;
+  if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
+  const search = new URLSearchParams(url.slice('/graphql?'.length));
+  const query = search.get('query');
+  if (!query) return false;
+  try {
+    return isShareable(parse(query), search.get('operationName') || undefined);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The HTTP handler of `/graphql` (src/server/http.ts). With `lean` on, plain GraphQL requests
  * ({@link isLean}: JSON POST, GET) skip whatwg-node's Fetch adapter (no `Request` with a body stream,
  * no AbortSignal, no body-limit stream and its DOMException, no `Response` piping): the body is read
@@ -285,8 +313,10 @@ export function createGraphqlHttpHandler(options: {
   lean: boolean;
   metrics: Metrics;
   logger: Logger;
+  /** Serves SSE subscriptions from shared executions on the lean path (see {@link isSharedSse}). */
+  sharedSse?: SharedSseStreams;
 }): GraphqlHttpHandler {
-  const { yoga, metrics, logger } = options;
+  const { yoga, metrics, logger, sharedSse } = options;
   const requests = new Counter({
     name: 'cardgraph_graphql_http_requests_total',
     help: 'GraphQL HTTP requests by the path that answered them: lean (src/server/graphql-http.ts) or yoga.',
@@ -309,10 +339,21 @@ export function createGraphqlHttpHandler(options: {
   const internals = yogaInternals(yoga);
   const answerFetchApi = leanFetchApi(internals.fetchAPI);
 
-  async function answer(req: IncomingMessage, res: ServerResponse, record: RequestRecord): Promise<void> {
+  async function answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    record: RequestRecord,
+    sse = false,
+  ): Promise<void> {
     const body = req.method === 'POST' ? await readBody(req) : { text: undefined, tooLarge: false };
     const request = new LeanRequest(req, body.text, body.tooLarge);
-    const serverContext = { req, res, waitUntil: internals.waitUntil, requestRecord: record };
+    const serverContext = {
+      req,
+      res,
+      waitUntil: internals.waitUntil,
+      requestRecord: record,
+      ...(sse ? { sharedSse: true as const } : {}),
+    };
     let response: Response | JsonAnswer;
     try {
       const parsed = await internals.parseRequest(request, serverContext);
@@ -323,6 +364,10 @@ export function createGraphqlHttpHandler(options: {
           { params: parsed.requestParserResult as GraphQLParams, request },
           serverContext,
         );
+        if (sharedSse?.owns(result)) {
+          sharedSse.serve(res, result);
+          return;
+        }
         response = await processResult(request, result, serverContext);
       }
     } catch (error) {
@@ -380,12 +425,13 @@ export function createGraphqlHttpHandler(options: {
   }
 
   return (req, res, record) => {
-    if (!hasPlainTarget(req) || !isLean(req)) {
+    const sse = sharedSse !== undefined && hasPlainTarget(req) && isSharedSse(req);
+    if (!sse && (!hasPlainTarget(req) || !isLean(req))) {
       yogaHandle(req, res, record);
       return;
     }
     viaLean.inc();
-    answer(req, res, record).catch((error: unknown) => {
+    answer(req, res, record, sse).catch((error: unknown) => {
       // A client that went away mid-body is the access line's 499, not a gateway failure.
       if (req.destroyed && !req.complete) return;
       logger.error({ err: error }, 'lean GraphQL path failed');

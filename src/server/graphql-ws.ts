@@ -2,7 +2,6 @@ import type { IncomingMessage, Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { onTokenExpiry } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
@@ -20,7 +19,7 @@ import {
   requestRecordOf,
 } from '../lib/request-record.ts';
 import {
-  guardSends,
+  guardedWebSocketClass,
   SLOW_CONSUMER_CLOSE_CODE,
   serializedPayload,
   sharedPayloadReplacer,
@@ -29,6 +28,7 @@ import { withRequestId } from '../plugins/request-id.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 import { isShareable, SharedSubscriptions, shareKeyOf } from './graphql-ws-sharing.ts';
+import { type GraphqlWsSockets, serveGraphqlWsSockets } from './graphql-ws-sockets.ts';
 
 /** What graphql-ws keeps per socket for us (`ctx.extra`, besides its `socket` and `request`). */
 type WsExtra = {
@@ -90,27 +90,40 @@ export class GraphqlWsServer implements AsyncDisposable {
   readonly #metrics: Metrics | undefined;
   readonly #sharing = new SharedSubscriptions();
   readonly #wsServer: WebSocketServer;
-  /** The access-log record of each socket, made at its upgrade, read at `connection_init`. */
-  readonly #recordsBySocket = new WeakMap<object, RequestRecord>();
+  /** Close and error listeners of every socket (see {@link socketListeners}). */
+  readonly #listeners: ReturnType<typeof socketListeners>;
   /** A shared result's redacted form, made once per result (see {@link GraphqlWsServer.#redactOnce}). */
   readonly #redactedResults = new WeakMap<object, ReturnType<typeof redactExecutionResult>>();
-  /** graphql-ws's own disposable: closes every socket with 1001 (Going away), then the server. */
-  readonly #server: { dispose(): void | Promise<void> };
+  /** graphql-ws on the sockets (src/server/graphql-ws-sockets.ts); disposing closes them with 1001. */
+  readonly #server: GraphqlWsSockets;
 
   constructor(options: GraphqlWsServerOptions) {
     this.#runtime = options.runtime;
     this.#limits = options.limits;
     this.#logger = options.logger;
     this.#metrics = options.metrics;
+    const logger = this.#logger;
+    this.#listeners = socketListeners(logger);
     this.#wsServer = new WebSocketServer({
       server: options.server,
       path: '/graphql',
       maxPayload: this.#limits.maxPayloadBytes,
+      // Sends guarded (one serialization per shared result, back-pressure) and close reasons
+      // redacted (graphql-ws puts error messages in them) on the prototype, not per socket.
+      WebSocket: guardedWebSocketClass(
+        this.#limits.maxBufferedBytes,
+        (socket) =>
+          logger.warn(
+            { code: SLOW_CONSUMER_CLOSE_CODE, bufferedBytes: socket.bufferedAmount },
+            'graphql-ws slow consumer closed: too much unsent data',
+          ),
+        redactPans,
+      ),
     });
-    this.#server = useServer<Record<string, unknown> | undefined, WsExtra>(
+    this.#server = serveGraphqlWsSockets<Record<string, unknown> | undefined, WsExtra>(
+      this.#wsServer,
       {
-        connectionInitWaitTimeout: this.#limits.connectionInitTimeoutMs,
-        // One serialization per shared result (see guardSends in #onSocket).
+        // One serialization per shared result (see guardedWebSocketClass).
         jsonMessageReplacer: sharedPayloadReplacer,
         onConnect: (ctx) => this.#onConnect(ctx as WsContext),
         onClose: (ctx) => ctx.extra.cancelExpiry?.(),
@@ -126,7 +139,7 @@ export class GraphqlWsServer implements AsyncDisposable {
         },
         onError: (ctx, id, _payload, errors) => this.#onError(ctx as WsContext, id, errors),
       },
-      this.#wsServer,
+      { connectionInitTimeoutMs: this.#limits.connectionInitTimeoutMs, logger: this.#logger },
     );
     this.#wsServer.on('connection', (socket, request) => this.#onSocket(socket, request));
   }
@@ -141,7 +154,8 @@ export class GraphqlWsServer implements AsyncDisposable {
    * one), the socket's operation set and its token-expiry timer.
    */
   async #onConnect(ctx: WsContext): Promise<boolean> {
-    const record = this.#recordsBySocket.get(ctx.extra.socket);
+    this.#server.initialised(ctx.extra.socket);
+    const record = (ctx.extra.socket as ConnectionSocket)[CONNECTION]?.record;
     if (record) ctx.extra.record = record;
     const viewer = await this.#runtime.viewerAuth.fromConnectionParams(ctx.connectionParams);
     if (!viewer) return false;
@@ -151,9 +165,12 @@ export class GraphqlWsServer implements AsyncDisposable {
     ctx.extra.cancelExpiry = onTokenExpiry(viewer.expiresAt, () =>
       ctx.extra.socket.close(4403, 'Forbidden: token expired'),
     );
-    // The upgrade request (headers, raw headers, stream state) is not read after this: not
-    // holding it for the connection's life saves about a kilobyte per idle subscriber.
-    Reflect.deleteProperty(ctx.extra, 'request');
+    // The upgrade request (headers, raw headers, stream state) and the connection_init payload
+    // (the client token's text) are not read after this: not holding them for the connection's
+    // life saves more than a kilobyte per idle subscriber. Set to undefined rather than deleted, so
+    // the objects keep their shape (a deleted property turns an object into a dictionary).
+    (ctx.extra as { request?: unknown }).request = undefined;
+    (ctx as { connectionParams?: unknown }).connectionParams = undefined;
     return true;
   }
 
@@ -273,40 +290,20 @@ export class GraphqlWsServer implements AsyncDisposable {
 
   /**
    * A new socket: its request record and access line (one request per connection, written when it
-   * closes), the guard of its sends, redacted close reasons, and socket errors logged as one line
+   * closes), and socket errors logged as one line
    * (graphql-ws prints them to the console, e.g. a client exceeding maxPayload, which ws answers with
    * 1009) with the socket closed as graphql-ws would.
    */
   #onSocket(socket: WebSocket, request: IncomingMessage): void {
-    const logger = this.#logger;
-    const record = createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws');
-    const startedAt = performance.now();
-    this.#recordsBySocket.set(socket, record);
-    guardSends(socket, this.#limits.maxBufferedBytes, () =>
-      logger.warn(
-        { code: SLOW_CONSUMER_CLOSE_CODE, bufferedBytes: socket.bufferedAmount },
-        'graphql-ws slow consumer closed: too much unsent data',
-      ),
-    );
-    socket.once('close', (code) =>
-      writeAccessLine(logger, {
-        record,
-        method: 'GET',
-        route: '/graphql',
-        status: 101,
-        durationMs: performance.now() - startedAt,
-        closeCode: code,
-      }),
-    );
-    // Close reasons are text that leaves the process: graphql-ws puts error messages in them.
-    const close = socket.close.bind(socket);
-    socket.close = (code?: number, reason?: string | Buffer) =>
-      close(code, reason === undefined ? undefined : redactPans(String(reason)));
-    socket.removeAllListeners('error');
-    socket.on('error', (error) => {
-      logger.warn({ err: error.message }, 'graphql-ws socket error');
-      if (socket.readyState === socket.OPEN) socket.close(1011, 'Internal Error');
-    });
+    const connection = socket as ConnectionSocket;
+    connection[CONNECTION] = {
+      record: createRequestRecord(request.headers[REQUEST_ID_HEADER], 'graphql-ws'),
+      startedAt: performance.now(),
+    };
+    // Listeners shared by every socket (state on the socket): no closures per idle subscriber.
+    connection.on('close', this.#listeners.close);
+    connection.removeAllListeners('error');
+    connection.on('error', this.#listeners.error);
   }
 
   /**
@@ -385,7 +382,8 @@ export class GraphqlWsServer implements AsyncDisposable {
     id: string,
     record: RequestRecord | undefined,
   ): (result: ExecutionResult) => void {
-    const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    // Only the id is kept per member (a flat string); the message head is built per send.
+    const idJson = JSON.stringify(id);
     return (result) => {
       if (socket.readyState !== socket.OPEN) return;
       let own = result;
@@ -393,7 +391,7 @@ export class GraphqlWsServer implements AsyncDisposable {
         for (const error of result.errors) record.errorCodes.add(errorCodeOf(error, 'INTERNAL_SERVER_ERROR'));
         own = withRequestId(result, record.id);
       }
-      socket.send(`${head}${serializedPayload(this.#redactOnce(own))}}`);
+      socket.send(`{"id":${idJson},"type":"next","payload":${serializedPayload(this.#redactOnce(own))}}`);
     };
   }
 
@@ -417,6 +415,39 @@ export class GraphqlWsServer implements AsyncDisposable {
     metrics.liveSubscriptions.inc({ transport: 'graphql-ws' });
     return () => metrics.liveSubscriptions.dec({ transport: 'graphql-ws' });
   }
+}
+
+/** A socket's access-log state, kept on the socket (its upgrade's record and start time). */
+const CONNECTION = Symbol('cardgraph.graphqlWs.connection');
+type ConnectionSocket = WebSocket & {
+  [CONNECTION]?: { record: RequestRecord; startedAt: number };
+};
+
+/**
+ * The close and error listeners every socket shares (`this` is the socket): the access line when it
+ * closes (one request per connection), and a socket error logged as one line (graphql-ws prints
+ * them to the console, e.g. a client exceeding maxPayload, which ws answers with 1009) with the
+ * socket closed as graphql-ws would.
+ */
+function socketListeners(logger: Logger) {
+  return {
+    close(this: ConnectionSocket, code: number): void {
+      const state = this[CONNECTION];
+      if (!state) return;
+      writeAccessLine(logger, {
+        record: state.record,
+        method: 'GET',
+        route: '/graphql',
+        status: 101,
+        durationMs: performance.now() - state.startedAt,
+        closeCode: code,
+      });
+    },
+    error(this: ConnectionSocket, error: Error): void {
+      logger.warn({ err: error.message }, 'graphql-ws socket error');
+      if (this.readyState === this.OPEN) this.close(1011, 'Internal Error');
+    },
+  };
 }
 
 /**

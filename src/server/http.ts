@@ -61,6 +61,7 @@ export function createHttpServer(options: {
     lean: options.config.graphql.leanHttp,
     metrics: options.metrics,
     logger,
+    sharedSse: options.runtime.sharedSse,
   });
   // Tracing off (no OTEL_* exporter): no span, no trace context per request (issue 21 item 3). The
   // span would be a no-op, and upstream calls inject nothing either way: a no-op span has no valid

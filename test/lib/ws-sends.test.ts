@@ -1,7 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import { guardSends, SLOW_CONSUMER_CLOSE_CODE, sharedPayloadReplacer } from '../../src/lib/ws-sends.ts';
+import {
+  guardedWebSocketClass,
+  guardSends,
+  SLOW_CONSUMER_CLOSE_CODE,
+  sharedPayloadReplacer,
+} from '../../src/lib/ws-sends.ts';
 
 /**
  * graphql-ws socket sends (issue 13 "Fan-out"): one serialization per shared result, and
@@ -15,20 +20,38 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function listen(maxBufferedBytes: number, onSlow: () => void) {
-  server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+type Guard = 'guardSends' | 'guardedWebSocketClass';
+
+/**
+ * A WebSocket server whose sockets send through `guard`: {@link guardSends} on each socket, or
+ * sockets of {@link guardedWebSocketClass} (close reasons upper-cased, to see them pass through).
+ */
+async function listen(maxBufferedBytes: number, onSlow: () => void, guard: Guard = 'guardSends') {
+  server = new WebSocketServer({
+    port: 0,
+    host: '127.0.0.1',
+    ...(guard === 'guardedWebSocketClass'
+      ? {
+          WebSocket: guardedWebSocketClass(
+            maxBufferedBytes,
+            () => onSlow(),
+            (reason) => reason.toUpperCase(),
+          ),
+        }
+      : {}),
+  });
   await new Promise<void>((resolve) => server!.once('listening', () => resolve()));
   const sockets: WebSocket[] = [];
   server.on('connection', (socket) => {
-    guardSends(socket, maxBufferedBytes, onSlow);
+    if (guard === 'guardSends') guardSends(socket, maxBufferedBytes, onSlow);
     sockets.push(socket);
   });
   return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, sockets };
 }
 
-describe('sharedPayloadReplacer + guardSends', () => {
+describe.each<Guard>(['guardSends', 'guardedWebSocketClass'])('sharedPayloadReplacer + %s', (guard) => {
   it('sends the message graphql-ws would have sent, serializing a shared payload once', async () => {
-    const { url, sockets } = await listen(1 << 20, () => undefined);
+    const { url, sockets } = await listen(1 << 20, () => undefined, guard);
     const received: string[] = [];
     for (let i = 0; i < 2; i++) {
       const client = new WebSocket(url);
@@ -66,7 +89,7 @@ describe('sharedPayloadReplacer + guardSends', () => {
 
   it('closes a client that stops reading with 1013 while the others receive every message', async () => {
     let slowConsumers = 0;
-    const { url, sockets } = await listen(1 << 20, () => slowConsumers++);
+    const { url, sockets } = await listen(1 << 20, () => slowConsumers++, guard);
     const fast = new WebSocket(url);
     const slow = new WebSocket(url);
     clients.push(fast, slow);
@@ -97,6 +120,21 @@ describe('sharedPayloadReplacer + guardSends', () => {
     slowSocket!.resume();
     await expect(slowClosed).resolves.toBeGreaterThan(1000);
     expect([SLOW_CONSUMER_CLOSE_CODE, 1006]).toContain(await slowClosed);
+  });
+});
+
+describe('guardedWebSocketClass', () => {
+  it('passes every close reason through closeReason', async () => {
+    const { url, sockets } = await listen(1 << 20, () => undefined, 'guardedWebSocketClass');
+    const client = new WebSocket(url);
+    clients.push(client);
+    const closed = new Promise<[number, string]>((resolve) =>
+      client.once('close', (code, reason) => resolve([code, String(reason)])),
+    );
+    await once(client, 'open');
+    await expect.poll(() => sockets.length).toBe(1);
+    sockets[0]!.close(4400, 'bad request: card 4000');
+    expect(await closed).toEqual([4400, 'BAD REQUEST: CARD 4000']);
   });
 });
 
