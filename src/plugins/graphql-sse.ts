@@ -35,6 +35,51 @@ function requestErrorResponse(errors: readonly GraphQLError[] | readonly unknown
   ] as [string, { status: number; statusText: string; headers: Record<string, string> }];
 }
 
+/**
+ * graphql-sse's answer to a refused `Authorization` (`authenticate`'s GraphQLError with its code and
+ * `http.status`, 401 when none): a JSON `errors` body with the message and code, as graphql-sse's
+ * server-agnostic `[body, init]`. Also the shared distinct-connections path's answer
+ * (src/server/graphql-http.ts), so both answer a refused token alike.
+ */
+export function authRefusal(error: GraphQLError) {
+  const status = (error.extensions.http as { status?: number } | undefined)?.status ?? 401;
+  return [
+    JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.extensions.code } }] }),
+    {
+      status,
+      statusText: status === 401 ? 'Unauthorized' : 'Forbidden',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    },
+  ] as [string, { status: number; statusText: string; headers: Record<string, string> }];
+}
+
+/**
+ * The answer graphql-sse's handler gives an operation refused before it streams (as its
+ * `onSubscribe` in {@link useGraphQLSSE} answers it): `failure` is what Yoga's
+ * `getResultForParams` threw (a GraphQLError is the client's mistake, anything else is logged and
+ * answered `Unexpected error.`) or its result without `data` (`errors`: parse, validation, limits,
+ * context). Typed as every graphql-sse refusal ({@link typedRefusal}).
+ * @returns the Fetch response and the codes to add to the request's access line.
+ */
+export async function operationRefusal(
+  fetchAPI: { Response: typeof Response; Headers: typeof Headers },
+  failure: { thrown: unknown } | { errors: readonly unknown[] },
+  logger: Logger,
+): Promise<{ response: Response; codes: string[] }> {
+  let errors: readonly unknown[];
+  if ('thrown' in failure) {
+    const error = failure.thrown;
+    if (!(error instanceof GraphQLError)) {
+      logger.error({ err: (error as Error)?.message }, 'graphql-sse operation failed');
+    }
+    errors = [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.')];
+  } else {
+    errors = failure.errors;
+  }
+  const [body, init] = requestErrorResponse(errors);
+  return typedRefusal(fetchAPI, new fetchAPI.Response(body, init));
+}
+
 /** A refusal of the single-connection mode: `code` in `extensions`, answered with `status`. */
 function refusal(status: number, code: string, message: string) {
   return requestErrorResponse([new GraphQLError(message, { extensions: { code, http: { status } } })]);
@@ -382,18 +427,7 @@ export function useGraphQLSSE(options: {
               viewer = await options.authenticate(req.headers.get('authorization') ?? null);
             } catch (error) {
               if (!(error instanceof GraphQLError)) throw error;
-              const status = (error.extensions.http as { status?: number } | undefined)?.status ?? 401;
-              // graphql-sse's server-agnostic response: [body, init].
-              return [
-                JSON.stringify({
-                  errors: [{ message: error.message, extensions: { code: error.extensions.code } }],
-                }),
-                {
-                  status,
-                  statusText: status === 401 ? 'Unauthorized' : 'Forbidden',
-                  headers: { 'content-type': 'application/json; charset=utf-8' },
-                },
-              ];
+              return authRefusal(error);
             }
             const principal = principalOf(viewer);
             if (req.method === 'PUT') {

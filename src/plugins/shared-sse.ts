@@ -38,11 +38,22 @@ const SSE_HEADERS = {
   'Cache-Control': 'no-cache',
   'Content-Encoding': 'none',
 } as const;
+/**
+ * graphql-sse's distinct-connections response headers (its handler's, word for word): its events are
+ * Yoga's (`event: next` with the result, `event: complete` with empty data), only the type differs.
+ */
+export const GRAPHQL_SSE_HEADERS = {
+  connection: 'keep-alive',
+  'cache-control': 'no-cache',
+  'content-encoding': 'none',
+  'content-type': 'text/event-stream; charset=utf-8',
+} as const;
 
 /** The server-context marker the HTTP layer sets on a request it can serve as a shared SSE stream. */
 export type SharedSseServerContext = {
   /** Set by src/server/graphql-http.ts on `Accept: text/event-stream` requests it writes itself. */
   sharedSse?: true;
+  /** The request's viewer when the HTTP layer resolved it already (graphql-sse's distinct mode). */
   viewer?: Viewer | null;
   /** A refused token of the request: useViewerAuth throws it instead of checking the token again. */
   viewerRefusal?: GraphQLError;
@@ -130,6 +141,7 @@ export class SharedSseStreams {
   /** The schema Yoga serves (kept with each shared execution), from `onSchemaChange`. */
   #schema: GraphQLSchema | undefined;
   #ping: NodeJS.Timeout | undefined;
+  #encoded = 0;
 
   constructor(options: {
     viewerAuth: ViewerAuth;
@@ -147,6 +159,11 @@ export class SharedSseStreams {
   /** Shared executions running (diagnostics and tests). */
   get executions(): number {
     return this.#sharing.size;
+  }
+
+  /** `event: next` frames built so far: one per result however many streams write it (diagnostics and tests). */
+  get eventsEncoded(): number {
+    return this.#encoded;
   }
 
   /** Streams open (diagnostics and tests). */
@@ -169,6 +186,15 @@ export class SharedSseStreams {
     };
   }
 
+  /**
+   * The viewer of an `Authorization` header (src/plugins/viewer-auth.ts's `fromHeader`): null
+   * without a token.
+   * @throws GraphQLError with the token's code and `http.status` 401 for a bad token (logged once).
+   */
+  viewerOf(authorization: string | null): Promise<Viewer | null> {
+    return this.#viewerAuth.fromHeader(authorization);
+  }
+
   /** True when `result` is a member this class serves ({@link serve}). */
   owns(result: unknown): result is SharedSseSubscription {
     return result instanceof SharedSseSubscription;
@@ -184,14 +210,19 @@ export class SharedSseStreams {
   ): Promise<unknown> {
     const { params, context } = payload;
     let viewer: Viewer | null;
-    try {
-      viewer = await this.#viewerAuth.fromHeader(payload.request.headers.get('authorization'));
-    } catch (error) {
-      if (!(error instanceof GraphQLError)) throw error;
-      context.viewerRefusal = error;
-      return yogaHandler(payload);
+    if (context.viewer) {
+      // Resolved by the HTTP layer (/graphql/stream): the token is not verified a second time.
+      viewer = context.viewer;
+    } else {
+      try {
+        viewer = await this.#viewerAuth.fromHeader(payload.request.headers.get('authorization'));
+      } catch (error) {
+        if (!(error instanceof GraphQLError)) throw error;
+        context.viewerRefusal = error;
+        return yogaHandler(payload);
+      }
+      context.viewer = viewer;
     }
-    context.viewer = viewer;
     if (!viewer || typeof params.query !== 'string') return yogaHandler(payload);
     const operationName = params.operationName ?? null;
     const variables = (params.variables ?? null) as Record<string, unknown> | null;
@@ -261,9 +292,16 @@ export class SharedSseStreams {
   /**
    * Writes `subscription` to `res` until its execution ends (`complete`), its token expires
    * (`token-expired` result, `complete`), its client goes away or reads too slowly (cut).
+   * @param headers the response headers: Yoga's SSE (`/graphql`, default) or graphql-sse's
+   *   distinct-connections mode ({@link GRAPHQL_SSE_HEADERS}, `/graphql/stream`); the events are
+   *   the same bytes, built once for every stream of either.
    */
-  serve(res: ServerResponse, subscription: SharedSseSubscription): void {
-    res.writeHead(200, SSE_HEADERS);
+  serve(
+    res: ServerResponse,
+    subscription: SharedSseSubscription,
+    headers: Readonly<Record<string, string>> = SSE_HEADERS,
+  ): void {
+    res.writeHead(200, headers);
     // As Yoga: some browsers show nothing until the first bytes.
     res.write(PING);
     // Node keeps the header block it sent (`_header`, read by `headersSent`) for the response's
@@ -359,6 +397,7 @@ export class SharedSseStreams {
       const head = `${size.toString(16)}\r\n`;
       const chunk = Buffer.from(`${head}${text}\r\n`);
       event = { chunk, body: chunk.subarray(head.length, head.length + size) };
+      this.#encoded++;
       this.#events.set(redacted, event);
     }
     return event;

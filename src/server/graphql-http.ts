@@ -1,5 +1,5 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
-import { type ExecutionResult, parse } from 'graphql';
+import { type ExecutionResult, GraphQLError, parse } from 'graphql';
 import {
   createGraphQLError,
   type GraphQLParams,
@@ -11,7 +11,8 @@ import type { GraphQLContext } from '../context.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { RequestRecord } from '../lib/request-record.ts';
-import type { SharedSseStreams } from '../plugins/shared-sse.ts';
+import { authRefusal, GRAPHQL_SSE_PATH, operationRefusal } from '../plugins/graphql-sse.ts';
+import { GRAPHQL_SSE_HEADERS, type SharedSseStreams } from '../plugins/shared-sse.ts';
 import { MAX_REQUEST_BODY_BYTES, type ServerContext } from '../runtime/index.ts';
 import { isShareable } from './graphql-ws-sharing.ts';
 
@@ -63,7 +64,7 @@ interface YogaInternals {
     isDev?: boolean;
   } | null;
   instrumentation: unknown;
-  fetchAPI: { Response: typeof Response };
+  fetchAPI: { Response: typeof Response; Headers: typeof Headers; Request: typeof Request };
   waitUntil(promise: Promise<unknown>): void;
 }
 
@@ -181,7 +182,9 @@ function leanFetchApi(fetchAPI: YogaInternals['fetchAPI']): YogaInternals['fetch
     }
     return new FetchResponse(body as BodyInit | null, init as ResponseInit);
   }
-  return Object.assign(Object.create(fetchAPI) as object, { Response: Answer }) as YogaInternals['fetchAPI'];
+  return Object.assign(Object.create(fetchAPI) as object, {
+    Response: Answer,
+  }) as unknown as YogaInternals['fetchAPI'];
 }
 
 /** Whether a hook's return value is a promise (Yoga's hooks here are mostly synchronous). */
@@ -291,6 +294,85 @@ function isSharedSse(req: IncomingMessage): boolean {
 }
 
 /**
+ * Whether the lean path may serve this `/graphql/stream` request from a shared execution: graphql-sse's
+ * distinct-connections mode (issue 21 item 1) with `Accept: text/event-stream` alone, no `Origin`, no
+ * single-connection stream token (header or `?token=`), an `Authorization` header, and either a
+ * `POST` with a JSON body of a declared length within {@link MAX_REQUEST_BODY_BYTES} or a `GET` whose
+ * `query` is a live subscription. Everything else (single-connection mode, queries, resuming
+ * subscriptions, bodies it cannot read as graphql-sse does) stays graphql-sse's (src/plugins/graphql-sse.ts).
+ */
+function isSharedStream(req: IncomingMessage): boolean {
+  const headers = req.headers;
+  if (headers.accept !== 'text/event-stream' || headers.origin !== undefined) return false;
+  if (headers.authorization === undefined || headers['x-graphql-event-stream-token'] !== undefined)
+    return false;
+  const url = req.url ?? '';
+  if (req.method === 'POST') {
+    const type = headers['content-type'];
+    const length = headers['content-length'];
+    return (
+      url === GRAPHQL_SSE_PATH &&
+      (type === 'application/json' || type === 'application/json; charset=utf-8') &&
+      headers['transfer-encoding'] === undefined &&
+      length !== undefined &&
+      /^\d+$/.test(length) &&
+      Number(length) <= MAX_REQUEST_BODY_BYTES
+    );
+  }
+  if (req.method !== 'GET' || !url.startsWith(`${GRAPHQL_SSE_PATH}?`)) return false;
+  if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
+  const search = new URLSearchParams(url.slice(GRAPHQL_SSE_PATH.length + 1));
+  if (search.has('token')) return false;
+  return streamParams(req, undefined) !== undefined;
+}
+
+/**
+ * A distinct-connections request's parameters read as graphql-sse reads them (its `parseReq`: `GET`
+ * search or `POST` JSON body; `query` a string, `variables` and `extensions` objects), when the
+ * operation is a live subscription ({@link isShareable}); undefined for anything else, which
+ * graphql-sse's own handler then answers as ever.
+ */
+function streamParams(req: IncomingMessage, body: string | undefined): GraphQLParams | undefined {
+  let data: Record<string, unknown>;
+  try {
+    if (req.method === 'GET') {
+      const search = new URLSearchParams((req.url ?? '').split('?')[1]);
+      const variables = search.get('variables');
+      const extensions = search.get('extensions');
+      data = {
+        query: search.get('query') ?? undefined,
+        operationName: search.get('operationName') ?? undefined,
+        variables: variables ? JSON.parse(variables) : undefined,
+        extensions: extensions ? JSON.parse(extensions) : undefined,
+      };
+    } else {
+      const parsed: unknown = JSON.parse(body ?? '');
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+      data = parsed as Record<string, unknown>;
+    }
+  } catch {
+    return undefined;
+  }
+  const { query, operationName, variables, extensions } = data;
+  const isObject = (value: unknown) => typeof value === 'object' && !Array.isArray(value);
+  if (typeof query !== 'string') return undefined;
+  if (variables != null && !isObject(variables)) return undefined;
+  if (extensions != null && !isObject(extensions)) return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  try {
+    if (!isShareable(parse(query), operationName ?? undefined)) return undefined;
+  } catch {
+    return undefined;
+  }
+  return {
+    query,
+    operationName: operationName ?? undefined,
+    variables: (variables ?? undefined) as Record<string, unknown> | undefined,
+    extensions: (extensions ?? undefined) as Record<string, unknown> | undefined,
+  };
+}
+
+/**
  * The HTTP handler of `/graphql` (src/server/http.ts). With `lean` on, plain GraphQL requests
  * ({@link isLean}: JSON POST, GET) skip whatwg-node's Fetch adapter (no `Request` with a body stream,
  * no AbortSignal, no body-limit stream and its DOMException, no `Response` piping): the body is read
@@ -376,6 +458,95 @@ export function createGraphqlHttpHandler(options: {
     await send(res, response);
   }
 
+  /**
+   * graphql-sse's distinct-connections mode on `/graphql/stream` ({@link isSharedStream}) served from
+   * a shared execution: the token is checked first, as graphql-sse's `authenticate` does (a refused one
+   * gets its 401 answer), the parameters are read as graphql-sse reads them, and the operation runs
+   * through Yoga's `getResultForParams` (every `onParams` plugin, then the shared-SSE params handler),
+   * as graphql-sse's `onSubscribe` runs it. A member is written by {@link SharedSseStreams.serve} with
+   * graphql-sse's headers; a refused operation gets graphql-sse's refusal; a request graphql-sse
+   * would read otherwise (not a live subscription, not JSON) goes to Yoga and graphql-sse unchanged.
+   */
+  async function answerStream(req: IncomingMessage, res: ServerResponse, record: RequestRecord) {
+    const shared = sharedSse!;
+    let viewer: Awaited<ReturnType<SharedSseStreams['viewerOf']>>;
+    try {
+      viewer = await shared.viewerOf(req.headers.authorization ?? null);
+    } catch (error) {
+      if (!(error instanceof GraphQLError)) throw error;
+      const [body, init] = authRefusal(error);
+      await send(res, new internals.fetchAPI.Response(body, init));
+      return;
+    }
+    const text = req.method === 'POST' ? (await readBody(req)).text : undefined;
+    const params = viewer ? streamParams(req, text) : undefined;
+    if (!viewer || !params) {
+      await viaGraphqlSse(req, res, record, text);
+      return;
+    }
+    const request = new LeanRequest(req, text, false);
+    const serverContext = {
+      req,
+      res,
+      waitUntil: internals.waitUntil,
+      requestRecord: record,
+      sharedSse: true as const,
+      viewer,
+    };
+    let refused: Awaited<ReturnType<typeof operationRefusal>>;
+    try {
+      const result = await internals.getResultForParams({ params, request }, serverContext);
+      if (shared.owns(result)) {
+        shared.serve(res, result, GRAPHQL_SSE_HEADERS);
+        return;
+      }
+      // Not a member: a request error (token, parse, validation, limits), no `data`. An iterable
+      // cannot come here (a live subscription of a known viewer is always shared) and is stopped.
+      if (isAsyncIterable(result)) await (result as Partial<AsyncIterator<unknown>>).return?.();
+      const errors = (result as ExecutionResult | undefined)?.errors;
+      refused = await operationRefusal(
+        internals.fetchAPI,
+        errors?.length ? { errors } : { thrown: undefined },
+        logger,
+      );
+    } catch (error) {
+      refused = await operationRefusal(internals.fetchAPI, { thrown: error }, logger);
+    }
+    for (const code of refused.codes) record.errorCodes.add(code);
+    await send(res, refused.response);
+  }
+
+  /**
+   * A `/graphql/stream` request whose body the lean path has read, answered by Yoga (graphql-sse's
+   * handler) from a Fetch `Request` with that body, as Yoga's Node adapter would have built it.
+   */
+  async function viaGraphqlSse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    record: RequestRecord,
+    body?: string,
+  ) {
+    const headers = new internals.fetchAPI.Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    // As Yoga's Node adapter: the request's signal aborts when the client goes away, which is how
+    // graphql-sse's handler learns to stop a stream.
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const request = new internals.fetchAPI.Request(`http://localhost${req.url ?? '/'}`, {
+      method: req.method ?? 'GET',
+      headers,
+      signal: gone.signal,
+      ...(body !== undefined ? { body } : {}),
+    });
+    const response = await (yoga as unknown as { fetch(r: Request, c: object): Promise<Response> }).fetch(
+      request,
+      { req, res, requestRecord: record },
+    );
+    await send(res, response);
+  }
+
   /** Yoga's `processResult`: the result-processing hooks choose the processor by `Accept`. */
   async function processResult(request: LeanRequest, initial: unknown, serverContext: object) {
     let result = initial;
@@ -425,6 +596,16 @@ export function createGraphqlHttpHandler(options: {
   }
 
   return (req, res, record) => {
+    if (sharedSse !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
+      viaLean.inc();
+      answerStream(req, res, record).catch((error: unknown) => {
+        if (req.destroyed && !req.complete) return;
+        logger.error({ err: error }, 'lean graphql-sse path failed');
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
+      return;
+    }
     const sse = sharedSse !== undefined && hasPlainTarget(req) && isSharedSse(req);
     if (!sse && (!hasPlainTarget(req) || !isLean(req))) {
       yogaHandle(req, res, record);

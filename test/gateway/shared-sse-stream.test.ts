@@ -1,0 +1,142 @@
+/**
+ * graphql-sse's distinct-connections mode on `/graphql/stream` served from the shared executions of
+ * Yoga's SSE (issue 21 item 1, src/plugins/shared-sse.ts, src/server/graphql-http.ts): live
+ * subscriptions of the real graphql-sse client and of Yoga's SSE on `/graphql` join one execution,
+ * each event is encoded once for every stream, the wire is graphql-sse's, and a stream ends at its
+ * token's `exp` with the `token-expired` result.
+ */
+import { createClient } from 'graphql-sse';
+import { request } from 'undici';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SharedSseStreams } from '../../src/plugins/shared-sse.ts';
+import { SharedSubscriptions } from '../../src/server/graphql-ws-sharing.ts';
+import { postNotification, useStack, waitForSubscribers } from '../support/fixtures.ts';
+import { notification } from '../support/notifications.ts';
+import { openSse, readEvents } from '../support/sse.ts';
+
+const VAULT = 'tntsandbox1';
+const CARD_EVENTS = 'subscription { cardEvents { id } }';
+const STREAM_PATH = '/graphql/stream';
+
+/** A raw distinct-connections stream on `/graphql/stream` (graphql-sse's wire, byte for byte). */
+async function openStream(baseUrl: string, token: string, requestId: string) {
+  const controller = new AbortController();
+  const response = await request(`${baseUrl}${STREAM_PATH}`, {
+    method: 'POST',
+    headers: {
+      accept: 'text/event-stream',
+      'content-type': 'application/json',
+      authorization: `Bearer ${token}`,
+      'x-request-id': requestId,
+    },
+    body: JSON.stringify({ query: CARD_EVENTS }),
+    signal: controller.signal,
+  });
+  let text = '';
+  const ended = (async () => {
+    try {
+      for await (const chunk of response.body) text += chunk.toString();
+    } catch {
+      // aborted by the test
+    }
+  })();
+  return { response, text: () => text, ended, close: () => controller.abort() };
+}
+
+describe('graphql-sse distinct connections on /graphql/stream share one execution (issue 21 item 1)', () => {
+  const t = useStack();
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('three graphql-sse clients, a raw stream and a /graphql SSE stream: one execution, one encoding per event', async () => {
+    const starts = vi.spyOn(SharedSubscriptions.prototype, 'start');
+    const serves = vi.spyOn(SharedSseStreams.prototype, 'serve');
+    const token = await t.stack.token({ vaults: [VAULT] });
+    const clients = [1, 2, 3].map(() =>
+      createClient({
+        url: `${t.stack.url}${STREAM_PATH}`,
+        singleConnection: false,
+        retryAttempts: 0,
+        headers: { authorization: `Bearer ${token}` },
+      }),
+    );
+    let raw: Awaited<ReturnType<typeof openStream>> | undefined;
+    let viaGraphql: Awaited<ReturnType<typeof openSse>> | undefined;
+    try {
+      const iterators = clients.map((client) =>
+        client.iterate<{ cardEvents: { id: string } }>({ query: CARD_EVENTS }),
+      );
+      const firsts = iterators.map((iterator) => iterator.next());
+      raw = await openStream(t.stack.url, token, 'stream-raw-1');
+      viaGraphql = await openSse(t.stack.url, { query: CARD_EVENTS }, token);
+      expect(raw.response.statusCode).toBe(200);
+      expect(raw.response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      expect(raw.response.headers['cache-control']).toBe('no-cache');
+      expect(viaGraphql.headers['content-type']).toBe('text/event-stream');
+      await waitForSubscribers(t.stack.app, VAULT, 5);
+
+      // One execution for the five streams; every stream is written by the shared streams.
+      expect(starts).toHaveBeenCalledTimes(1);
+      expect(serves).toHaveBeenCalledTimes(5);
+      const streams = serves.mock.contexts[0] as SharedSseStreams;
+      expect(serves.mock.contexts.every((context) => context === streams)).toBe(true);
+      expect(streams.executions).toBe(1);
+      expect(streams.streams).toBe(5);
+      const encodedBefore = streams.eventsEncoded;
+
+      const event = notification();
+      expect((await postNotification(t.stack.url, event)).status).toBe(200);
+      for (const first of firsts) {
+        expect(await first).toEqual({ done: false, value: { data: { cardEvents: { id: event.id } } } });
+      }
+      expect((await readEvents(viaGraphql, 1)).map((e) => [e.event, JSON.parse(e.data)])).toEqual([
+        ['next', { data: { cardEvents: { id: event.id } } }],
+      ]);
+      const frame = `event: next\ndata: {"data":{"cardEvents":{"id":"${event.id}"}}}\n\n`;
+      await expect.poll(() => raw?.text()).toBe(`:\n\n${frame}`);
+      // Encoded once for the five streams.
+      expect(streams.eventsEncoded - encodedBefore).toBe(1);
+
+      // Stopping on the client ends its member (readEvents closed the /graphql stream already); the
+      // last one out ends the execution.
+      for (const iterator of iterators) await iterator.return?.();
+      await waitForSubscribers(t.stack.app, VAULT, 1);
+      raw.close();
+      await waitForSubscribers(t.stack.app, VAULT, 0);
+      await expect.poll(() => streams.executions).toBe(0);
+      expect(streams.streams).toBe(0);
+    } finally {
+      for (const client of clients) client.dispose();
+      raw?.close();
+      viaGraphql?.close();
+    }
+  });
+
+  it("ends a /graphql/stream member at its token's exp with token-expired and complete; the others go on", async () => {
+    const long = await t.stack.token({ vaults: [VAULT] });
+    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
+    const staying = await openStream(t.stack.url, long, 'stream-long-1');
+    const expiring = await openStream(t.stack.url, short, 'stream-short-1');
+    await waitForSubscribers(t.stack.app, VAULT, 2);
+    await expiring.ended;
+    expect(expiring.text()).toBe(
+      `:\n\nevent: next\ndata: ${JSON.stringify({
+        errors: [
+          {
+            message: 'The client token has expired: subscribe again with a fresh token',
+            extensions: { code: 'token-expired', requestId: 'stream-short-1' },
+          },
+        ],
+      })}\n\nevent: complete\ndata:\n\n`,
+    );
+    await waitForSubscribers(t.stack.app, VAULT, 1);
+    const event = notification();
+    expect((await postNotification(t.stack.url, event)).status).toBe(200);
+    await expect
+      .poll(() => staying.text())
+      .toBe(`:\n\nevent: next\ndata: {"data":{"cardEvents":{"id":"${event.id}"}}}\n\n`);
+    staying.close();
+    await waitForSubscribers(t.stack.app, VAULT, 0);
+  });
+});
