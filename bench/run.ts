@@ -361,7 +361,7 @@ type SubscriberReport = {
 
 async function measureFanOut(
   server: ServerProcess,
-  mode: 'ws' | 'sse',
+  mode: 'ws' | 'sse' | 'sse-stream',
   count: number,
 ): Promise<FanOutResult> {
   const isFloor = server.name === 'floor-ws';
@@ -385,7 +385,8 @@ async function measureFanOut(
       ? `${server.ready.url.replace('http', 'ws')}/graphql`
       : isFloor
         ? `${server.ready.url}/sse`
-        : `${server.ready.url}/graphql?query=${encodeURIComponent(SUBSCRIPTION)}`;
+        : // sse: Yoga's SSE on /graphql; sse-stream: graphql-sse's distinct connections (same wire).
+          `${server.ready.url}${mode === 'sse' ? '/graphql' : '/graphql/stream'}?query=${encodeURIComponent(SUBSCRIPTION)}`;
   const connected = nextMessage<{ failed: number }>('connected');
   load.send({ type: 'connect', mode, count, url, token: clientToken, query: SUBSCRIPTION });
   const { failed } = await connected;
@@ -473,6 +474,8 @@ const fanOutCases = ONLY.has('fanout')
   ? [
       ...PLAN.subscriberCounts.map((count) => ({ mode: 'ws' as const, count })),
       { mode: 'sse' as const, count: PLAN.sseSubscribers },
+      // graphql-sse's distinct-connections mode on /graphql/stream beside Yoga's SSE (issue 21 item 1).
+      { mode: 'sse-stream' as const, count: PLAN.sseSubscribers },
     ]
   : [];
 for (const { mode, count } of fanOutCases) {
@@ -963,7 +966,9 @@ for (const [key, byServer] of Object.entries(fanOut)) {
   const fl = byServer.floor!;
   const label = key.startsWith('ws')
     ? `graphql-ws, ${cg.subscribers} subscribers`
-    : `SSE, ${cg.subscribers} subscribers`;
+    : key.startsWith('sse-stream')
+      ? `graphql-sse /graphql/stream, ${cg.subscribers} subscribers`
+      : `SSE, ${cg.subscribers} subscribers`;
   lines.push(
     `| ${label}: bytes per idle subscriber, heap + external (RSS) | ${cg.heapBytesPerSubscriber} (${cg.rssBytesPerSubscriber}) | ${fl.heapBytesPerSubscriber} (${fl.rssBytesPerSubscriber}) | – | ${ratio(cg.heapBytesPerSubscriber, fl.heapBytesPerSubscriber)} | |`,
   );

@@ -1,6 +1,6 @@
 /**
  * What one idle subscriber costs the gateway, and of what: `node --expose-gc
- * bench/lib/heap-per-subscriber.ts <ws|sse> [N]` starts the bench sandbox and a gateway in this
+ * bench/lib/heap-per-subscriber.ts <ws|sse|sse-stream> [N]` starts the bench sandbox and a gateway in this
  * process, connects N subscribers of the bench subscription from bench/load/subscribers.ts, takes a
  * heap snapshot, connects N more, takes another, and prints the growth per subscriber (V8 heap used
  * + external after GC, and the snapshots' self sizes) with the object kinds that grew, largest first
@@ -20,7 +20,8 @@ import { SUBSCRIPTION } from './notifications.ts';
 import { startServer } from './processes.ts';
 
 const snapshots = mkdtempSync(join(tmpdir(), 'heap-per-subscriber-'));
-const mode = (process.argv[2] ?? 'ws') as 'ws' | 'sse';
+/** `sse`: Yoga's SSE on `/graphql`; `sse-stream`: graphql-sse's distinct connections on `/graphql/stream`. */
+const mode = (process.argv[2] ?? 'ws') as 'ws' | 'sse' | 'sse-stream';
 const N = Number(process.argv[3] ?? 1000);
 const VAULT = 'tntsandbox1';
 const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef-0123456789';
@@ -73,7 +74,7 @@ await next('ready');
 const target =
   mode === 'ws'
     ? `${url.replace('http', 'ws')}/graphql`
-    : `${url}/graphql?query=${encodeURIComponent(SUBSCRIPTION)}`;
+    : `${url}${mode === 'sse' ? '/graphql' : '/graphql/stream'}?query=${encodeURIComponent(SUBSCRIPTION)}`;
 async function connect(total: number) {
   const done = next('connected');
   load.send({ type: 'connect', mode, count: N, url: target, token, query: SUBSCRIPTION });

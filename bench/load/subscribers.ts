@@ -1,9 +1,10 @@
 /**
  * Subscriber load for the fan-out measures, in its own process so parsing N deliveries does not
  * compete with the orchestrator's timers. Commands over IPC:
- * - `{type:'connect', mode:'ws'|'sse', count, url, token?, query?}`: opens `count` graphql-ws
- *   (graphql-transport-ws: connection_init with `authorization`, one `subscribe`) or SSE streams
- *   (GET with `accept: text/event-stream`); answers `{type:'connected', failed}` once every socket
+ * - `{type:'connect', mode:'ws'|'sse'|'sse-stream', count, url, token?, query?}`: opens `count`
+ *   graphql-ws (graphql-transport-ws: connection_init with `authorization`, one `subscribe`) or SSE
+ *   streams (GET with `accept: text/event-stream`: Yoga's SSE on `/graphql` for `sse`, graphql-sse's
+ *   distinct-connections mode on `/graphql/stream` for `sse-stream`, the same wire); answers `{type:'connected', failed}` once every socket
  *   got `connection_ack` (ws) or response headers (SSE);
  * - `{type:'report'}`: `{type:'report', latenciesMs, perCard}`: for every delivery, receive time
  *   minus the event's `timestamp` (ms), and how many deliveries each `cardId` got; then resets;
@@ -15,7 +16,7 @@ import WebSocket from 'ws';
 
 type Connect = {
   type: 'connect';
-  mode: 'ws' | 'sse';
+  mode: 'ws' | 'sse' | 'sse-stream';
   count: number;
   url: string;
   token?: string;
