@@ -6,6 +6,7 @@ import { onTokenExpiry, tokenExpiredError, untilExpired } from '../auth/token-ex
 import type { Viewer } from '../auth/viewer.ts';
 import type { Logger } from '../lib/logger.ts';
 import { requestRecordOf } from '../lib/request-record.ts';
+import type { SharedSseServerContext, SharedSseStreams } from './shared-sse.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -295,9 +296,17 @@ export function useGraphQLSSE(options: {
   authenticate(authorization: string | null): Promise<Viewer>;
   limits: GraphQLSSELimits;
   logger: Logger;
+  /**
+   * Live subscriptions join the shared executions of Yoga's SSE (issue 21 item 1): one execution
+   * and one redaction per event for every member; graphql-sse frames each member's events (its
+   * operation id). Without it every operation runs alone.
+   */
+  sharedSse?: SharedSseStreams;
 }): Plugin {
   const { limits } = options;
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
+  /** The viewer `authenticate` accepted for a request (its operations are not verified again). */
+  const viewers = new WeakMap<Request, Viewer>();
   /** Single-connection streams by token. */
   const reservations = new Map<string, Reservation>();
   /** Unopened reservations per principal. */
@@ -429,6 +438,7 @@ export function useGraphQLSSE(options: {
               if (!(error instanceof GraphQLError)) throw error;
               return authRefusal(error);
             }
+            viewers.set(req.raw, viewer);
             const principal = principalOf(viewer);
             if (req.method === 'PUT') {
               // The server chooses the token, never the client.
@@ -513,11 +523,19 @@ export function useGraphQLSSE(options: {
               return requestErrorResponse(errors);
             };
             let result: Awaited<ReturnType<typeof server.getResultForParams>>;
+            const serverContext = (serverContexts.get(req.raw) ?? {}) as SharedSseServerContext;
+            const viewer = viewers.get(req.raw);
+            if (options.sharedSse && viewer) {
+              // A live subscription joins (or starts) a shared execution (src/plugins/shared-sse.ts).
+              serverContext.sharedSse = true;
+              serverContext.viewer = viewer;
+            }
             try {
               result = await server.getResultForParams(
                 { params: { ...params }, request: req.raw },
-                serverContexts.get(req.raw) ?? {},
+                serverContext,
               );
+              if (options.sharedSse?.owns(result)) result = options.sharedSse.results(result);
             } catch (error) {
               // Thrown before execution (persisted operations' refusals): the client's mistake.
               if (!(error instanceof GraphQLError)) {

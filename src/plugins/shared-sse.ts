@@ -31,6 +31,8 @@ const PING = ':\n\n';
 /** {@link PING} as one HTTP/1.1 chunk (RFC 9112 §7.1), written straight to the socket. */
 const PING_CHUNK = Buffer.from(`${Buffer.byteLength(PING).toString(16)}\r\n${PING}\r\n`);
 const COMPLETE = 'event: complete\ndata:\n\n';
+/** Results a {@link SharedSseStreams.results} member may hold unread: the event bus's `maxBufferedEvents`. */
+const MAX_QUEUED_RESULTS = 1_000;
 /** Yoga's SSE response headers (its `getSSEProcessor`), word for word. */
 const SSE_HEADERS = {
   'Content-Type': 'text/event-stream',
@@ -375,6 +377,106 @@ export class SharedSseStreams {
     }, PING_INTERVAL_MS).unref();
   }
 
+  /**
+   * `subscription`'s results as an async generator, for a transport that frames them itself
+   * (graphql-sse's single-connection mode, src/plugins/graphql-sse.ts, whose events carry the
+   * operation's id): each result redacted once for every member, with the member's own request id
+   * on errors (its error codes in its access line); done when the execution ends (or fails: the
+   * transport then completes the operation). `return()` leaves the execution. A member more than
+   * {@link MAX_QUEUED_RESULTS} results behind its transport is ended (logged), as the event bus
+   * ends a slow subscriber.
+   */
+  results(subscription: SharedSseSubscription): AsyncGenerator<ExecutionResult, undefined, undefined> {
+    const record = subscription.record;
+    let queue: ExecutionResult[] = [];
+    let waiter: ((step: IteratorResult<ExecutionResult, undefined>) => void) | undefined;
+    let done = false;
+    let cancelExpiry = () => {};
+    /** Ends the member; with `drain`, what is queued is still read first. */
+    const finish = (drain = false) => {
+      if (done) return;
+      done = true;
+      subscription.write = () => {};
+      cancelExpiry();
+      if (!drain) queue = [];
+      void subscription.member.return?.();
+      const waiting = waiter;
+      waiter = undefined;
+      waiting?.({ value: undefined, done: true });
+    };
+    subscription.write = (result) => {
+      let own = this.#redact(result);
+      if (own.errors?.length && record) {
+        for (const error of own.errors) record.errorCodes.add(errorCodeOf(error, 'INTERNAL_SERVER_ERROR'));
+        own = withRequestId(own, record.id);
+      }
+      if (waiter) {
+        const waiting = waiter;
+        waiter = undefined;
+        waiting({ value: own, done: false });
+      } else if (queue.length >= MAX_QUEUED_RESULTS) {
+        this.#logger.warn({ queued: queue.length, reqId: record?.id }, 'graphql-sse slow consumer ended');
+        finish();
+      } else {
+        queue.push(own);
+      }
+    };
+    const early = subscription.early ?? [];
+    subscription.early = undefined;
+    for (const result of early) subscription.write(result);
+    subscription.member.next().then(
+      () => finish(true),
+      () => finish(true),
+    );
+    // The member's own token (its POST's) ends it, as src/plugins/token-expiry.ts ends an operation.
+    if (!done) {
+      cancelExpiry = onTokenExpiry(subscription.expiresAt, () => {
+        this.#metrics?.graphqlErrors.inc({
+          operation: subscription.operation,
+          code: this.#metrics.errorCodeLabel('token-expired'),
+        });
+        subscription.write?.({ errors: [tokenExpiredError()] });
+        finish(true);
+      });
+    }
+    const doneStep = (): IteratorResult<ExecutionResult, undefined> => ({ value: undefined, done: true });
+    const generator: AsyncGenerator<ExecutionResult, undefined, undefined> = {
+      next() {
+        const value = queue.shift();
+        if (value !== undefined) return Promise.resolve({ value, done: false });
+        if (done) return Promise.resolve(doneStep());
+        return new Promise((resolve) => {
+          waiter = resolve;
+        });
+      },
+      return() {
+        finish();
+        return Promise.resolve(doneStep());
+      },
+      throw(error: unknown) {
+        finish();
+        return Promise.reject(error);
+      },
+      [Symbol.asyncIterator]() {
+        return generator;
+      },
+      async [Symbol.asyncDispose]() {
+        finish();
+      },
+    };
+    return generator;
+  }
+
+  /** `result` redacted (src/lib/redaction.ts), once per result object however many members send it. */
+  #redact(result: ExecutionResult): ExecutionResult {
+    let redacted = this.#redacted.get(result);
+    if (redacted === undefined) {
+      redacted = redactExecutionResult(result);
+      this.#redacted.set(result, redacted);
+    }
+    return redacted;
+  }
+
   #stopPing(): void {
     clearInterval(this.#ping);
     this.#ping = undefined;
@@ -385,11 +487,7 @@ export class SharedSseStreams {
    * many streams write it.
    */
   #event(result: ExecutionResult): EncodedEvent {
-    let redacted = this.#redacted.get(result);
-    if (redacted === undefined) {
-      redacted = redactExecutionResult(result);
-      this.#redacted.set(result, redacted);
-    }
+    const redacted = this.#redact(result);
     let event = this.#events.get(redacted);
     if (event === undefined) {
       const text = `event: next\ndata: ${stringifyResult(redacted)}\n\n`;

@@ -139,6 +139,7 @@ export async function createRuntime(options: {
           maxUnopenedStreamsPerClient: config.sse.maxUnopenedStreamsPerClient,
         },
         logger,
+        sharedSse,
       }),
       useOperationLimits({
         limits: config.operationLimits,

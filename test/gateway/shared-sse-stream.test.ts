@@ -113,6 +113,40 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
     }
   });
 
+  it('single-connection operations join the same execution: each gets its events under its own id', async () => {
+    const starts = vi.spyOn(SharedSubscriptions.prototype, 'start');
+    const members = vi.spyOn(SharedSseStreams.prototype, 'results');
+    const token = await t.stack.token({ vaults: [VAULT] });
+    const client = (singleConnection: boolean) =>
+      createClient({
+        url: `${t.stack.url}${STREAM_PATH}`,
+        singleConnection,
+        retryAttempts: 0,
+        headers: { authorization: `Bearer ${token}` },
+      });
+    const clients = [client(true), client(true), client(false)];
+    try {
+      const iterators = clients.map((c) => c.iterate<{ cardEvents: { id: string } }>({ query: CARD_EVENTS }));
+      const firsts = iterators.map((iterator) => iterator.next());
+      await waitForSubscribers(t.stack.app, VAULT, 3);
+      // One execution: the two single-connection operations are members of the distinct stream's.
+      expect(starts).toHaveBeenCalledTimes(1);
+      expect(members).toHaveBeenCalledTimes(2);
+      const event = notification();
+      expect((await postNotification(t.stack.url, event)).status).toBe(200);
+      for (const first of firsts) {
+        expect(await first).toEqual({ done: false, value: { data: { cardEvents: { id: event.id } } } });
+      }
+      // Stopping an operation (DELETE) leaves the execution; the others stay.
+      await iterators[0]!.return?.();
+      await waitForSubscribers(t.stack.app, VAULT, 2);
+      for (const iterator of iterators.slice(1)) await iterator.return?.();
+      await waitForSubscribers(t.stack.app, VAULT, 0);
+    } finally {
+      for (const c of clients) c.dispose();
+    }
+  });
+
   it("ends a /graphql/stream member at its token's exp with token-expired and complete; the others go on", async () => {
     const long = await t.stack.token({ vaults: [VAULT] });
     const short = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
