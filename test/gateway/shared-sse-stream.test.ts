@@ -147,6 +147,76 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
     }
   });
 
+  it("ends a single-connection member at its own POST token's exp; the stream and its other operations go on", async () => {
+    const long = await t.stack.token({ vaults: [VAULT] });
+    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
+    const put = await request(`${t.stack.url}${STREAM_PATH}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${long}` },
+    });
+    expect(put.statusCode).toBe(201);
+    const streamToken = await put.body.text();
+    const controller = new AbortController();
+    const opened = await request(`${t.stack.url}${STREAM_PATH}`, {
+      headers: {
+        accept: 'text/event-stream',
+        authorization: `Bearer ${long}`,
+        'x-graphql-event-stream-token': streamToken,
+      },
+      signal: controller.signal,
+    });
+    expect(opened.statusCode).toBe(200);
+    let text = '';
+    opened.body.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    opened.body.on('error', () => undefined);
+    const post = async (bearer: string, id: string, requestId: string) => {
+      const response = await request(`${t.stack.url}${STREAM_PATH}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${bearer}`,
+          'x-graphql-event-stream-token': streamToken,
+          'x-request-id': requestId,
+        },
+        body: JSON.stringify({ query: CARD_EVENTS, extensions: { operationId: id } }),
+      });
+      await response.body.dump();
+      return response.statusCode;
+    };
+    try {
+      expect(await post(short, 'op-short', 'stream-op-short')).toBe(202);
+      expect(await post(long, 'op-long', 'stream-op-long')).toBe(202);
+      await waitForSubscribers(t.stack.app, VAULT, 2);
+      const expired = {
+        errors: [
+          {
+            message: 'The client token has expired: subscribe again with a fresh token',
+            extensions: { code: 'token-expired', requestId: 'stream-op-short' },
+          },
+        ],
+      };
+      await expect
+        .poll(() => text, { timeout: 6_000 })
+        .toContain(
+          `event: next\ndata: ${JSON.stringify({ id: 'op-short', payload: expired })}\n\nevent: complete\ndata: {"id":"op-short"}\n\n`,
+        );
+      await waitForSubscribers(t.stack.app, VAULT, 1);
+      const event = notification();
+      expect((await postNotification(t.stack.url, event)).status).toBe(200);
+      await expect
+        .poll(() => text)
+        .toContain(
+          `event: next\ndata: ${JSON.stringify({ id: 'op-long', payload: { data: { cardEvents: { id: event.id } } } })}\n\n`,
+        );
+      expect(text).not.toContain(`{"id":"op-short","payload":{"data"`);
+    } finally {
+      controller.abort();
+    }
+    await waitForSubscribers(t.stack.app, VAULT, 0);
+  });
+
   it("ends a /graphql/stream member at its token's exp with token-expired and complete; the others go on", async () => {
     const long = await t.stack.token({ vaults: [VAULT] });
     const short = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
