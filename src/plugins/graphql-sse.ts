@@ -265,7 +265,10 @@ function principalOf(viewer: Viewer): string {
  * `onParams` plugins (persisted operations), parse and validation limits (graphql-armor), context
  * (auth, per operation), execution and error masking, exactly as on `/graphql`. Unlike
  * `@graphql-yoga/plugin-graphql-sse`, which parses `params.query` itself and so skipped persisted
- * operations (and let `PERSISTED_OPERATIONS=require` be bypassed).
+ * operations (and let `PERSISTED_OPERATIONS=require` be bypassed). With `sharedSse`, a live
+ * subscription then joins the shared execution of its operation (src/plugins/shared-sse.ts, issue 21
+ * item 1) instead of running alone; a distinct-connections live subscription is served before this
+ * handler by the lean path (src/server/graphql-http.ts), which hands anything else over to it.
  *
  * Single-connection streams hold graphql-ws's limits (`limits`), answered as a JSON `errors` body
  * with the code in `extensions` ({@link SSE_ERROR_CODES}):

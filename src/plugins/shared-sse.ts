@@ -107,8 +107,12 @@ interface OpenStream {
 }
 
 /**
- * SSE subscriptions on `/graphql` (Yoga's SSE transport, `Accept: text/event-stream`) as cheap as
- * graphql-ws's shared executions (issue 21 item 1). The HTTP layer (src/server/graphql-http.ts)
+ * SSE subscriptions on `/graphql` (Yoga's SSE transport, `Accept: text/event-stream`) and on
+ * `/graphql/stream` (graphql-sse, both modes) as cheap as graphql-ws's shared executions (issue 21
+ * item 1). graphql-sse's distinct-connections mode has Yoga's wire (only its `Content-Type`
+ * differs): src/server/graphql-http.ts serves it with {@link serve} too. Its single-connection mode
+ * frames events with each operation's id, so graphql-sse writes them: its operations join the same
+ * executions through {@link results}. The HTTP layer (src/server/graphql-http.ts)
  * runs the request through Yoga's request parsing and `onParams` hooks (CSRF prevention, input
  * checks, persisted operations) as for any request, marking its server context `sharedSse`; this
  * plugin's params handler then:

@@ -382,6 +382,8 @@ function streamParams(req: IncomingMessage, body: string | undefined): GraphQLPa
  * envelop (viewer auth and token expiry, limits, cost, execution, error masking, request ids,
  * redaction, metrics), `onExecutionResult`, and the result-processing hooks (card-data redaction,
  * request id, media type), so its answers are those of Yoga. Any other request goes to Yoga's handler.
+ * On `/graphql/stream`, graphql-sse's distinct-connections live subscriptions ({@link isSharedStream})
+ * are served from the shared SSE executions the same way; graphql-sse's handler answers the rest.
  * `cardgraph_graphql_http_requests_total{path}` counts requests by path (`lean`, `yoga`).
  * On both paths a request whose target is not origin-form or whose `Host` is not a plain
  * `host[:port]` is answered 400 `BAD_REQUEST` before any URL is built: Yoga builds its URL from
@@ -474,6 +476,7 @@ export function createGraphqlHttpHandler(options: {
       viewer = await shared.viewerOf(req.headers.authorization ?? null);
     } catch (error) {
       if (!(error instanceof GraphQLError)) throw error;
+      viaLean.inc();
       const [body, init] = authRefusal(error);
       await send(res, new internals.fetchAPI.Response(body, init));
       return;
@@ -484,6 +487,7 @@ export function createGraphqlHttpHandler(options: {
       await viaGraphqlSse(req, res, record, text);
       return;
     }
+    viaLean.inc();
     const request = new LeanRequest(req, text, false);
     const serverContext = {
       req,
@@ -526,6 +530,7 @@ export function createGraphqlHttpHandler(options: {
     record: RequestRecord,
     body?: string,
   ) {
+    viaYoga.inc();
     const headers = new internals.fetchAPI.Headers();
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
@@ -597,7 +602,6 @@ export function createGraphqlHttpHandler(options: {
 
   return (req, res, record) => {
     if (sharedSse !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
-      viaLean.inc();
       answerStream(req, res, record).catch((error: unknown) => {
         if (req.destroyed && !req.complete) return;
         logger.error({ err: error }, 'lean graphql-sse path failed');
