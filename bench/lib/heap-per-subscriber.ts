@@ -1,6 +1,6 @@
 /**
  * What one idle subscriber costs the gateway, and of what: `node --expose-gc
- * bench/lib/heap-per-subscriber.ts <ws|sse|sse-stream> [N]` starts the bench sandbox and a gateway in this
+ * bench/lib/heap-per-subscriber.ts <ws|sse|sse-stream|sse-single> [N]` starts the bench sandbox and a gateway in this
  * process, connects N subscribers of the bench subscription from bench/load/subscribers.ts, takes a
  * heap snapshot, connects N more, takes another, and prints the growth per subscriber (V8 heap used
  * + external after GC, and the snapshots' self sizes) with the object kinds that grew, largest first
@@ -20,8 +20,11 @@ import { SUBSCRIPTION } from './notifications.ts';
 import { startServer } from './processes.ts';
 
 const snapshots = mkdtempSync(join(tmpdir(), 'heap-per-subscriber-'));
-/** `sse`: Yoga's SSE on `/graphql`; `sse-stream`: graphql-sse's distinct connections on `/graphql/stream`. */
-const mode = (process.argv[2] ?? 'ws') as 'ws' | 'sse' | 'sse-stream';
+/**
+ * `sse`: Yoga's SSE on `/graphql`; `sse-stream`: graphql-sse's distinct connections on
+ * `/graphql/stream`; `sse-single`: its single-connection mode (one stream, one operation each).
+ */
+const mode = (process.argv[2] ?? 'ws') as 'ws' | 'sse' | 'sse-stream' | 'sse-single';
 const N = Number(process.argv[3] ?? 1000);
 const VAULT = 'tntsandbox1';
 const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef-0123456789';
@@ -45,6 +48,8 @@ Object.assign(process.env, {
   WS_CONNECTION_INIT_TIMEOUT_MS: '60000',
   METRICS_PORT: '0',
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+  // sse-single: every stream is the one bench client's, reserved 200 at a time.
+  SSE_MAX_UNOPENED_STREAMS_PER_CLIENT: '1000',
 });
 const { buildApp } = await import('../../src/app.ts');
 const { gatewayConfig, loadConfig } = await import('../../src/config.ts');
@@ -74,7 +79,9 @@ await next('ready');
 const target =
   mode === 'ws'
     ? `${url.replace('http', 'ws')}/graphql`
-    : `${url}${mode === 'sse' ? '/graphql' : '/graphql/stream'}?query=${encodeURIComponent(SUBSCRIPTION)}`;
+    : mode === 'sse-single'
+      ? `${url}/graphql/stream`
+      : `${url}${mode === 'sse' ? '/graphql' : '/graphql/stream'}?query=${encodeURIComponent(SUBSCRIPTION)}`;
 async function connect(total: number) {
   const done = next('connected');
   load.send({ type: 'connect', mode, count: N, url: target, token, query: SUBSCRIPTION });

@@ -4,7 +4,8 @@
  * - `{type:'connect', mode:'ws'|'sse'|'sse-stream', count, url, token?, query?}`: opens `count`
  *   graphql-ws (graphql-transport-ws: connection_init with `authorization`, one `subscribe`) or SSE
  *   streams (GET with `accept: text/event-stream`: Yoga's SSE on `/graphql` for `sse`, graphql-sse's
- *   distinct-connections mode on `/graphql/stream` for `sse-stream`, the same wire); answers `{type:'connected', failed}` once every socket
+ *   distinct-connections mode on `/graphql/stream` for `sse-stream`, the same wire), or graphql-sse
+ *   single-connection streams for `sse-single` (`url` is `/graphql/stream`: PUT, GET, one POST); answers `{type:'connected', failed}` once every socket
  *   got `connection_ack` (ws) or response headers (SSE);
  * - `{type:'report'}`: `{type:'report', latenciesMs, perCard}`: for every delivery, receive time
  *   minus the event's `timestamp` (ms), and how many deliveries each `cardId` got; then resets;
@@ -16,7 +17,7 @@ import WebSocket from 'ws';
 
 type Connect = {
   type: 'connect';
-  mode: 'ws' | 'sse' | 'sse-stream';
+  mode: 'ws' | 'sse' | 'sse-stream' | 'sse-single';
   count: number;
   url: string;
   token?: string;
@@ -80,13 +81,21 @@ function connectWs(url: string, token: string | undefined, query: string): Promi
   });
 }
 
-async function connectSse(url: string, token: string | undefined): Promise<boolean> {
+async function connectSse(
+  url: string,
+  token: string | undefined,
+  extraHeaders: Record<string, string> = {},
+): Promise<boolean> {
   const abort = new AbortController();
   streams.push(abort);
   try {
     const response = await request(url, {
       signal: abort.signal,
-      headers: { accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        accept: 'text/event-stream',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...extraHeaders,
+      },
       bodyTimeout: 0,
       headersTimeout: 30_000,
     });
@@ -110,6 +119,27 @@ async function connectSse(url: string, token: string | undefined): Promise<boole
   }
 }
 
+/** A graphql-sse single-connection stream: PUT reserves it, GET opens it, one POST starts `query`. */
+async function connectSseSingle(url: string, token: string | undefined, query: string): Promise<boolean> {
+  const authorization: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  try {
+    const put = await request(url, { method: 'PUT', headers: authorization });
+    const streamToken = await put.body.text();
+    if (put.statusCode !== 201) return false;
+    const headers = { ...authorization, 'x-graphql-event-stream-token': streamToken };
+    const opened = connectSse(url, token, headers);
+    const post = await request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, extensions: { operationId: '1' } }),
+    });
+    await post.body.dump();
+    return (await opened) && post.statusCode === 202;
+  } catch {
+    return false;
+  }
+}
+
 process.on('message', async (message: Connect | { type: 'report' } | { type: 'close' }) => {
   if (message.type === 'connect') {
     const results: boolean[] = [];
@@ -118,7 +148,9 @@ process.on('message', async (message: Connect | { type: 'report' } | { type: 'cl
       const batch = Array.from({ length: Math.min(200, message.count - i) }, () =>
         message.mode === 'ws'
           ? connectWs(message.url, message.token, message.query!)
-          : connectSse(message.url, message.token),
+          : message.mode === 'sse-single'
+            ? connectSseSingle(message.url, message.token, message.query!)
+            : connectSse(message.url, message.token),
       );
       results.push(...(await Promise.all(batch)));
     }
