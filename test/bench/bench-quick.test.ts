@@ -29,7 +29,7 @@ describe('npm run bench -- --quick', () => {
         expect(result.requestsPerSecond).toBeGreaterThan(0);
       }
     }
-    expect(Object.keys(report.fanOut).sort()).toEqual(['sse-20', 'ws-50']);
+    expect(Object.keys(report.fanOut).sort()).toEqual(['sse-20', 'sse-stream-20', 'ws-50']);
     for (const byServer of Object.values<Record<string, { lost: number; connectFailures: number }>>(
       report.fanOut,
     )) {
@@ -47,6 +47,6 @@ describe('npm run bench -- --quick', () => {
     expect(report.ingest.sqlite.floor[0].acknowledged).toBeGreaterThan(0);
     expect(report.ingest.sqlite.vsFloor[0].throughputRatio).toBeGreaterThan(0);
     expect(report.ingest.redis.floor).toBeUndefined();
-    expect(Object.keys(report.targets)).toHaveLength(13);
+    expect(Object.keys(report.targets)).toHaveLength(16);
   }, 180_000);
 });
