@@ -3,15 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Customer, startCustomersSubgraph } from '../../examples/customers/server.ts';
-import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { CreateCard } from '../support/documents.ts';
 import { composeWithCustomers } from '../support/federation.ts';
 import {
+  BULK_BIN_BRANDS,
   BULK_TEST_PANS,
   member,
   notification,
   postGraphql,
   postNotification,
+  sandboxRequestsDuring,
   useStack,
 } from '../support/fixtures.ts';
 import { openSse, readEvents } from '../support/sse.ts';
@@ -52,14 +53,6 @@ const CUSTOMER_CARDS = `
 
 const CARD_PATH = '/card-interface/cards/';
 const ATTRIBUTES_PATH = '/card-attributes/attributes/attributes';
-/** Brand names of the bulk cards' BINs in the sandbox BIN table. */
-const BRAND_OF_BIN: Readonly<Record<string, string>> = {
-  '400021': 'VISA',
-  '510026': 'MASTERCARD',
-  '378282': 'AMERICAN EXPRESS',
-  '601100': 'DISCOVER',
-  '411111': 'VISA',
-};
 
 /** A subgraph request the router sent: which subgraph, the operation text and its headers. */
 interface SubgraphFetch {
@@ -161,13 +154,7 @@ describe('cardgraph and the customers subgraph behind Hive Gateway', () => {
     await new Promise((resolve) => customers?.server.close(resolve));
   });
 
-  /** Runs `work` and returns it with the sandbox requests answered meanwhile, token requests left out. */
-  async function withRequests<T>(work: () => Promise<T>) {
-    const before = t.stack.sandbox!.requests().length;
-    const result = await work();
-    const requests: SandboxRequestRecord[] = t.stack.sandbox!.requests().slice(before);
-    return { result, requests: requests.filter((r) => r.path !== '/oauth/token') };
-  }
+  const withRequests = <T>(work: () => Promise<T>) => sandboxRequestsDuring(t.stack, work);
 
   it('joins 25 customers to their cards, update subscriptions and attributes in one request', async () => {
     fetches.length = 0;
@@ -186,7 +173,7 @@ describe('cardgraph and the customers subgraph behind Hive Gateway', () => {
             updateSubscription: customer.subscriptionId
               ? { subscriptionId: customer.subscriptionId, state: 'enrolled' }
               : null,
-            attributes: { bin: customer.pan.slice(0, 6), brand: BRAND_OF_BIN[customer.pan.slice(0, 6)] },
+            attributes: { bin: customer.pan.slice(0, 6), brand: BULK_BIN_BRANDS[customer.pan.slice(0, 6)] },
           },
         })),
       },

@@ -5,15 +5,16 @@ import { execute, type GraphQLFormattedError, parse } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { CreateCard, EnrolCard } from '../support/documents.ts';
 import { cardgraphSubgraphSdl } from '../support/federation.ts';
 import {
+  BULK_BIN_BRANDS,
   BULK_TEST_PANS,
   member,
   notification,
   postGraphql,
   postNotification,
+  sandboxRequestsDuring,
   testToken,
   useStack,
 } from '../support/fixtures.ts';
@@ -41,25 +42,11 @@ const ENTITIES = `
 
 const CARD_PATH = '/card-interface/cards/';
 const ATTRIBUTES_PATH = '/card-attributes/attributes/attributes';
-/** Brand names of the bulk cards' BINs in the sandbox BIN table. */
-const BRAND_OF_BIN: Readonly<Record<string, string>> = {
-  '400021': 'VISA',
-  '510026': 'MASTERCARD',
-  '378282': 'AMERICAN EXPRESS',
-  '601100': 'DISCOVER',
-  '411111': 'VISA',
-};
 
 describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
   const t = useStack({ FEDERATION: 'on' });
 
-  /** Runs `work` and returns it with the sandbox requests answered meanwhile, token requests left out. */
-  async function withRequests<T>(work: () => Promise<T>) {
-    const before = t.stack.sandbox!.requests().length;
-    const result = await work();
-    const requests: SandboxRequestRecord[] = t.stack.sandbox!.requests().slice(before);
-    return { result, requests: requests.filter((r) => r.path !== '/oauth/token') };
-  }
+  const withRequests = <T>(work: () => Promise<T>) => sandboxRequestsDuring(t.stack, work);
 
   const entities = async (representations: unknown[], token: string | null) => {
     const answer = await postGraphql(t.stack.url, { query: ENTITIES, variables: { representations } }, token);
@@ -122,7 +109,7 @@ describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
             vaultId: 'tntsandbox1',
             bin: pan.slice(0, 6),
             last4: pan.slice(-4),
-            attributes: { bin: pan.slice(0, 6), brand: BRAND_OF_BIN[pan.slice(0, 6)] },
+            attributes: { bin: pan.slice(0, 6), brand: BULK_BIN_BRANDS[pan.slice(0, 6)] },
           };
         }),
       });

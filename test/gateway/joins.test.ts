@@ -2,7 +2,13 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { graphql } from '../generated/index.ts';
 import { EnrolCard, ProvisionToken } from '../support/documents.ts';
-import { BULK_TEST_PANS, member, useStack } from '../support/fixtures.ts';
+import {
+  BULK_BIN_BRANDS,
+  BULK_TEST_PANS,
+  member,
+  sandboxRequestsDuring,
+  useStack,
+} from '../support/fixtures.ts';
 import { DOCUMENTED } from '../support/wire.ts';
 
 /** Whether the stack's sandbox answers in the documented wire (`SANDBOX_WIRE`, its default). */
@@ -158,27 +164,13 @@ const VAULT2 = 'tntsandbox2';
 const ATTRIBUTES_PATH = '/card-attributes/attributes/attributes';
 const CARD_PATH = '/account-updater/cards/';
 const TOKEN_PATH = '/account-updater/network-tokens/';
-/** Brand names of the bulk cards' BINs in the sandbox BIN table. */
-const BRAND_OF_BIN: Readonly<Record<string, string>> = {
-  '400021': 'VISA',
-  '510026': 'MASTERCARD',
-  '378282': 'AMERICAN EXPRESS',
-  '601100': 'DISCOVER',
-  '411111': 'VISA',
-};
 
 describe('joins through GraphQL', () => {
   // The app-wide card read cache is off here: these tests count the per-request DataLoader reads
   // (test/gateway/card-read-cache.test.ts covers the cache).
   const t = useStack({ CARD_CACHE_TTL_MS: '0' });
 
-  /** Runs `work` and returns it with the sandbox requests answered meanwhile, token requests left out. */
-  async function withRequests<T>(work: () => Promise<T>) {
-    const before = t.stack.sandbox!.requests().length;
-    const result = await work();
-    const requests: SandboxRequestRecord[] = t.stack.sandbox!.requests().slice(before);
-    return { result, requests: requests.filter((r) => r.path !== '/oauth/token') };
-  }
+  const withRequests = <T>(work: () => Promise<T>) => sandboxRequestsDuring(t.stack, work);
 
   /** Enrols `pan` in vault 1 (expiry 12/30). */
   async function enrol(pan: string, name = 'Bulk Holder') {
@@ -263,7 +255,7 @@ describe('joins through GraphQL', () => {
         __typename: 'AccountUpdaterCard',
         cardId: card.cardId,
         networkToken: card.hasToken ? { state: 'ACTIVE' } : null,
-        attributes: { brand: BRAND_OF_BIN[card.pan.slice(0, 6)] },
+        attributes: { brand: BULK_BIN_BRANDS[card.pan.slice(0, 6)] },
       }));
 
     /** Sorted request paths of one kind. */

@@ -37,7 +37,7 @@ import {
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { isLuhnValid, luhnCheckDigit } from '../../src/lib/pan.ts';
 import { signWebhookBody, verifyWebhookSignature } from '../../src/lib/webhook-signature.ts';
-import type { Sandbox, SandboxOptions } from '../../src/sandbox/sandbox.ts';
+import type { Sandbox, SandboxOptions, SandboxRequestRecord } from '../../src/sandbox/sandbox.ts';
 import { SANDBOX_TEST_CARDS } from '../../src/sandbox/test-cards.ts';
 import { AccountUpdaterClient } from '../../src/upstream/account-updater/client.ts';
 import { CardInterfaceClient } from '../../src/upstream/card-interface/client.ts';
@@ -244,6 +244,15 @@ const BULK_BINS: readonly (readonly [bin: string, length: number])[] = [
   ['411111', 16],
 ];
 
+/** Brand names of {@link BULK_BINS} in the sandbox BIN table, as the graph answers them. */
+export const BULK_BIN_BRANDS: Readonly<Record<string, string>> = {
+  '400021': 'VISA',
+  '510026': 'MASTERCARD',
+  '378282': 'AMERICAN EXPRESS',
+  '601100': 'DISCOVER',
+  '411111': 'VISA',
+};
+
 /**
  * 25 Luhn-valid normal cards, five on each of {@link BULK_BINS} (BIN, `7`, zeros, a three-digit index,
  * the check digit), for the N+1 test of test/gateway/joins.test.ts. Their last four (`00nX`) name no
@@ -395,6 +404,22 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
 }
 
 /** What {@link useStack} gives the tests of its `describe` once its `beforeAll` has run. */
+/**
+ * Runs `work` and returns its result with the requests `stack`'s embedded sandbox answered meanwhile,
+ * token requests (`/oauth/token`) left out: the upstream calls an operation made.
+ * @throws Error when the stack runs without an embedded sandbox (`UPSTREAM=remote`).
+ */
+export async function sandboxRequestsDuring<T>(
+  stack: Stack,
+  work: () => Promise<T>,
+): Promise<{ result: T; requests: SandboxRequestRecord[] }> {
+  if (!stack.sandbox) throw new Error('sandboxRequestsDuring needs the embedded sandbox');
+  const before = stack.sandbox.requests().length;
+  const result = await work();
+  const requests = stack.sandbox.requests().slice(before);
+  return { result, requests: requests.filter((r) => r.path !== '/oauth/token') };
+}
+
 export interface StackUse {
   stack: Stack;
   /** A client token for tntsandbox1 with every scope. */
