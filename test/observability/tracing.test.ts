@@ -18,20 +18,30 @@ const OPERATIONS = readFileSync(new URL('../../src/client/operations.graphql', i
 const SERVER = 2;
 const CLIENT = 3;
 
+/**
+ * An OTLP/HTTP receiver and a gateway ({@link startStack}, `env` added) exporting its spans to it as
+ * JSON every 50 ms, with a client token of the default vault.
+ */
+async function startTracedStack(
+  env: Record<string, string>,
+): Promise<{ receiver: OtlpReceiver; stack: Stack; token: string }> {
+  const receiver = await startOtlpReceiver();
+  const stack = await startStack({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '50',
+    ...env,
+  });
+  return { receiver, stack, token: await stack.token() };
+}
+
 describe('OpenTelemetry traces over OTLP/HTTP', () => {
   let receiver: OtlpReceiver;
   let stack: Stack;
   let token: string;
 
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    stack = await startStack({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-      OTEL_SERVICE_NAME: 'cardgraph-test',
-    });
-    token = await stack.token();
+    ({ receiver, stack, token } = await startTracedStack({ OTEL_SERVICE_NAME: 'cardgraph-test' }));
   });
 
   afterAll(async () => {
@@ -266,14 +276,7 @@ describe('OTEL_TRUST_CLIENT_TRACE=on', () => {
   let token: string;
 
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    stack = await startStack({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-      OTEL_TRUST_CLIENT_TRACE: 'on',
-    });
-    token = await stack.token();
+    ({ receiver, stack, token } = await startTracedStack({ OTEL_TRUST_CLIENT_TRACE: 'on' }));
   });
 
   afterAll(async () => {
