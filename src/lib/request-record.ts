@@ -8,7 +8,10 @@ import { redactPans } from './pan.ts';
  * its results. Reachable from the GraphQL context as `requestRecord`.
  */
 export interface RequestRecord {
-  /** The request id: a well-formed incoming `x-request-id`, or a generated UUID. */
+  /**
+   * The request id: a well-formed incoming `x-request-id`, or a generated UUID that the PAN masker
+   * leaves as it is (so the access line logs the id the response header answered).
+   */
   readonly id: string;
   /** GraphQL operation names run (usually one), as sent; masked before logging. */
   readonly operationNames: Set<string>;
@@ -37,8 +40,22 @@ export function createRequestRecord(
   const id =
     typeof header === 'string' && REQUEST_ID.test(header) && redactPans(header) === header
       ? header
-      : flatUuid();
+      : generatedRequestId();
   return { id, operationNames: new Set(), errorCodes: new Set(), transport };
+}
+
+/**
+ * A new request id: a random UUID (one flat string) that {@link redactPans} returns unchanged. About
+ * one UUID in 200 holds 13 to 19 digits across its hyphens that pass the Luhn check, which the
+ * logger's PAN masker would mask (`856744**-****-***2-…`), so the access line would carry another id
+ * than the `x-request-id` answered; such a UUID is drawn again (each draw is clean with probability
+ * about 0.995, so a second draw is rare and a third rarer still).
+ */
+function generatedRequestId(): string {
+  for (;;) {
+    const id = flatUuid();
+    if (redactPans(id) === id) return id;
+  }
 }
 
 /**

@@ -193,6 +193,55 @@ describe('access log', () => {
   });
 });
 
+describe('generated request ids', () => {
+  let stack: Stack;
+  let token: string;
+
+  beforeAll(async () => {
+    stack = await startStack({ LOG_LEVEL: 'info' });
+    token = await stack.token();
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('logs every request under the id its x-request-id header answered (2,400 requests)', async () => {
+    // About one random UUID in 200 holds a Luhn-valid run of 13 to 19 digits across its hyphens,
+    // which the logger would mask: 2,400 requests without the regeneration would log about 12 under
+    // another id (the chance of none is about 6 in a million).
+    const answered: string[] = [];
+    const send = async (i: number) => {
+      const answer =
+        i % 2 === 0
+          ? await request(`${stack.url}/health`)
+          : await request(`${stack.url}/graphql`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ query: '{ viewer { subject } }' }),
+            });
+      await answer.body.dump();
+      expect(answer.statusCode).toBe(200);
+      answered.push(String(answer.headers['x-request-id']));
+    };
+    const REQUESTS = 2_400;
+    const CONCURRENCY = 16;
+    for (let start = 0; start < REQUESTS; start += CONCURRENCY) {
+      await Promise.all(Array.from({ length: CONCURRENCY }, (_, k) => send(start + k)));
+    }
+    expect(new Set(answered).size).toBe(REQUESTS);
+    const logged = () =>
+      readFileSync(stack.logFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as LogLine)
+        .filter((line) => line.name === 'gateway' && line.msg === 'request')
+        .map((line) => line.reqId);
+    await expect.poll(() => logged().length).toBe(REQUESTS);
+    expect(new Set(logged())).toEqual(new Set(answered));
+  });
+});
+
 describe('access line writer (src/server/access-line.ts)', () => {
   /** The gateway's logger at `level` writing into an array of parsed lines. */
   function logTo(level: string) {
