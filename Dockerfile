@@ -18,7 +18,9 @@ COPY codegen.ts schema.graphql ./
 COPY src/client/operations.graphql ./src/client/operations.graphql
 RUN npx graphql-codegen --config codegen.ts --silent
 
-FROM node:24-bookworm-slim
+# The gateway image: docker-compose.yml builds this stage by name (`target: gateway`), and as the last
+# stage it is also what a plain `docker build .` makes (test/topology/compose-files.test.ts checks both).
+FROM node:24-bookworm-slim AS gateway
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./

@@ -2,7 +2,7 @@
 # service: `docker build -f deploy/sandbox.Dockerfile .` from the repository root. Its build context
 # follows deploy/sandbox.Dockerfile.dockerignore (BuildKit reads the ignore file named after the
 # Dockerfile), which keeps src/sandbox; the root .dockerignore keeps it out of the gateway image.
-FROM node:24-bookworm-slim
+FROM node:24-bookworm-slim AS sandbox
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
