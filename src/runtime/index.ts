@@ -77,9 +77,18 @@ export async function createRuntime(options: {
 }): Promise<GraphQLRuntime> {
   const { config, services, metrics, tracing, logger } = options;
   const viewerAuth = createViewerAuth(createTokenVerifier(config.auth), logger);
+  const trusted = loadTrustedDocuments(config.persistedOperations);
+  if (config.persistedOperations.mode !== 'off' && trusted.size === 0) {
+    // A fresh clone has no manifest until `npm run codegen` (src/client/generated/ is not in git):
+    // say so once at start rather than answer every manifest id PERSISTED_QUERY_NOT_FOUND silently.
+    logger.warn(
+      { manifest: config.persistedOperations.manifestPath },
+      'no trusted-documents manifest loaded: manifest ids answer PERSISTED_QUERY_NOT_FOUND (run `npm run codegen` or set PERSISTED_OPERATIONS_MANIFEST)',
+    );
+  }
   const persistedOperations = usePersistedOperations({
     mode: config.persistedOperations.mode,
-    trusted: loadTrustedDocuments(config.persistedOperations),
+    trusted,
     apqStore: options.apqStore,
     authenticate: (authorization) => viewerAuth.fromHeader(authorization),
   });

@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { createClient as createSseClient, type ExecutionResult } from 'graphql-sse';
@@ -12,7 +15,14 @@ import {
   possibleTypes,
 } from '../../src/client/generated/index.ts';
 import { REDIS_APQ_KEYS } from '../../src/plugins/persisted-operations.ts';
-import { member, type Stack, startStack, useStack, waitForSubscribers } from '../support/fixtures.ts';
+import {
+  leftover,
+  member,
+  type Stack,
+  startStack,
+  useStack,
+  waitForSubscribers,
+} from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
 /** The trusted-documents id codegen embedded in a generated document (`sha256:<hex>`). */
@@ -334,6 +344,36 @@ describe('PERSISTED_OPERATIONS=allow (default)', () => {
       t.vault1Token,
     );
     expect(mismatch.body.errors).toMatchObject([{ extensions: { code: 'PERSISTED_QUERY_MISMATCH' } }]);
+  });
+});
+
+describe('the start-up line about the trusted-documents manifest', () => {
+  const MANIFEST_LINE =
+    'no trusted-documents manifest loaded: manifest ids answer PERSISTED_QUERY_NOT_FOUND (run `npm run codegen` or set PERSISTED_OPERATIONS_MANIFEST)';
+  /** The gateway's log lines whose message is {@link MANIFEST_LINE}. */
+  const manifestLines = (stack: Stack) =>
+    readFileSync(stack.logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; msg: string; manifest?: string })
+      .filter((line) => line.msg === MANIFEST_LINE);
+
+  it('without a manifest (a fresh clone before codegen) the start says so once, at warn', async () => {
+    const missing = join(tmpdir(), 'cardgraph-no-such-manifest.json');
+    const stack = leftover(await startStack({ PERSISTED_OPERATIONS_MANIFEST: missing }), (s) => s.stop());
+    expect(manifestLines(stack)).toEqual([expect.objectContaining({ level: 40, manifest: missing })]);
+    const token = await stack.token();
+    expect(
+      (await http(stack, 'GET', { extensions: persisted(idOf(MeDocument)) }, token)).body.errors,
+    ).toMatchObject([{ extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }]);
+  });
+
+  it.each([
+    ['the generated manifest', {}],
+    ['PERSISTED_OPERATIONS=off (no manifest is read)', { PERSISTED_OPERATIONS: 'off' }],
+  ])('with %s the start writes no such line', async (_, env) => {
+    const stack = leftover(await startStack(env), (s) => s.stop());
+    expect(manifestLines(stack)).toEqual([]);
   });
 });
 
