@@ -65,7 +65,7 @@ function docOf(source: string, name: string): string {
 
 /** The GraphQL object type a value of `cls` resolves to: its own name's, else its parent's. */
 function graphqlTypeOf(cls: unknown): GraphQLObjectType | null {
-  for (let c = cls as { name: string } | null; c && c.name; c = Object.getPrototypeOf(c)) {
+  for (let c = cls as { name: string } | null; c?.name; c = Object.getPrototypeOf(c)) {
     const name = c.name === 'UpstreamServiceError' ? 'UpstreamError' : c.name;
     const type = schema.getType(name);
     if (type instanceof GraphQLObjectType) return type;
