@@ -48,7 +48,8 @@ function runnableBlocks(file: string): RunnableBlock[] {
       const line = lines[i]!.slice(indent);
       if (line.startsWith('$ ')) {
         let command = line.slice(2);
-        while (command.endsWith('\\') && i + 1 < lines.length) command = `${command}\n${lines[++i]!.slice(indent)}`;
+        while (command.endsWith('\\') && i + 1 < lines.length)
+          command = `${command}\n${lines[++i]!.slice(indent)}`;
         block.steps.push({ command, expected: [] });
       } else if (line.trim() === '' || line.startsWith('#')) {
       } else if (line.startsWith(' ') && !line.startsWith('  ') && block.steps.at(-1)?.expected.length) {
@@ -108,30 +109,41 @@ describe('runnable shell blocks of README.md and docs/', () => {
     );
   });
 
-  it.each(BLOCKS)('$where runs as shown', async ({ steps }) => {
-    const gateway = new URL(t.stack.url).host;
-    const sandbox = new URL(t.stack.sandboxUrl).host;
-    /** The doc's addresses as this run's, and back. */
-    const toRun = (text: string) =>
-      text.replaceAll('127.0.0.1:4000', gateway).replaceAll('127.0.0.1:4010', sandbox);
-    const fromRun = (text: string) => text.replaceAll(gateway, '127.0.0.1:4000').replaceAll(sandbox, '127.0.0.1:4010');
-    const runnable = steps.filter((step) => !STARTED_BY_THE_TEST.test(step.command));
-    const script = runnable.map((step) => `echo ${STEP_MARK}\n${toRun(step.command)}\n`).join('');
-    const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', script], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', AUTH_JWT_SECRET: TEST_JWT_SECRET },
-      timeout: 60_000,
-    });
-    const outputs = stdout.split(`${STEP_MARK}\n`).slice(1);
-    expect(outputs).toHaveLength(runnable.length);
-    runnable.forEach((step, i) => {
-      const actual = normalise(fromRun(outputs[i]!))
-        .split('\n')
-        .filter((line) => line !== '');
-      const shown = step.expected;
-      const same = actual.length === shown.length && shown.every((line, k) => matches(line, actual[k]!));
-      // On a difference, the failure shows the real output to paste into the guide.
-      expect(same ? shown : actual, `$ ${step.command}`).toEqual(shown);
-    });
-  }, 90_000);
+  it.each(BLOCKS)(
+    '$where runs as shown',
+    async ({ steps }) => {
+      const gateway = new URL(t.stack.url).host;
+      const sandbox = new URL(t.stack.sandboxUrl).host;
+      /** The doc's addresses as this run's, and back. */
+      const toRun = (text: string) =>
+        text.replaceAll('127.0.0.1:4000', gateway).replaceAll('127.0.0.1:4010', sandbox);
+      const fromRun = (text: string) =>
+        text.replaceAll(gateway, '127.0.0.1:4000').replaceAll(sandbox, '127.0.0.1:4010');
+      const runnable = steps.filter((step) => !STARTED_BY_THE_TEST.test(step.command));
+      const script = runnable.map((step) => `echo ${STEP_MARK}\n${toRun(step.command)}\n`).join('');
+      const { stdout } = await run('bash', ['-e', '-o', 'pipefail', '-c', script], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          AUTH_JWT_SECRET: TEST_JWT_SECRET,
+        },
+        timeout: 60_000,
+      });
+      const outputs = stdout.split(`${STEP_MARK}\n`).slice(1);
+      expect(outputs).toHaveLength(runnable.length);
+      // Each step as shown, or as it ran when that differs: the failure shows every real output to
+      // paste into the guide.
+      const ran = runnable.map((step, i) => {
+        const actual = normalise(fromRun(outputs[i]!))
+          .split('\n')
+          .filter((line) => line !== '');
+        const shown = step.expected;
+        const same = actual.length === shown.length && shown.every((line, k) => matches(line, actual[k]!));
+        return { command: step.command, output: same ? shown : actual };
+      });
+      expect(ran).toEqual(runnable.map((step) => ({ command: step.command, output: step.expected })));
+    },
+    90_000,
+  );
 });
