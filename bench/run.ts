@@ -1033,7 +1033,7 @@ if (QUICK) {
   );
 }
 lines.push('');
-lines.push('| Target (issues 13 and 21) | Required | Measured | Verdict |');
+lines.push('| Target | Required | Measured | Verdict |');
 lines.push('|---|---|---|---|');
 for (const [name, t] of Object.entries(results.targets)) {
   lines.push(

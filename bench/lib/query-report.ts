@@ -97,7 +97,7 @@ export async function reportQueries(options: {
       lines.push(`| ${name}, ${label} | ${cells.join(' | ')} | ${ratios.join(' | ')} |`);
     }
   }
-  lines.push('', '| Target (issues 13 and 21) | Required | Measured |', '|---|---|---|');
+  lines.push('', '| Target | Required | Measured |', '|---|---|---|');
   for (const [name, t] of Object.entries(targets)) {
     lines.push(`| ${name} | ${t.target} | ${Number.isInteger(t.value) ? t.value : t.value.toFixed(2)} |`);
   }

@@ -21,7 +21,7 @@ import type { GraphQLContext } from '../context.ts';
  * WeakMap over Yoga's parser cache, src/runtime/document-cache.ts).
  *
  * Register it before plugins that wrap the executor (tracing), so they wrap the compiled run and its
- * fallback. Measured with `npm run bench -- --queries-only` (interleaved A/B, README "Design notes").
+ * fallback. Measured with `npm run bench -- --queries-only` (interleaved A/B, docs/architecture.md "Design notes").
  */
 export function useCompiledExecution(): Plugin {
   const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();

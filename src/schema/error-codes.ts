@@ -83,7 +83,7 @@ function fixedCodeOf(cls: new (...args: never[]) => errors.GatewayError): string
 /** Every exported GatewayError class of src/errors.ts, in source order. */
 function errorRows(): ErrorRow[] {
   const source = readFileSync(ERRORS_SOURCE, 'utf8');
-  const classes = Object.values(errors).filter(
+  const classes = (Object.values(errors) as unknown[]).filter(
     (value): value is new (...args: never[]) => errors.GatewayError =>
       typeof value === 'function' && value.prototype instanceof errors.GatewayError,
   );

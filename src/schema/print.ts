@@ -9,7 +9,7 @@ export function printGatewaySchema(): string {
 
 /**
  * The subgraph SDL (`FEDERATION=on`): what `_service { sdl }` answers, with `@link` and `@key`, for
- * a schema registry or a composition (README "cardgraph in a supergraph").
+ * a schema registry or a composition (docs/supergraph.md).
  * @throws Error when the subgraph schema cannot answer `_service`.
  */
 export async function printSubgraphSdl(): Promise<string> {

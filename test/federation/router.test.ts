@@ -107,7 +107,7 @@ describe('cardgraph and the customers subgraph behind Hive Gateway', () => {
       logging: false,
       graphiql: false,
       landingPage: false,
-      // What a platform team configures (README "cardgraph in a supergraph"): the client's token and
+      // What a platform team configures (docs/supergraph.md): the client's token and
       // request id reach every subgraph.
       propagateHeaders: {
         fromClientToSubgraphs: ({ request }) => ({

@@ -90,7 +90,7 @@ describe('GraphiQL served whole by the gateway, in Chromium with no network', ()
     await page.screenshot({ path: '/tmp/cardgraph-graphiql-query.png' });
 
     // A subscription started in the page shows the event of an enrolment made meanwhile, here from
-    // a second GraphiQL tab as the README's walk-through does: EnrolCardWithWebhook's default card
+    // a second GraphiQL tab as the walk-through of docs/partners.md does: EnrolCardWithWebhook's default card
     // (4000210000395001) is a normal card, so the event's card join reads it back.
     await run('LiveCardEvents');
     await expect.poll(() => stack.app.events?.subscriberCount('tntsandbox1'), SHOWS_WITHIN).toBe(1);
