@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { TEST_JWT_SECRET, useStack } from '../support/fixtures.ts';
+import { startGatewayProcess } from '../support/processes.ts';
 
 /**
  * The shell sessions of README.md and docs/*.md marked ```` ```sh runnable ````, run as written against
@@ -101,7 +102,8 @@ function matches(expected: string, actual: string): boolean {
 const STEP_MARK = '@@cardgraph-docs-step@@';
 
 describe('runnable shell blocks of README.md and docs/', () => {
-  const t = useStack({ SANDBOX_WEBHOOK_DELAY_MS: '1000' });
+  // The transcripts are of the default wire, whatever SANDBOX_WIRE the suite runs with.
+  const t = useStack({ SANDBOX_WEBHOOK_DELAY_MS: '1000', SANDBOX_WIRE: 'documented' });
 
   it('finds the guides’ sessions', () => {
     expect(BLOCKS.map((block) => block.where.split(':')[0])).toEqual(
@@ -146,4 +148,41 @@ describe('runnable shell blocks of README.md and docs/', () => {
     },
     90_000,
   );
+
+  it('README.md shows the start lines `npm start` writes (ports as the defaults)', async () => {
+    const shown = /<!-- start-lines -->\n```\n([\s\S]*?)\n```/
+      .exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))![1]!
+      .split('\n');
+    const gateway = await startGatewayProcess();
+    try {
+      const lines = gateway
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; url?: string; metrics?: string });
+      const started = lines.filter((line) =>
+        ['sandbox listening', 'cardgraph gateway listening'].includes(line.msg),
+      );
+      // Each address as the defaults would give it: the gateway on 4000, the sandbox on 4010, metrics on 9464.
+      const ports: [string, string][] = started.flatMap((line) => [
+        [new URL(line.url!).port, line.msg === 'sandbox listening' ? '4010' : '4000'],
+        ...(line.metrics ? [[new URL(line.metrics).port, '9464'] as [string, string]] : []),
+      ]);
+      const asDefaults = started.map((line) =>
+        ports.reduce(
+          (text, [port, as]) =>
+            text
+              .replaceAll(`127.0.0.1:${port}/`, `127.0.0.1:${as}/`)
+              .replaceAll(`127.0.0.1:${port}"`, `127.0.0.1:${as}"`),
+          JSON.stringify(line),
+        ),
+      );
+      // Each line as shown, or as written when that differs (the failure shows what to paste).
+      expect(
+        asDefaults.map((line, i) => (shown[i] !== undefined && matches(shown[i]!, line) ? shown[i] : line)),
+      ).toEqual(shown);
+    } finally {
+      await gateway.stop();
+    }
+  });
 });
