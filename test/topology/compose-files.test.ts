@@ -167,12 +167,18 @@ describe('docker-compose.yml and the files it names', () => {
     for (const mount of mounts) expect(existsSync(join(ROOT, mount)), mount).toBe(true);
   });
 
-  it('exports in its header recipe every secret it requires, and starts detached', () => {
+  it('exports in its header recipe (and docs/operators.md) every secret it requires, and starts detached', () => {
     const text = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
     const required = [...new Set([...text.matchAll(/\$\{(\w+):\?/g)].map((match) => match[1]))].sort();
     expect(required).toEqual(['CARDGRAPH_JWT_SECRET', 'CARDGRAPH_WEBHOOK_SECRET']);
     const exported = /^#\s+export (.+)$/m.exec(text)?.[1] ?? '';
     for (const name of required) expect(exported).toContain(`${name}=`);
     expect(text).toMatch(/^#\s+docker compose up -d --build$/m);
+    // The operators' guide gives the same recipe.
+    const guide = readFileSync(join(ROOT, 'docs/operators.md'), 'utf8');
+    const guideExports = /^export (.+)$/m.exec(guide)?.[1] ?? '';
+    for (const name of required) expect(guideExports).toContain(`${name}=`);
+    expect(guide).toMatch(/^docker compose up -d --build$/m);
+    expect(guide).toContain('TOKEN=$(AUTH_JWT_SECRET=$CARDGRAPH_JWT_SECRET npm run -s token');
   });
 });
