@@ -1,6 +1,6 @@
 import { flushCompileCache, getCompileCacheDir } from 'node:module';
 import type { DestinationStream } from 'pino';
-import type { GatewayConfig } from './config.ts';
+import type { GatewayConfig } from './config/index.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
 import type { NetworkTokenEventStream } from './events/network-token-event-stream.ts';
 import { createLogger } from './lib/logger.ts';
@@ -81,7 +81,7 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
   async function open(): Promise<AppAddresses> {
     resources.defer(() => void logger.info('cardgraph gateway stopped'));
     if (!options.tracing) {
-      tracing = await createTracing(config.tracing, process.env.npm_package_version);
+      tracing = await createTracing(config.tracing, config.version);
       resources.defer(() => shutDownTracing(tracing, logger));
     }
     const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };

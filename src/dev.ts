@@ -7,7 +7,7 @@ import {
   gatewayConfig,
   loadConfig,
   onSandbox,
-} from './config.ts';
+} from './config/index.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from './events/webhook-receiver.ts';
 import { createLogger } from './lib/logger.ts';
 import { createTracing } from './lib/tracing.ts';
@@ -52,7 +52,7 @@ export async function startDevelopment(
   const resources = new AsyncDisposableStack();
   try {
     const destination = options.logDestination;
-    const tracing = await createTracing(config.tracing, process.env.npm_package_version);
+    const tracing = await createTracing(config.tracing, config.version);
     // Reports a failed trace export at shutdown; the gateway and the sandbox log with their own names.
     const logger = createLogger({ name: 'dev', level: config.logLevel, destination });
     resources.defer(() => shutDownTracing(tracing, logger));

@@ -1,5 +1,5 @@
 import { buildApp } from './app.ts';
-import { ConfigError, gatewayConfig, loadConfig } from './config.ts';
+import { ConfigError, gatewayConfig, loadConfig } from './config/index.ts';
 import { stopOnSignals } from './server/signals.ts';
 
 /**

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EMBEDDED_DEV_JWT_SECRET } from '../src/config.ts';
+import { EMBEDDED_DEV_JWT_SECRET } from '../src/config/index.ts';
 import {
   leftover,
   type Stack,

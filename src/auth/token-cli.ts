@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig } from '../config/index.ts';
 import { issueDevToken } from './issue-dev-token.ts';
 import { GATEWAY_SCOPES, UPSTREAM_SCOPES } from './viewer.ts';
 

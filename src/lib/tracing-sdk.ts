@@ -12,7 +12,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import type { TracingConfig } from '../config.ts';
+import type { TracingConfig } from '../config/index.ts';
 import { RedactingSpanExporter } from './redacting-span-exporter.ts';
 import { redactCardData } from './redaction.ts';
 import type { Tracing } from './tracing.ts';

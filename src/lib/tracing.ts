@@ -12,7 +12,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import type { TracingConfig } from '../config.ts';
+import type { TracingConfig } from '../config/index.ts';
 import { redactPans } from './pan.ts';
 
 /**

@@ -5,7 +5,7 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { createTokenVerifier } from '../auth/verify-token.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import { inlineFragments } from '../client/inline-fragments.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import { type ContextServices, createContext, type GraphQLContext } from '../context.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
@@ -132,7 +132,7 @@ export async function createRuntime(options: {
       persistedOperations,
       useGraphQLSSE({
         authenticate: (authorization) => requireViewer(viewerAuth, authorization),
-        // graphql-ws's limits, so both streaming transports hold the same (src/config.ts).
+        // graphql-ws's limits, so both streaming transports hold the same (src/config/transports.ts).
         limits: {
           maxOperationsPerStream: config.websocket.maxSubscriptionsPerSocket,
           reservationTimeoutMs: config.websocket.connectionInitTimeoutMs,

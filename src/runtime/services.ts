@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Tracer } from '@opentelemetry/api';
 import { Counter } from 'prom-client';
-import type { Config, GatewayConfig } from '../config.ts';
+import type { Config, GatewayConfig } from '../config/index.ts';
 import type { ContextServices } from '../context.ts';
 import { type CardEventStream, createCardEventStream } from '../events/card-event-stream.ts';
 import {

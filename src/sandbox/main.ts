@@ -1,6 +1,7 @@
-import { ConfigError, loadSandboxConfig, SANDBOX_CREDENTIALS } from '../config.ts';
+import { ConfigError, SANDBOX_CREDENTIALS } from '../config/index.ts';
 import { createLogger } from '../lib/logger.ts';
 import { createTracing } from '../lib/tracing.ts';
+import { loadSandboxConfig } from './config.ts';
 import { createSandbox } from './sandbox.ts';
 
 /**

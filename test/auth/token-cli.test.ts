@@ -6,7 +6,7 @@ import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { runTokenCli } from '../../src/auth/token-cli.ts';
 import { createTokenVerifier } from '../../src/auth/verify-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
-import { EMBEDDED_DEV_JWT_SECRET } from '../../src/config.ts';
+import { EMBEDDED_DEV_JWT_SECRET } from '../../src/config/index.ts';
 
 async function run(argv: string[], env: Record<string, string | undefined> = { UPSTREAM: 'embedded' }) {
   let stdout = '';
