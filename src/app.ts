@@ -116,7 +116,7 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       serveGraphqlWs({ server: http.server, runtime, limits: config.websocket, logger, metrics }),
     );
     resources.defer(() => http.stopAccepting());
-    const url = await listen(http.server, config.port, config.host);
+    const url = await listen(http.server, config.port, config.host, 'PORT');
     const metricsUrl = metricsListener.url;
     const listening = {
       graphql: `${url}/graphql`,

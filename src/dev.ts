@@ -10,6 +10,7 @@ import {
 } from './config/index.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from './events/webhook-receiver.ts';
 import { createLogger } from './lib/logger.ts';
+import { PortInUseError } from './lib/port-in-use.ts';
 import { createTracing } from './lib/tracing.ts';
 import { shutDownTracing } from './runtime/services.ts';
 import { createSandbox, type Sandbox, type SandboxOptions } from './sandbox/sandbox.ts';
@@ -109,7 +110,7 @@ if (import.meta.main) {
     const development = await startDevelopment(config);
     stopOnSignals(() => development.stop(), config.shutdownTimeoutMs);
   } catch (error) {
-    console.error(error instanceof ConfigError ? error.message : error);
+    console.error(error instanceof ConfigError || error instanceof PortInUseError ? error.message : error);
     process.exit(1);
   }
 }

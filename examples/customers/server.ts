@@ -4,7 +4,7 @@
  * one query through the router goes from a customer to its card data. A graphql-yoga server on
  * `node:http` with a Federation v2 schema from @apollo/subgraph.
  *
- * Run: `node examples/customers/server.ts [port] [customers.json]` (port 4001 by default; the file
+ * Run: `npm run example:customers -- [port] [customers.json]` (port 4001 by default; the file
  * holds `[{ "id": "C1", "name": "Ada Lovelace", "cardId": "CRD…" }]`, empty without one).
  * Compose it with cardgraph's `_service { sdl }` (README "cardgraph in a supergraph").
  */

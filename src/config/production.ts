@@ -93,7 +93,8 @@ export function refuseDevelopmentDefaults(env: PolicyEnv, ctx: z.RefinementCtx):
       path: ['AUTH_JWT_SECRET'],
       message: 'the development secret is refused when NODE_ENV=production',
     });
-  } else if (env.UPSTREAM === 'embedded' && !env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
+  } else if (env.UPSTREAM !== 'remote' && !env.AUTH_JWT_SECRET && !env.AUTH_JWKS_URL) {
+    // Remote mode names it in refineAuth (src/config/auth.ts); unset UPSTREAM is refused above as well.
     ctx.addIssue({
       code: 'custom',
       path: ['AUTH_JWT_SECRET'],

@@ -55,6 +55,6 @@ export async function serveMetrics(options: {
       },
     );
   });
-  const url = await listen(server, options.port, options.host);
+  const url = await listen(server, options.port, options.host, 'METRICS_PORT');
   return { url, [Symbol.asyncDispose]: () => closeNow(server) };
 }

@@ -16,26 +16,34 @@ describe('.env.example', () => {
     const shapes = [...GATEWAY_SETTINGS, standaloneSandboxSettings].map((section) => section.shape);
     const names = shapes.flatMap((shape) => Object.keys(shape));
     expect(new Set(names).size).toBe(names.length);
-    const listed = [...committed.matchAll(/^([A-Z][A-Z0-9_]*)=$/gm)].map((match) => match[1]);
+    // Each variable is the last line of its paragraph: `# NAME=default`.
+    const listed = committed
+      .split('\n\n')
+      .map((paragraph) => /^# ([A-Z][A-Z0-9_]*)=\S*$/.exec(paragraph.trim().split('\n').at(-1) ?? '')?.[1])
+      .filter(Boolean);
     expect(listed).toEqual(names);
     for (const shape of shapes) {
       for (const [name, schema] of Object.entries(shape)) expect(schema.description, name).toMatch(/\S/);
     }
-    expect(committed).toContain(
-      '# Port of the sandbox; 0 picks a free port. Default: 4010.\nSANDBOX_PORT=\n',
-    );
+    expect(committed).toContain('# Port of the sandbox; 0 picks a free port.\n# SANDBOX_PORT=4010\n');
+    expect(committed).toContain('\n# UPSTREAM_PROXY_AREAS=account-updater,network-tokens\n');
   });
 
-  it('works as an env file as it stands: every empty value is unset, so each setting takes its default', () => {
-    const fromFile = parseEnv(committed);
-    expect(Object.values(fromFile).every((value) => value === '')).toBe(true);
-    const { webhooks: fileWebhooks, ...gateway } = loadConfig(fromFile);
-    const { webhooks: defaultWebhooks, ...defaults } = loadConfig({});
-    expect(gateway).toEqual(defaults);
-    expect(fileWebhooks.toleranceS).toBe(defaultWebhooks.toleranceS);
-    const { webhookSecret: _fileSecret, ...sandbox } = loadSandboxConfig(fromFile);
-    const { webhookSecret: _defaultSecret, ...sandboxDefaults } = loadSandboxConfig({});
-    expect(sandbox).toEqual(sandboxDefaults);
+  it('shows the defaults the settings take: uncommented, the file loads the configuration of an empty environment', () => {
+    const withoutSecret = <T extends { webhooks: { secrets: string[] } }>({ webhooks, ...rest }: T) => ({
+      ...rest,
+      webhooks: { ...webhooks, secrets: webhooks.secrets.length },
+    });
+    // A variable's line ends its paragraph (descriptions may mention NAME=value too).
+    const settingLine = /^# ([A-Z][A-Z0-9_]*)=(\S*)$(?=\n(?:\n|$))/gm;
+    for (const file of [committed.replace(settingLine, '$1=$2'), committed.replace(settingLine, '$1=')]) {
+      const env = parseEnv(file);
+      expect(Object.keys(env)).toContain('CARD_INTERFACE_URL');
+      expect(withoutSecret(loadConfig(env))).toEqual(withoutSecret(loadConfig({})));
+      const { webhookSecret: _fileSecret, ...sandbox } = loadSandboxConfig({ ...env, HOST: undefined });
+      const { webhookSecret: _defaultSecret, ...sandboxDefaults } = loadSandboxConfig({});
+      expect(sandbox).toEqual(sandboxDefaults);
+    }
   });
 
   it('reads an empty URL, number or list as unset', () => {
