@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
-import { GraphQLError, Kind, parse } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { createTokenVerifier } from '../auth/verify-token.ts';
 import type { Viewer } from '../auth/viewer.ts';
-import { inlineFragments } from '../client/inline-fragments.ts';
+import { loadExampleOperations } from '../client/example-operations.ts';
 import type { Config } from '../config/index.ts';
 import { type ContextServices, createContext, type GraphQLContext } from '../context.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -152,21 +151,6 @@ export async function createRuntime(options: {
     maskedErrors: useErrorMasking(),
   });
   return { yoga, persistedOperations, viewerAuth, sharedSse };
-}
-
-/**
- * The shipped example operations (src/client/operations.graphql) with their fragments written in place
- * (GraphiQL sends the chosen operation with every fragment of the editor, see {@link inlineFragments}):
- * GraphiQL's default document, and the operation names metrics label by name (any other name is counted as `other`).
- */
-export function loadExampleOperations(): { document: string; operationNames: string[] } {
-  const document = inlineFragments(
-    readFileSync(new URL('../client/operations.graphql', import.meta.url), 'utf8'),
-  );
-  const operationNames = parse(document).definitions.flatMap((definition) =>
-    definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : [],
-  );
-  return { document, operationNames };
 }
 
 /**
