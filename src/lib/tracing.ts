@@ -9,7 +9,6 @@ import {
   type Span,
   SpanStatusCode,
   type TextMapPropagator,
-  type Tracer,
   trace,
 } from '@opentelemetry/api';
 import type { TracingConfig } from '../config/index.ts';
