@@ -91,7 +91,7 @@ export interface Sandbox {
   /**
    * Starts listening.
    * @returns the base address, e.g. `http://127.0.0.1:43121` (the real port when 0 was asked).
-   * @throws the listen error (e.g. EADDRINUSE).
+   * @throws PortInUseError naming SANDBOX_PORT when the port is taken; the listen error otherwise.
    */
   start(): Promise<{ url: string }>;
   /** Stops: cancels pending enrolments, retries and hangs, closes every connection. Idempotent. */
