@@ -16,7 +16,8 @@ const WIDTH = 100;
 function comment(text: string): string[] {
   const lines: string[] = [];
   let line = '#';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
+  // A code span (`npm run token`) stays on one line.
+  for (const word of text.match(/[^\s`]*`[^`]*`\S*|\S+/g) ?? []) {
     if (line.length + 1 + word.length > WIDTH && line !== '#') {
       lines.push(line);
       line = '#';
