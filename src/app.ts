@@ -1,12 +1,10 @@
 import { flushCompileCache, getCompileCacheDir } from 'node:module';
-import type { DestinationStream } from 'pino';
-import type { GatewayConfig } from './config.ts';
-import type { CardEventStream } from './events/card-event-stream.ts';
-import type { NetworkTokenEventStream } from './events/network-token-event-stream.ts';
+import type { App, AppAddresses, AppOptions } from './app-types.ts';
+import type { GatewayConfig } from './config/index.ts';
 import { createLogger } from './lib/logger.ts';
-import { createMetrics, type Metrics } from './lib/metrics.ts';
-import type { ReadinessReport } from './lib/readiness.ts';
-import { createTracing, TRACING_OFF, type Tracing } from './lib/tracing.ts';
+import { createMetrics } from './lib/metrics.ts';
+import { createShutdown } from './lib/shutdown.ts';
+import { createTracing, TRACING_OFF } from './lib/tracing.ts';
 import { trustedOperationNames } from './plugins/operation-metrics.ts';
 import { createRuntime } from './runtime/index.ts';
 import { type GatewayServices, openServices, shutDownTracing } from './runtime/services.ts';
@@ -14,44 +12,8 @@ import { serveGraphqlWs } from './server/graphql-ws.ts';
 import { createHttpServer } from './server/http.ts';
 import { listen } from './server/listen.ts';
 import { serveMetrics } from './server/metrics.ts';
-import { createShutdown } from './server/shutdown.ts';
 
-/** Options for tests and embedding; production passes none. */
-export interface AppOptions {
-  /** Where the gateway's JSON log lines go (stdout by default). */
-  logDestination?: DestinationStream;
-  /** A tracer provider the caller owns and shuts down (src/dev.ts shares one with the sandbox). */
-  tracing?: Tracing;
-}
-
-/** Addresses of a started app. */
-export interface AppAddresses {
-  /** Gateway base address, e.g. `http://127.0.0.1:4000`; GraphQL is at `${url}/graphql`. */
-  url: string;
-  /** Base address of the metrics listener; Prometheus text at `${metricsUrl}/metrics`. */
-  metricsUrl: string;
-}
-
-/** A built gateway: {@link buildApp}. */
-export interface App {
-  /** Starts the upstream clients, the event streams and the servers. @throws Error when called twice. */
-  start(): Promise<AppAddresses>;
-  /** Graceful, bounded by `SHUTDOWN_TIMEOUT_MS` (src/server/shutdown.ts). Idempotent. */
-  stop(): Promise<void>;
-  /** The card event stream, once started (live subscriber counts for health checks and tests). */
-  readonly events: CardEventStream | undefined;
-  /** The network token event stream, once started; shared between replicas like card events. */
-  readonly networkTokenEvents: NetworkTokenEventStream | undefined;
-  /** The app's Prometheus registry and metrics. */
-  readonly metrics: Metrics;
-  /**
-   * The app's tracer (no-op unless `OTEL_*` configure an exporter); built by `start`, so a no-op
-   * one before (`AppOptions.tracing` when given, from the first).
-   */
-  readonly tracing: Tracing;
-  /** Runs the readiness checks of `GET /readiness` (503 when not ready). */
-  readiness(): Promise<ReadinessReport>;
-}
+export type { App, AppAddresses, AppOptions } from './app-types.ts';
 
 /**
  * The gateway's composition root: upstream clients, durable event streams, the GraphQL runtime
@@ -81,7 +43,7 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
   async function open(): Promise<AppAddresses> {
     resources.defer(() => void logger.info('cardgraph gateway stopped'));
     if (!options.tracing) {
-      tracing = await createTracing(config.tracing, process.env.npm_package_version);
+      tracing = await createTracing(config.tracing, config.version);
       resources.defer(() => shutDownTracing(tracing, logger));
     }
     const telemetry = { logger, metrics, ...(tracing.enabled ? { tracer: tracing.tracer } : {}) };
@@ -116,7 +78,7 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
       serveGraphqlWs({ server: http.server, runtime, limits: config.websocket, logger, metrics }),
     );
     resources.defer(() => http.stopAccepting());
-    const url = await listen(http.server, config.port, config.host);
+    const url = await listen(http.server, config.port, config.host, 'PORT');
     const metricsUrl = metricsListener.url;
     const listening = {
       graphql: `${url}/graphql`,

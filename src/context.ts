@@ -1,5 +1,5 @@
 import type { Viewer } from './auth/viewer.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/index.ts';
 import type { CardEventStream } from './events/card-event-stream.ts';
 import type { NetworkTokenEventStream } from './events/network-token-event-stream.ts';
 import type { UnmappedNotificationStore } from './events/unmapped-notification.ts';
@@ -27,7 +27,7 @@ export interface ContextServices {
   /** Signed notifications that could not be mapped, for operators (`Query.unmappedNotifications`). */
   unmappedNotifications: UnmappedNotificationStore;
   logger: Logger;
-  /** What one operation may ask for (src/config.ts `operationLimits`). */
+  /** What one operation may ask for (src/config/limits.ts). */
   limits: Config['operationLimits'];
 }
 

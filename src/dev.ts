@@ -7,9 +7,10 @@ import {
   gatewayConfig,
   loadConfig,
   onSandbox,
-} from './config.ts';
+} from './config/index.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from './events/webhook-receiver.ts';
 import { createLogger } from './lib/logger.ts';
+import { PortInUseError } from './lib/port-in-use.ts';
 import { createTracing } from './lib/tracing.ts';
 import { shutDownTracing } from './runtime/services.ts';
 import { createSandbox, type Sandbox, type SandboxOptions } from './sandbox/sandbox.ts';
@@ -52,7 +53,7 @@ export async function startDevelopment(
   const resources = new AsyncDisposableStack();
   try {
     const destination = options.logDestination;
-    const tracing = await createTracing(config.tracing, process.env.npm_package_version);
+    const tracing = await createTracing(config.tracing, config.version);
     // Reports a failed trace export at shutdown; the gateway and the sandbox log with their own names.
     const logger = createLogger({ name: 'dev', level: config.logLevel, destination });
     resources.defer(() => shutDownTracing(tracing, logger));
@@ -109,7 +110,7 @@ if (import.meta.main) {
     const development = await startDevelopment(config);
     stopOnSignals(() => development.stop(), config.shutdownTimeoutMs);
   } catch (error) {
-    console.error(error instanceof ConfigError ? error.message : error);
+    console.error(error instanceof ConfigError || error instanceof PortInUseError ? error.message : error);
     process.exit(1);
   }
 }

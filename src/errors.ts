@@ -157,7 +157,7 @@ export class UpstreamServiceError extends GatewayError {
 
 /**
  * The operation asks more of the gateway than its limits allow (`NODES_MAX_IDS`,
- * `OPERATION_MAX_COST`, `UPSTREAM_CALL_BUDGET`, src/config.ts). Codes: `too-many-ids` (more ids than
+ * `OPERATION_MAX_COST`, `UPSTREAM_CALL_BUDGET`, src/config/). Codes: `too-many-ids` (more ids than
  * `nodes(ids:)` accepts), `operation-too-expensive` (cost or estimated upstream calls over the limit,
  * refused before anything runs). Not retryable as is: ask for less (fewer ids, smaller pages, fewer
  * joins).

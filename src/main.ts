@@ -1,11 +1,13 @@
 import { buildApp } from './app.ts';
-import { ConfigError, gatewayConfig, loadConfig } from './config.ts';
+import { ConfigError, gatewayConfig, loadConfig } from './config/index.ts';
+import { PortInUseError } from './lib/port-in-use.ts';
 import { stopOnSignals } from './server/signals.ts';
 
 /**
  * The production gateway (the Docker image's command): parses the configuration, builds and starts
  * the gateway, stops it on SIGTERM/SIGINT. `UPSTREAM=embedded` (the development default) is refused
- * with a ConfigError: the sandbox is no part of this entry; `npm start` (src/dev.ts) runs it.
+ * with a ConfigError: the sandbox is no part of this entry; `npm start` (src/dev.ts) runs it. A bad
+ * setting or a taken port ends the start with its one-line message (naming the variable), no stack.
  */
 try {
   const config = gatewayConfig(loadConfig());
@@ -13,6 +15,6 @@ try {
   await app.start();
   stopOnSignals(() => app.stop(), config.shutdownTimeoutMs);
 } catch (error) {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(error instanceof ConfigError || error instanceof PortInUseError ? error.message : error);
   process.exit(1);
 }

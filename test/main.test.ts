@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EMBEDDED_DEV_JWT_SECRET } from '../src/config.ts';
+import { EMBEDDED_DEV_JWT_SECRET } from '../src/config/index.ts';
 import {
   leftover,
   type Stack,
@@ -113,7 +113,7 @@ describe('npm start (src/dev.ts)', () => {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(manifest.scripts.start).toBe('node src/dev.ts');
+    expect(manifest.scripts.start).toBe('node --env-file-if-exists=.env src/dev.ts');
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)(

@@ -52,7 +52,7 @@ Object.assign(process.env, {
   SSE_MAX_UNOPENED_STREAMS_PER_CLIENT: '1000',
 });
 const { buildApp } = await import('../../src/app.ts');
-const { gatewayConfig, loadConfig } = await import('../../src/config.ts');
+const { gatewayConfig, loadConfig } = await import('../../src/config/index.ts');
 const app = buildApp(gatewayConfig(loadConfig()), { logDestination: pino.destination('/dev/null') });
 const { url } = await app.start();
 const token = await issueDevToken({

@@ -10,7 +10,7 @@
  */
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.ts';
-import { gatewayConfig, loadConfig } from '../../src/config.ts';
+import { gatewayConfig, loadConfig } from '../../src/config/index.ts';
 import { serveStats } from '../lib/child.ts';
 
 const app = buildApp(gatewayConfig(loadConfig()), {

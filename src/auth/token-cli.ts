@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, EMBEDDED_DEV_JWT_SECRET, loadConfig } from '../config/index.ts';
 import { issueDevToken } from './issue-dev-token.ts';
 import { GATEWAY_SCOPES, UPSTREAM_SCOPES } from './viewer.ts';
 
 const USAGE = `Usage: npm run token -- [--vault <id>]... [--scope "<names>"] [--subject <sub>] [--expires-in <s>]
 
-Prints a client token (HS256 JWT) signed with the gateway's AUTH_JWT_SECRET (in embedded mode the
-built-in development secret when unset).
+Prints a client token (HS256 JWT) signed with the gateway's AUTH_JWT_SECRET (read from the environment
+or .env). Only on the development defaults (UPSTREAM unset or embedded, NODE_ENV not production) does an
+unset AUTH_JWT_SECRET mean the built-in development secret; a set but empty one is refused.
 
   --vault <id>        vault the token grants; repeat for several (default: the configured vaults)
   --scope "<names>"   space-separated scopes (default: every upstream scope: ${UPSTREAM_SCOPES.join(' ')};
@@ -24,7 +25,10 @@ export interface CliOutput {
 /**
  * `npm run token`: issues a development client token with {@link issueDevToken}. The token alone
  * goes to `out.write` (so `TOKEN=$(npm run -s token)` works); everything else to `out.error`.
- * Refuses when the configuration verifies tokens with a JWKS (a token signed here would not verify).
+ * Refuses when the configuration verifies tokens with a JWKS (a token signed here would not verify),
+ * when `AUTH_JWT_SECRET` is set but empty (`AUTH_JWT_SECRET=$UNSET_VARIABLE npm run token` would
+ * otherwise sign with the development secret, which the gateway it is meant for rejects), and when it
+ * is missing outside the embedded development defaults; the refusal names the variable.
  * @param argv the arguments after the script name.
  * @param env the environment read by loadConfig.
  * @returns the process exit code: 0 when a token was printed, 1 otherwise.
@@ -57,6 +61,13 @@ export async function runTokenCli(
     return 0;
   }
 
+  if (env.AUTH_JWT_SECRET !== undefined && env.AUTH_JWT_SECRET.trim() === '') {
+    out.error(
+      'Refusing to issue a token: AUTH_JWT_SECRET is set but empty. Set it to the secret of the gateway the ' +
+        'token is for (e.g. export AUTH_JWT_SECRET=…), or unset it for the development gateway of `npm start`.\n',
+    );
+    return 1;
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(env);
@@ -74,6 +85,10 @@ export async function runTokenCli(
     );
     return 1;
   }
+
+  // loadConfig falls back to the development secret on the development defaults only (it refuses a
+  // missing AUTH_JWT_SECRET in production and in remote mode, naming it).
+  const developmentSecret = config.auth.jwtSecret === EMBEDDED_DEV_JWT_SECRET;
 
   const expiresIn = values['expires-in'] ?? '3600';
   if (!/^\d+$/.test(expiresIn) || Number(expiresIn) < 1) {
@@ -98,6 +113,11 @@ export async function runTokenCli(
       ...(config.auth.audience !== undefined ? { audience: config.auth.audience } : {}),
     });
     out.write(`${token}\n`);
+    if (developmentSecret) {
+      out.error(
+        'Signed with the development secret (AUTH_JWT_SECRET unset): only a gateway on its development defaults (npm start) accepts it.\n',
+      );
+    }
     return 0;
   } catch (error) {
     if (error instanceof RangeError) {

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import { TOKEN_SCOPES, VAULT_ID_PATTERN, type Viewer } from './viewer.ts';
 
 /** Codes of {@link AuthenticationError}. */

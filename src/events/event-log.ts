@@ -1,7 +1,6 @@
 import type { CardEvent } from './card-event.ts';
 import type { BusFilter } from './card-event-bus.ts';
 import type { NetworkTokenEvent } from './network-token-event.ts';
-import type { UnmappedNotification } from './unmapped-notification.ts';
 
 /**
  * The durable event logs (issue: live events never lost, never duplicated): one for card events and
@@ -53,16 +52,6 @@ export const NETWORK_TOKEN_EVENT_LOG: EventLogKind<NetworkTokenEvent> = {
   name: 'network_token_events',
   subjectColumn: 'pan_alias',
   subjectOf: (event) => event.panAlias ?? '',
-};
-
-/**
- * Signed notifications that could not be mapped to an event (issue 19 item 3), redacted; subject =
- * the reason (`no-tenant`, …), tenant `''` when no vault could be read.
- */
-export const UNMAPPED_NOTIFICATION_LOG: EventLogKind<UnmappedNotification> = {
-  name: 'unmapped_notifications',
-  subjectColumn: 'reason',
-  subjectOf: (entry) => entry.reason,
 };
 
 /** Which entries a read returns: tenants (at least one), optionally one subject and some kinds. */

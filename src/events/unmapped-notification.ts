@@ -3,7 +3,7 @@ import type { Logger } from '../lib/logger.ts';
 import { redactPans } from '../lib/pan.ts';
 import { redactCardData } from '../lib/redaction.ts';
 import type { PublishOutcome } from './card-event-bus.ts';
-import type { EventLog, HistoryCursor, Logged } from './event-log.ts';
+import type { EventLog, EventLogKind, HistoryCursor, Logged } from './event-log.ts';
 import type { UnmappedReason } from './notification-envelope.ts';
 
 /** Longest stored body of an unmapped notification (characters of its redacted JSON); the rest is cut. */
@@ -78,6 +78,16 @@ export function unmappedNotificationOf(
     bodyBytes: raw.length,
   });
 }
+
+/**
+ * Signed notifications that could not be mapped to an event (issue 19 item 3), redacted; subject =
+ * the reason (`no-tenant`, …), tenant `''` when no vault could be read.
+ */
+export const UNMAPPED_NOTIFICATION_LOG: EventLogKind<UnmappedNotification> = {
+  name: 'unmapped_notifications',
+  subjectColumn: 'reason',
+  subjectOf: (entry) => entry.reason,
+};
 
 /** Where the webhook receiver keeps unmapped notifications; see {@link UnmappedNotificationStore}. */
 export interface UnmappedNotificationSink {

@@ -1,6 +1,6 @@
 import type { Server, ServerOptions } from 'node:http';
 import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -50,7 +50,7 @@ export function clientAddressOf(socket: Socket): string {
 }
 
 /**
- * `TRUSTED_PROXIES` entries (addresses and CIDR ranges, validated by src/config.ts) as a matcher.
+ * `TRUSTED_PROXIES` entries (addresses and CIDR ranges, validated by src/config/transports.ts) as a matcher.
  * IPv4-mapped IPv6 peers (`::ffff:10.0.0.5`, how a dual-stack listener sees IPv4) match their IPv4 entries.
  */
 export function trustedProxyMatcher(entries: readonly string[]): (address: string | undefined) => boolean {

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import type { UpstreamConfig } from '../config.ts';
+import type { UpstreamConfig } from '../config/index.ts';
 
 /**
  * Readiness of a gateway: ready only when every check passes. Checks run in parallel, each bounded by

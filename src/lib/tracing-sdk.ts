@@ -12,10 +12,10 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import type { TracingConfig } from '../config.ts';
+import type { TracingConfig } from '../config/index.ts';
 import { RedactingSpanExporter } from './redacting-span-exporter.ts';
 import { redactCardData } from './redaction.ts';
-import type { Tracing } from './tracing.ts';
+import type { Tracing } from './tracing-handle.ts';
 
 /**
  * The exporting {@link Tracing} of `config`: an OpenTelemetry SDK tracer provider (not registered

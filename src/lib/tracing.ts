@@ -9,27 +9,13 @@ import {
   type Span,
   SpanStatusCode,
   type TextMapPropagator,
-  type Tracer,
   trace,
 } from '@opentelemetry/api';
-import type { TracingConfig } from '../config.ts';
+import type { TracingConfig } from '../config/index.ts';
 import { redactPans } from './pan.ts';
+import type { Tracing } from './tracing-handle.ts';
 
-/**
- * OpenTelemetry tracing of one gateway: a tracer exporting over OTLP/HTTP (protobuf or JSON) when
- * configured, a no-op tracer otherwise. The tracer provider is not registered globally (several
- * apps may run in one test process); only the AsyncLocalStorage context manager is, once per process,
- * so a span started for a GraphQL operation is the parent of the upstream calls made while it runs.
- */
-export interface Tracing {
-  /** Whether spans are exported (`OTEL_*` configured). */
-  readonly enabled: boolean;
-  readonly tracer: Tracer;
-  /** Exports every ended span now. */
-  forceFlush(): Promise<void>;
-  /** Exports what is pending and stops the exporter. Idempotent. */
-  shutdown(): Promise<void>;
-}
+export type { Tracing } from './tracing-handle.ts';
 
 /**
  * The W3C Trace Context propagator, loaded with the SDK by the first {@link createTracing} that

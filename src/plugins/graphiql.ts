@@ -6,7 +6,7 @@ import { gzip } from 'node:zlib';
 import { type GraphiQLOptions, type Plugin, shouldRenderGraphiQL } from 'graphql-yoga';
 import { issueDevToken } from '../auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../auth/viewer.ts';
-import { type Config, EMBEDDED_DEV_JWT_SECRET } from '../config.ts';
+import { type Config, EMBEDDED_DEV_JWT_SECRET } from '../config/index.ts';
 import type { Logger } from '../lib/logger.ts';
 
 /**

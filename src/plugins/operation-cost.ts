@@ -23,7 +23,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.ts';
 import type { FieldCost } from '../schema/paging.ts';
 
-/** Limits of {@link useOperationCost} (src/config.ts `operationLimits`). */
+/** Limits of {@link useOperationCost} (src/config/limits.ts). */
 export interface OperationCostLimits {
   /** Highest cost of one operation (`OPERATION_MAX_COST`). */
   maxCost: number;

@@ -1,6 +1,6 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { Plugin } from 'graphql-yoga';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import type { GraphQLContext } from '../context.ts';
 import { useFieldSuggestionSwitch } from './field-suggestions.ts';
 import { useOperationCost } from './operation-cost.ts';

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { type GraphQLError, Kind, parse } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import type { Config } from '../config.ts';
+import { loadExampleOperations } from '../client/example-operations.ts';
+import type { Config } from '../config/index.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
-import { loadExampleOperations } from '../runtime/index.ts';
 import { loadTrustedDocuments } from './persisted-operations.ts';
 
 /**

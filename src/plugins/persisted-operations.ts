@@ -3,8 +3,8 @@ import { type APQStore, hashSHA256 } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations as useTrustedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { Config } from '../config.ts';
-import { ConfigError } from '../config.ts';
+import type { Config } from '../config/index.ts';
+import { ConfigError } from '../config/index.ts';
 import type { Logger } from '../lib/logger.ts';
 
 /**

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
-import { GraphQLError, Kind, parse } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { createTokenVerifier } from '../auth/verify-token.ts';
 import type { Viewer } from '../auth/viewer.ts';
-import { inlineFragments } from '../client/inline-fragments.ts';
-import type { Config } from '../config.ts';
+import { loadExampleOperations } from '../client/example-operations.ts';
+import type { Config } from '../config/index.ts';
 import { type ContextServices, createContext, type GraphQLContext } from '../context.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
@@ -141,7 +140,7 @@ export async function createRuntime(options: {
       persistedOperations,
       useGraphQLSSE({
         authenticate: (authorization) => requireViewer(viewerAuth, authorization),
-        // graphql-ws's limits, so both streaming transports hold the same (src/config.ts).
+        // graphql-ws's limits, so both streaming transports hold the same (src/config/transports.ts).
         limits: {
           maxOperationsPerStream: config.websocket.maxSubscriptionsPerSocket,
           reservationTimeoutMs: config.websocket.connectionInitTimeoutMs,
@@ -161,21 +160,6 @@ export async function createRuntime(options: {
     maskedErrors: useErrorMasking(),
   });
   return { yoga, persistedOperations, viewerAuth, sharedSse };
-}
-
-/**
- * The shipped example operations (src/client/operations.graphql) with their fragments written in place
- * (GraphiQL sends the chosen operation with every fragment of the editor, see {@link inlineFragments}):
- * GraphiQL's default document, and the operation names metrics label by name (any other name is counted as `other`).
- */
-export function loadExampleOperations(): { document: string; operationNames: string[] } {
-  const document = inlineFragments(
-    readFileSync(new URL('../client/operations.graphql', import.meta.url), 'utf8'),
-  );
-  const operationNames = parse(document).definitions.flatMap((definition) =>
-    definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : [],
-  );
-  return { document, operationNames };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Tracer } from '@opentelemetry/api';
 import { Counter } from 'prom-client';
-import type { Config, GatewayConfig } from '../config.ts';
+import type { Config, GatewayConfig } from '../config/index.ts';
 import type { ContextServices } from '../context.ts';
 import { type CardEventStream, createCardEventStream } from '../events/card-event-stream.ts';
 import {
@@ -12,18 +12,18 @@ import {
   type LogEvent,
   type LoggedCardEvent,
   NETWORK_TOKEN_EVENT_LOG,
-  UNMAPPED_NOTIFICATION_LOG,
 } from '../events/event-log.ts';
 import {
   createNetworkTokenEventStream,
   type NetworkTokenEventStream,
 } from '../events/network-token-event-stream.ts';
 import { createSqliteEventLog } from '../events/sqlite-event-log.ts';
-import { UnmappedNotificationStore } from '../events/unmapped-notification.ts';
+import { UNMAPPED_NOTIFICATION_LOG, UnmappedNotificationStore } from '../events/unmapped-notification.ts';
 import { createWebhookReceiver } from '../events/webhook-receiver.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { createReadinessProbe, type ReadinessReport, upstreamProbeOrigins } from '../lib/readiness.ts';
+import type { Shutdown } from '../lib/shutdown.ts';
 import type { Tracing } from '../lib/tracing.ts';
 import { BinAttributesCache } from '../loaders/bin-attributes-cache.ts';
 import {
@@ -34,7 +34,6 @@ import {
 import { CardReadCache } from '../loaders/card-read-cache.ts';
 import { EventCardCache, EventNetworkTokenCache } from '../loaders/index.ts';
 import { createMemoryApqStore, createRedisApqStore } from '../plugins/persisted-operations.ts';
-import type { Shutdown } from '../server/shutdown.ts';
 import { createUpstream } from '../upstream/index.ts';
 
 /** What {@link openServices} made. */

@@ -1,12 +1,14 @@
-import { ConfigError, loadSandboxConfig, SANDBOX_CREDENTIALS } from '../config.ts';
+import { ConfigError, SANDBOX_CREDENTIALS } from '../config/index.ts';
 import { createLogger } from '../lib/logger.ts';
+import { PortInUseError } from '../lib/port-in-use.ts';
 import { createTracing } from '../lib/tracing.ts';
+import { loadSandboxConfig } from './config.ts';
 import { createSandbox } from './sandbox.ts';
 
 /**
  * `npm run sandbox`: the embedded sandbox as a standalone process (contract §1). Reads its settings
  * with `loadSandboxConfig`, registers `SANDBOX_WEBHOOK_URL` (when set) for both vaults, stops on
- * SIGTERM/SIGINT.
+ * SIGTERM/SIGINT. A bad setting or a taken port ends it with one line naming the variable.
  */
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadSandboxConfig>;
@@ -30,7 +32,16 @@ async function main(): Promise<void> {
     ...(config.duplicateCardCheckVaults ? { duplicateCardCheckVaults: config.duplicateCardCheckVaults } : {}),
     ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
   });
-  const { url } = await sandbox.start();
+  let url: string;
+  try {
+    ({ url } = await sandbox.start());
+  } catch (error) {
+    if (!(error instanceof PortInUseError)) throw error;
+    // One line naming SANDBOX_PORT, no stack trace.
+    process.stderr.write(`${error.message}\n`);
+    await tracing.shutdown();
+    process.exit(1);
+  }
   if (config.webhookUrl) {
     for (const vault of Object.keys(SANDBOX_CREDENTIALS)) {
       const { id } = sandbox.registerWebhookEndpoint(vault, {

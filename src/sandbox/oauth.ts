@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { SANDBOX_CREDENTIALS, type VaultCredentials } from '../config.ts';
+import { SANDBOX_CREDENTIALS, type VaultCredentials } from '../config/index.ts';
 import { TOKEN_LIFETIME_S } from '../contracts/oauth.ts';
 import {
   type AuthContext,

@@ -4,6 +4,7 @@ import { SpanKind, type Tracer } from '@opentelemetry/api';
 import { SANDBOX_WIRES, type SandboxWire } from '../contracts/wire-reading.ts';
 import type { Logger } from '../lib/logger.ts';
 import { routeTemplate } from '../lib/metrics.ts';
+import { listenError } from '../lib/port-in-use.ts';
 import { extractTraceContext } from '../lib/tracing.ts';
 import {
   ACCOUNT_UPDATER_PREFIX,
@@ -90,7 +91,7 @@ export interface Sandbox {
   /**
    * Starts listening.
    * @returns the base address, e.g. `http://127.0.0.1:43121` (the real port when 0 was asked).
-   * @throws the listen error (e.g. EADDRINUSE).
+   * @throws PortInUseError naming SANDBOX_PORT when the port is taken; the listen error otherwise.
    */
   start(): Promise<{ url: string }>;
   /** Stops: cancels pending enrolments, retries and hangs, closes every connection. Idempotent. */
@@ -276,9 +277,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       });
       server = listening;
       await new Promise<void>((resolve, reject) => {
-        listening.once('error', reject);
+        // The sandbox's port is SANDBOX_PORT wherever it runs (npm start and npm run sandbox alike).
+        const failed = (error: Error) => reject(listenError(error, 'SANDBOX_PORT', options.port, host));
+        listening.once('error', failed);
         listening.listen(options.port, host, () => {
-          listening.off('error', reject);
+          listening.off('error', failed);
           resolve();
         });
       });

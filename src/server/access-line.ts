@@ -13,7 +13,7 @@ const accessLoggers = new WeakMap<Logger, Logger>();
 function accessLogger(logger: Logger): Logger {
   let child = accessLoggers.get(logger);
   if (!child) {
-    // Same level as `logger` (levels are set once, at start: src/config.ts `LOG_LEVEL`).
+    // Same level as `logger` (levels are set once, at start: src/config/server.ts `LOG_LEVEL`).
     child = logger.child({}, { redact: { paths: [] } });
     accessLoggers.set(logger, child);
   }

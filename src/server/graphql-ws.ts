@@ -5,7 +5,7 @@ import type { ServerOptions } from 'graphql-ws';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { onTokenExpiry } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import { sharedSubscriberCount } from '../events/card-event-bus.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';

@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { context, ROOT_CONTEXT, SpanKind, type Tracer, trace } from '@opentelemetry/api';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from '../events/webhook-receiver.ts';
 import { acceptProxyProtocol, httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { publicReadiness, type ReadinessReport } from '../lib/readiness.ts';
 import { createRequestRecord, REQUEST_ID_HEADER, type RequestRecord } from '../lib/request-record.ts';
+import type { Shutdown } from '../lib/shutdown.ts';
 import { incomingTraceContext, recordSpanFailure } from '../lib/tracing.ts';
 import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
 import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
@@ -15,7 +16,6 @@ import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 import { createGraphqlHttpHandler } from './graphql-http.ts';
 import { sendJson } from './listen.ts';
-import type { Shutdown } from './shutdown.ts';
 
 /** Routes named in access lines and spans; any other path is logged as `other` (paths may carry input). */
 const ROUTES = new Set([

@@ -1,16 +1,19 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenError } from '../lib/port-in-use.ts';
 
 /**
  * Starts `server` on `host:port` (0 picks a free port) and resolves with the address clients can
  * reach, e.g. `http://127.0.0.1:4000` (a wildcard bind address becomes `127.0.0.1`).
- * @throws the listen error (e.g. `EADDRINUSE`).
+ * @param variable the variable that sets `port` (`PORT`, `METRICS_PORT`), named when it is taken.
+ * @throws PortInUseError (src/lib/port-in-use.ts) when the port is taken; the listen error otherwise.
  */
-export function listen(server: Server, port: number, host: string): Promise<string> {
+export function listen(server: Server, port: number, host: string, variable: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: Error) => reject(listenError(error, variable, port, host));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve(`http://${reachable(host)}:${(server.address() as AddressInfo).port}`);
     });
   });

@@ -16,7 +16,7 @@ export interface MetricsListener extends AsyncDisposable {
  * (`readiness`: every check by name, vault ids and upstream origins included, 503 when not ready),
  * which the public port keeps from anonymous callers (issue 20 item 4); anything else 404 with a JSON
  * error.
- * @throws the listen error (e.g. `EADDRINUSE`).
+ * @throws PortInUseError naming METRICS_PORT when the port is taken; the listen error otherwise.
  */
 export async function serveMetrics(options: {
   metrics: Metrics;
@@ -55,6 +55,6 @@ export async function serveMetrics(options: {
       },
     );
   });
-  const url = await listen(server, options.port, options.host);
+  const url = await listen(server, options.port, options.host, 'METRICS_PORT');
   return { url, [Symbol.asyncDispose]: () => closeNow(server) };
 }

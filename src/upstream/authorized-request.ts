@@ -46,6 +46,10 @@ export async function requestWithBearer<T>(
 export type AreaCall<T> = Omit<UpstreamCall<T>, 'area' | 'headers' | 'url'> & {
   path: readonly string[];
   query?: string;
+  /** The id the call is about (card id, PAN alias, organization id), carried by its failure. */
+  subject?: string;
+  /** The body is the client's input: a failure naming a member of it is an input error. */
+  sentInput?: boolean;
 };
 
 /**
@@ -79,11 +83,11 @@ export abstract class AreaClient {
   /**
    * {@link send}, resolving to the whole answer: status, data and `Location` (for a client that
    * tells several success statuses apart, e.g. the card interface's 201 and 303).
-   * @throws UpstreamError as {@link requestWithBearer}.
+   * @throws UpstreamError as {@link requestWithBearer}, carrying the call's `subject` and `sentInput`.
    */
   protected sendForAnswer<T>(
     vault: string,
-    { path, query = '', ...call }: AreaCall<T>,
+    { path, query = '', subject, sentInput, ...call }: AreaCall<T>,
   ): Promise<UpstreamResponse<T>> {
     const type = this.#mediaType;
     return requestWithBearer(this.#deps, vault, {
@@ -91,6 +95,8 @@ export abstract class AreaClient {
       area: this.#area,
       url: `${joinUrl(this.#baseUrl, path)}${query}`,
       headers: call.body === undefined ? { accept: type } : { accept: type, 'content-type': type },
+    }).catch((error: unknown) => {
+      throw error instanceof UpstreamError ? error.about({ subject, sentInput }) : error;
     });
   }
 }

@@ -118,6 +118,25 @@ export class UpstreamError extends Error {
     if (detail !== undefined) this.detail = detail;
     if (init.proxy !== undefined) this.proxy = init.proxy;
   }
+
+  /**
+   * The id the failed call was about (card id, PAN alias, organization id), as the area client that
+   * made the call names it ({@link UpstreamError.about}); a not-found error names it.
+   */
+  subject?: string;
+  /** Whether the failed call sent the client's input, so a refused member is an input error. */
+  sentInput = false;
+
+  /**
+   * Records what the failed call was about; the area client that made it calls this once
+   * (src/upstream/authorized-request.ts `AreaClient.send`), facts the error already has are kept.
+   * @returns this error.
+   */
+  about(call: { subject?: string | undefined; sentInput?: boolean | undefined }): this {
+    if (this.subject === undefined && call.subject !== undefined) this.subject = call.subject;
+    if (call.sentInput) this.sentInput = true;
+    return this;
+  }
 }
 
 /**
@@ -129,9 +148,12 @@ export class UpstreamError extends Error {
 export class InvalidArgumentError extends Error {
   override name = 'InvalidArgumentError';
   readonly argument: string;
+  /** The refused value when it is the id the call is about (a malformed card id is a missing card). */
+  readonly subject?: string;
 
-  constructor(argument: string, reason: string) {
+  constructor(argument: string, reason: string, subject?: string) {
     super(`invalid ${argument}: ${reason}`);
     this.argument = argument;
+    if (subject !== undefined) this.subject = subject;
   }
 }

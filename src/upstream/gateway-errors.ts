@@ -16,11 +16,14 @@ import { InvalidArgumentError, type UpstreamArea, UpstreamError } from './errors
  * and never translate them again.
  */
 
-/** What the failed call was about, read from its arguments (see {@link withGatewayErrors}). */
+/**
+ * What the failed call was about, as the client that made it says: the failure carries them
+ * (`UpstreamError.subject` and `sentInput`, set by the area client from its call; `InvalidArgumentError.subject`).
+ */
 export interface UpstreamCallFacts {
-  /** The id the call named (card id, PAN alias, organization id): its second argument when a string. */
+  /** The id the call named (card id, PAN alias, organization id). */
   subject?: string;
-  /** Whether the call sent the client's input object (its second argument when an object). */
+  /** Whether the call sent the client's input. */
   sentInput: boolean;
   /** The client method that failed (e.g. `listInvites`), for rules that hold for one endpoint only. */
   method?: string;
@@ -41,10 +44,13 @@ export interface UpstreamErrorRule {
 /**
  * The card failures both card areas (card interface and account updater v1) answer with the same
  * codes: 404 `card-not-found` (the subject is the card id), 422 `card-brand-not-supported` and 422
- * `account-updater-not-supported`. Each area's table starts with them.
+ * `account-updater-not-supported`; and any 404 of a card read (`GET /cards/{id}`, `getCard` in both
+ * clients), whatever its body: a proxy or an older deployment may answer one without a JSON:API
+ * error. Each area's table starts with them.
  */
 export const CARD_ERROR_RULES: readonly UpstreamErrorRule[] = [
   { code: 'card-not-found', error: ({ subject }) => new CardNotFoundError(subject ?? 'requested') },
+  { status: 404, method: 'getCard', error: ({ subject }) => new CardNotFoundError(subject ?? 'requested') },
   { code: 'card-brand-not-supported', error: () => new CardBrandNotSupportedError() },
   { code: 'account-updater-not-supported', error: () => new AccountUpdaterNotSupportedError() },
 ];
@@ -126,27 +132,31 @@ export function toGatewayError(error: unknown, table: UpstreamErrorTable, facts:
   return error instanceof Error ? error : new Error(String(error));
 }
 
+/** The facts a failure of client method `method` carries (see {@link UpstreamCallFacts}). */
+export function callFactsOf(error: unknown, method: string | undefined): UpstreamCallFacts {
+  const subject =
+    error instanceof UpstreamError || error instanceof InvalidArgumentError ? error.subject : undefined;
+  return {
+    ...(subject === undefined ? {} : { subject }),
+    sentInput: error instanceof UpstreamError && error.sentInput,
+    ...(method === undefined ? {} : { method }),
+  };
+}
+
 /**
- * The client with every method's rejection mapped by {@link toGatewayError} through `table`. Methods
- * take `(vault, subject | input, …)`: a string second argument is the call's subject (for
- * CardNotFoundError), an object one the client's input. Same type as the client.
+ * The client with every method's rejection mapped by {@link toGatewayError} through `table`, with the
+ * facts the failure carries and the method's name. Same type as the client.
  */
 export function withGatewayErrors<Client extends object>(client: Client, table: UpstreamErrorTable): Client {
   return new Proxy(client, {
     get(target, key) {
       const member: unknown = Reflect.get(target, key, target);
       if (typeof member !== 'function' || key === 'constructor') return member;
-      return (...args: unknown[]) => {
-        const second = args[1];
-        const facts: UpstreamCallFacts = {
-          ...(typeof second === 'string' ? { subject: second } : {}),
-          sentInput: typeof second === 'object' && second !== null,
-          ...(typeof key === 'string' ? { method: key } : {}),
-        };
-        return (member.apply(target, args) as Promise<unknown>).catch((error: unknown) => {
-          throw toGatewayError(error, table, facts);
+      const method = typeof key === 'string' ? key : undefined;
+      return (...args: unknown[]) =>
+        (member.apply(target, args) as Promise<unknown>).catch((error: unknown) => {
+          throw toGatewayError(error, table, callFactsOf(error, method));
         });
-      };
     },
   });
 }

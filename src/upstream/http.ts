@@ -3,7 +3,7 @@ import { rootCertificates } from 'node:tls';
 import { SpanKind, type Tracer } from '@opentelemetry/api';
 import { Agent, type Dispatcher, ProxyAgent, RetryAgent, request as undiciRequest } from 'undici';
 import type { z } from 'zod';
-import type { UpstreamProxyConfig } from '../config.ts';
+import type { UpstreamProxyConfig } from '../config/index.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type Metrics, routeTemplate } from '../lib/metrics.ts';
 import { injectTraceContext, recordSpanFailure } from '../lib/tracing.ts';

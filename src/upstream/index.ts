@@ -1,5 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
-import type { UpstreamConfig } from '../config.ts';
+import type { UpstreamConfig } from '../config/index.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { AccountUpdaterClient } from './account-updater/client.ts';

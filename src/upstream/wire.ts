@@ -63,7 +63,7 @@ export const cardIdSchema = cardId;
  */
 export function assertCardId(id: string): void {
   if (typeof id !== 'string' || !CARD_ID_PATTERN.test(id)) {
-    throw new InvalidArgumentError('cardId', 'expected CRD followed by 1 to 64 letters or digits');
+    throw new InvalidArgumentError('cardId', 'expected CRD followed by 1 to 64 letters or digits', id);
   }
 }
 

@@ -6,7 +6,7 @@ import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { runTokenCli } from '../../src/auth/token-cli.ts';
 import { createTokenVerifier } from '../../src/auth/verify-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
-import { EMBEDDED_DEV_JWT_SECRET } from '../../src/config.ts';
+import { EMBEDDED_DEV_JWT_SECRET } from '../../src/config/index.ts';
 
 async function run(argv: string[], env: Record<string, string | undefined> = { UPSTREAM: 'embedded' }) {
   let stdout = '';
@@ -33,7 +33,9 @@ describe('npm run token', () => {
       'cards:read cards:write',
     ]);
     expect(code).toBe(0);
-    expect(stderr).toBe('');
+    expect(stderr).toBe(
+      'Signed with the development secret (AUTH_JWT_SECRET unset): only a gateway on its development defaults (npm start) accepts it.\n',
+    );
     expect(stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     const viewer = await verifyEmbedded(`Bearer ${stdout.trim()}`);
     expect(viewer?.subject).toBe('dev-user');
@@ -65,13 +67,14 @@ describe('npm run token', () => {
 
   it('signs with AUTH_JWT_SECRET and sets the configured issuer and audience', async () => {
     const secret = 'another-secret-of-at-least-32-characters!';
-    const { code, stdout } = await run(['--vault', 'tntsandbox2'], {
+    const { code, stdout, stderr } = await run(['--vault', 'tntsandbox2'], {
       UPSTREAM: 'embedded',
       AUTH_JWT_SECRET: secret,
       AUTH_ISSUER: 'https://issuer.test',
       AUTH_AUDIENCE: 'cardgraph',
     });
     expect(code).toBe(0);
+    expect(stderr).toBe('');
     const verify = createTokenVerifier({
       jwtSecret: secret,
       issuer: 'https://issuer.test',
@@ -91,6 +94,47 @@ describe('npm run token', () => {
       'Refusing to issue a token: the gateway verifies client tokens with a JWKS (AUTH_JWKS_URL)',
     );
   });
+
+  it.each([{}, { UPSTREAM: 'embedded' }, { NODE_ENV: 'production', UPSTREAM: 'remote' }])(
+    'refuses an empty AUTH_JWT_SECRET (%o), naming it, rather than signing with the development secret',
+    async (env) => {
+      for (const empty of ['', '  ']) {
+        const { code, stdout, stderr } = await run(['--vault', 'tntsandbox1'], {
+          ...env,
+          AUTH_JWT_SECRET: empty,
+        });
+        expect(code).toBe(1);
+        expect(stdout).toBe('');
+        expect(stderr).toBe(
+          'Refusing to issue a token: AUTH_JWT_SECRET is set but empty. Set it to the secret of the gateway the ' +
+            'token is for (e.g. export AUTH_JWT_SECRET=…), or unset it for the development gateway of `npm start`.\n',
+        );
+      }
+    },
+  );
+
+  it.each([
+    [
+      { NODE_ENV: 'production' },
+      /^ {2}AUTH_JWT_SECRET: AUTH_JWT_SECRET or AUTH_JWKS_URL is required when NODE_ENV=production/m,
+    ],
+    [
+      { NODE_ENV: 'production', UPSTREAM: 'embedded' },
+      /^ {2}AUTH_JWT_SECRET: AUTH_JWT_SECRET or AUTH_JWKS_URL is required when NODE_ENV=production/m,
+    ],
+    [
+      { UPSTREAM: 'remote' },
+      /^ {2}AUTH_JWT_SECRET: AUTH_JWT_SECRET or AUTH_JWKS_URL is required when UPSTREAM=remote$/m,
+    ],
+  ])(
+    'refuses a missing AUTH_JWT_SECRET off the development defaults (%o), naming it',
+    async (env, message) => {
+      const { code, stdout, stderr } = await run(['--vault', 'tntsandbox1'], env);
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr).toMatch(message);
+    },
+  );
 
   it('refuses unknown scopes, bad vault ids, bad lifetimes and unknown options', async () => {
     expect(await run(['--vault', 'tntsandbox1', '--scope', 'cards:delete'])).toMatchObject({

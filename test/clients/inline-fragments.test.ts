@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { buildSchema, type DocumentNode, Kind, parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { loadExampleOperations } from '../../src/client/example-operations.ts';
 import { inlineFragments } from '../../src/client/inline-fragments.ts';
-import { loadExampleOperations } from '../../src/runtime/index.ts';
 
 const schema = buildSchema(readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'));
 

@@ -13,12 +13,11 @@ import {
   type LoggedCardEvent,
   NETWORK_TOKEN_EVENT_LOG,
   type NetworkTokenEventLog,
-  UNMAPPED_NOTIFICATION_LOG,
 } from '../../src/events/event-log.ts';
 import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
-import { unmappedNotificationOf } from '../../src/events/unmapped-notification.ts';
+import { UNMAPPED_NOTIFICATION_LOG, unmappedNotificationOf } from '../../src/events/unmapped-notification.ts';
 import { cardEvent } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 

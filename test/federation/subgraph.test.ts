@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { execute, type GraphQLFormattedError, parse } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { CreateCard, EnrolCard } from '../support/documents.ts';
 import { cardgraphSubgraphSdl } from '../support/federation.ts';
 import {

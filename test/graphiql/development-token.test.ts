@@ -1,7 +1,7 @@
 import { networkInterfaces } from 'node:os';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Config, EMBEDDED_DEV_JWT_SECRET, loadConfig, onSandbox } from '../../src/config.ts';
+import { type Config, EMBEDDED_DEV_JWT_SECRET, loadConfig, onSandbox } from '../../src/config/index.ts';
 import {
   developmentTokenIssuer,
   isLoopbackAddress,

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, loadSandboxConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { createTracing } from '../../src/lib/tracing.ts';
+import { loadSandboxConfig } from '../../src/sandbox/config.ts';
 import {
   ALL_TEST_PANS,
   notification,

@@ -15,7 +15,7 @@ import WebSocket from 'ws';
 import type { App } from '../../src/app.ts';
 import { issueDevToken } from '../../src/auth/issue-dev-token.ts';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
-import { type GatewayConfig, loadConfig, type VaultCredentials } from '../../src/config.ts';
+import { type GatewayConfig, loadConfig, type VaultCredentials } from '../../src/config/index.ts';
 import type { CardEvent } from '../../src/events/card-event.ts';
 import {
   type CardEventBus,

@@ -2,7 +2,12 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { inspect } from 'node:util';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayConfig, gatewayConfig, loadConfig, type UpstreamConfig } from '../../src/config.ts';
+import {
+  type GatewayConfig,
+  gatewayConfig,
+  loadConfig,
+  type UpstreamConfig,
+} from '../../src/config/index.ts';
 import { NetworkTokenNotFoundError } from '../../src/errors.ts';
 import { createMetrics } from '../../src/lib/metrics.ts';
 import { AccountUpdaterClient } from '../../src/upstream/account-updater/client.ts';

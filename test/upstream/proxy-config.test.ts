@@ -2,13 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, gatewayConfig, loadConfig } from '../../src/config.ts';
+import { ConfigError, gatewayConfig, loadConfig } from '../../src/config/index.ts';
 import { upstreamProbeOrigins } from '../../src/lib/readiness.ts';
 import { proxyLabel } from '../../src/upstream/http.ts';
 import { createTestCertificates } from '../support/mitmproxy.ts';
 
 /**
- * The outbound proxy and token request variables of src/config.ts (issue 19 items 4 and 6):
+ * The outbound proxy and token request variables of src/config/ (issue 19 items 4 and 6):
  * `UPSTREAM_PROXY`, `UPSTREAM_PROXY_AREAS`, `UPSTREAM_CA_FILE`, `UPSTREAM_TOKEN_AUTH`,
  * `UPSTREAM_TOKEN_SCOPE`. A bad value fails at start with a ConfigError naming the variable, never
  * repeating the value (proxy addresses carry credentials).

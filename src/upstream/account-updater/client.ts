@@ -48,6 +48,7 @@ export class AccountUpdaterClient extends areaClient('account-updater', 'applica
       method: 'POST',
       path: ['cards'],
       body: JSON.stringify(enrollCardBody(input)),
+      sentInput: true,
       expectStatus: [200, 201, 202],
       schema: cardEnvelopeSchema,
       jsonReviver: v1AnswerReviver,
@@ -63,6 +64,7 @@ export class AccountUpdaterClient extends areaClient('account-updater', 'applica
     return this.send(vault, {
       method: 'GET',
       path: ['cards', cardId],
+      subject: cardId,
       expectStatus: [200],
       schema: cardEnvelopeSchema,
       jsonReviver: v1AnswerReviver,
@@ -81,6 +83,7 @@ export class AccountUpdaterClient extends areaClient('account-updater', 'applica
       method: 'POST',
       path: ['card-check'],
       body: JSON.stringify(cardCheckBody(input)),
+      sentInput: true,
       expectStatus: [200, 202],
       schema: cardCheckEnvelopeSchema,
       jsonReviver: v1AnswerReviver,

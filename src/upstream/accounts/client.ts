@@ -63,6 +63,7 @@ export class AccountsClient extends areaClient('accounts', ACCOUNTS_MEDIA_TYPE) 
     return this.send(vault, {
       method: 'GET',
       path: ['organizations', organizationId, collection],
+      subject: organizationId,
       query: pageQuery(page),
       expectStatus: [200],
       schema,

@@ -57,6 +57,7 @@ export class CardInterfaceClient extends areaClient('card-interface', JSON_API) 
       method: 'POST',
       path: ['cards'],
       body: JSON.stringify(createCardDocument(input)),
+      sentInput: true,
       expectStatus: [200, 201, 303],
       optionalBodyStatuses: [303],
       schema: createCardAnswerSchema({ expMonth: input.expMonth, expYear: input.expYear }),
@@ -85,6 +86,7 @@ export class CardInterfaceClient extends areaClient('card-interface', JSON_API) 
     return this.send(vault, {
       method: 'GET',
       path: ['cards', cardId],
+      subject: cardId,
       expectStatus: [200],
       schema: cardDocumentSchema,
     });
@@ -100,6 +102,7 @@ export class CardInterfaceClient extends areaClient('card-interface', JSON_API) 
     return this.send(vault, {
       method: 'POST',
       path: ['cards', cardId, 'card-update-subscriptions'],
+      subject: cardId,
       expectStatus: [200, 201],
       schema: subscriptionDocumentSchema(cardId),
     });
@@ -114,6 +117,7 @@ export class CardInterfaceClient extends areaClient('card-interface', JSON_API) 
     await this.send(vault, {
       method: 'DELETE',
       path: ['cards', cardId, 'card-update-subscriptions'],
+      subject: cardId,
       expectStatus: [200, 204],
     });
   }
@@ -128,6 +132,7 @@ export class CardInterfaceClient extends areaClient('card-interface', JSON_API) 
     return this.send(vault, {
       method: 'POST',
       path: ['cards', cardId, 'check'],
+      subject: cardId,
       expectStatus: [200],
       schema: checkDocumentSchema(cardId),
       jsonReviver: checkDocumentReviver,

@@ -43,6 +43,7 @@ export class NetworkTokensClient extends areaClient('network-tokens', 'applicati
       method: 'POST',
       path: ['network-tokens'],
       body: JSON.stringify(provisionBody(input)),
+      sentInput: true,
       expectStatus: [200, 201, 202],
       schema: networkTokenEnvelopeSchema,
     });
@@ -67,6 +68,7 @@ export class NetworkTokensClient extends areaClient('network-tokens', 'applicati
     return this.send(vault, {
       method,
       path: ['network-tokens', panAlias],
+      subject: panAlias,
       expectStatus: [200],
       schema: networkTokenEnvelopeSchema,
     });

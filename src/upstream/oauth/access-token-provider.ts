@@ -1,4 +1,4 @@
-import type { VaultCredentials } from '../../config.ts';
+import type { VaultCredentials } from '../../config/index.ts';
 import { tokenResponse } from '../../contracts/oauth.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { UpstreamError } from '../errors.ts';

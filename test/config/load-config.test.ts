@@ -6,9 +6,9 @@ import {
   loadConfig,
   onSandbox,
   SANDBOX_CREDENTIALS,
-} from '../src/config.ts';
+} from '../../src/config/index.ts';
 
-/** `graphql` switches of src/config.ts with GraphiQL, introspection and field suggestions all on / all off. */
+/** `graphql` switches of src/config/ with GraphiQL, introspection and field suggestions all on / all off. */
 const exposedAll = { graphiql: true, introspection: true, fieldSuggestions: true };
 const exposedNone = { graphiql: false, introspection: false, fieldSuggestions: false };
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Logger } from '../lib/logger.ts';
+import type { Logger } from './logger.ts';
 
 /**
  * The bounded shutdown of `SHUTDOWN_TIMEOUT_MS`: shortly before it (the cut-off, at most 2 s

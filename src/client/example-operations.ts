@@ -1,0 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { Kind, parse } from 'graphql';
+import { inlineFragments } from './inline-fragments.ts';
+
+/**
+ * The shipped example operations (src/client/operations.graphql) with their fragments written in place
+ * (GraphiQL sends the chosen operation with every fragment of the editor, see {@link inlineFragments}):
+ * GraphiQL's default document, and the operation names metrics label by name (any other name is counted as `other`).
+ */
+export function loadExampleOperations(): { document: string; operationNames: string[] } {
+  const document = inlineFragments(readFileSync(new URL('./operations.graphql', import.meta.url), 'utf8'));
+  const operationNames = parse(document).definitions.flatMap((definition) =>
+    definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : [],
+  );
+  return { document, operationNames };
+}

@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { leftover, startSandbox, TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from '../support/fixtures.ts';
+
+/**
+ * The entries as a reader starts them, in child processes: the npm scripts' flags (`.env`), an env file
+ * of empty values, and a taken port, which ends the start with one line naming the variable.
+ */
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const SCRIPTS = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+).scripts;
+const LISTENING = /"graphql":"http:\/\/127\.0\.0\.1:(\d+)\/graphql"/;
+
+/** Runs `args` with this Node in `cwd`; resolves at the first `pattern` in stdout, or at exit. */
+function run(args: string[], env: Record<string, string>, cwd = ROOT, pattern = LISTENING) {
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = once(child, 'exit').then(([code]) => code as number);
+  const matched = new Promise<RegExpMatchArray | undefined>((resolve) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = stdout.match(pattern);
+      if (match) resolve(match);
+    });
+    void exited.then(() => resolve(undefined));
+  });
+  return {
+    matched,
+    exited,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** `node <flags> <entry>` of an npm script, e.g. `node --env-file-if-exists=.env src/dev.ts`, as argv with `entry` absolute. */
+function scriptArgs(script: string): string[] {
+  const [node, ...args] = SCRIPTS[script]!.split(' ');
+  expect(node).toBe('node');
+  const entry = args.pop()!;
+  return [...args, join(ROOT, entry)];
+}
+
+const dataDir = () => join(mkdtempSync(join(tmpdir(), 'cardgraph-start-')), 'data');
+
+/** A TCP listener holding a port on 127.0.0.1. */
+async function holdPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+const held: Server[] = [];
+afterAll(() => {
+  for (const server of held) server.close();
+});
+
+describe('npm scripts', () => {
+  it('run every entry a reader starts with the Node of the devDependencies, reading .env where a person runs them', () => {
+    expect(SCRIPTS.start).toBe('node --env-file-if-exists=.env src/dev.ts');
+    expect(SCRIPTS.serve).toBe('node src/main.ts');
+    expect(SCRIPTS.sandbox).toBe('node --env-file-if-exists=.env src/sandbox/main.ts');
+    expect(SCRIPTS.token).toBe('node --env-file-if-exists=.env src/auth/token-cli.ts');
+    expect(SCRIPTS['example:customers']).toBe('node examples/customers/server.ts');
+  });
+});
+
+describe('npm start', () => {
+  it('reads .env in the directory it runs in', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'cardgraph-dotenv-'));
+    const { port, server } = await holdPort();
+    server.close();
+    await once(server, 'close');
+    writeFileSync(join(directory, '.env'), `PORT=${port}\nHOST=127.0.0.1\nSANDBOX_PORT=0\nMETRICS_PORT=0\n`);
+    const started = run(scriptArgs('start'), { DATA_DIR: dataDir() }, directory);
+    expect((await started.matched)?.[1], started.stderr()).toBe(String(port));
+    expect(await started.stop()).toBe(0);
+  }, 120_000);
+
+  it('starts without a .env', async () => {
+    const env = { DATA_DIR: dataDir(), PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0' };
+    const started = run(scriptArgs('start'), env, mkdtempSync(join(tmpdir(), 'cardgraph-no-dotenv-')));
+    expect(await started.matched, started.stderr()).toBeDefined();
+    expect(await started.stop()).toBe(0);
+  }, 120_000);
+
+  it('takes .env.example as an env file, and one with every variable empty (each is unset)', async () => {
+    const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
+    const directory = mkdtempSync(join(tmpdir(), 'cardgraph-empty-env-'));
+    const emptied = join(directory, 'empty.env');
+    // Each variable's `# NAME=default` line, which ends its paragraph, as `NAME=`.
+    writeFileSync(emptied, example.replace(/^# ([A-Z][A-Z0-9_]*)=\S*$(?=\n(?:\n|$))/gm, '$1='));
+    expect(readFileSync(emptied, 'utf8')).toMatch(/^CARD_INTERFACE_URL=$/m);
+    // Variables given to the process win over an env file's: the ports stay free ones.
+    const env = { PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0', DATA_DIR: dataDir() };
+    for (const file of [join(ROOT, '.env.example'), emptied]) {
+      const started = run([`--env-file=${file}`, join(ROOT, 'src/dev.ts')], env);
+      expect(await started.matched, started.stderr()).toBeDefined();
+      expect(started.stderr()).toBe('');
+      expect(await started.stop()).toBe(0);
+    }
+  }, 120_000);
+});
+
+describe('a taken port', () => {
+  it.each([
+    ['PORT', 'src/dev.ts'],
+    ['SANDBOX_PORT', 'src/dev.ts'],
+    ['METRICS_PORT', 'src/dev.ts'],
+    ['SANDBOX_PORT', 'src/sandbox/main.ts'],
+  ])(
+    '%s stops %s with one line naming the variable and the port, no stack trace',
+    async (variable, entry) => {
+      const { port, server } = await holdPort();
+      held.push(server);
+      const env = {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SANDBOX_PORT: '0',
+        METRICS_PORT: '0',
+        METRICS_HOST: '127.0.0.1',
+        DATA_DIR: dataDir(),
+        [variable]: String(port),
+      };
+      const started = run([join(ROOT, entry)], env);
+      expect(await started.exited).toBe(1);
+      expect(started.stderr()).toBe(
+        `${variable}: port ${port} on 127.0.0.1 is already in use: stop what listens there or set ${variable} to another port (0 picks a free one)\n`,
+      );
+    },
+  );
+
+  it('PORT stops the production entry (npm run serve) the same way', async () => {
+    const sandbox = leftover(await startSandbox(), (started) => started.stop());
+    const { port, server } = await holdPort();
+    held.push(server);
+    const started = run(scriptArgs('serve'), {
+      UPSTREAM: 'remote',
+      CARD_INTERFACE_URL: `${sandbox.url}/card-interface`,
+      ACCOUNT_UPDATER_URL: `${sandbox.url}/account-updater`,
+      CARD_ATTRIBUTES_URL: `${sandbox.url}/card-attributes`,
+      ACCOUNTS_URL: `${sandbox.url}/accounts`,
+      TOKEN_URL: `${sandbox.url}/oauth/token`,
+      UPSTREAM_CREDENTIALS: 'tntsandbox1=sandbox-client-1:sandbox-secret-1',
+      WEBHOOK_SECRETS: TEST_WEBHOOK_SECRET,
+      AUTH_JWT_SECRET: TEST_JWT_SECRET,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      METRICS_PORT: '0',
+      DATA_DIR: dataDir(),
+    });
+    expect(await started.exited).toBe(1);
+    expect(started.stderr()).toBe(
+      `PORT: port ${port} on 127.0.0.1 is already in use: stop what listens there or set PORT to another port (0 picks a free one)\n`,
+    );
+  });
+});
