@@ -161,7 +161,11 @@ export function mayHoldPan(text: string): boolean {
     } else if (c >= 128) {
       // A digit of another script, or a separator: either way the stretch goes on.
       if (++digits >= MIN_PAN_DIGITS) return true;
-    } else if (c === 92 && text.charCodeAt(i + 1) === 117 && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
+    } else if (
+      c === 92 &&
+      text.charCodeAt(i + 1) === 117 &&
+      /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))
+    ) {
       // A `\uXXXX` escape: possibly a digit.
       if (++digits >= MIN_PAN_DIGITS) return true;
       i += 5;

@@ -223,7 +223,9 @@ function redactValue(value: unknown, depth: number, seen: WeakSet<object>, joinM
     let copy: Record<string, unknown> | undefined;
     for (const [key, item] of entries) {
       const isPairName =
-        pairNamesCode && PAIR_NAME_MEMBERS.has(key.toLowerCase().replace(/[^a-z]/g, '')) && typeof item === 'string';
+        pairNamesCode &&
+        PAIR_NAME_MEMBERS.has(key.toLowerCase().replace(/[^a-z]/g, '')) &&
+        typeof item === 'string';
       const redacted =
         (isSecurityCodeName(key) || (pairNamesCode && !isPairName)) && item !== null && item !== undefined
           ? REDACTED
