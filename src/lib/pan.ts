@@ -161,6 +161,7 @@ export function mayHoldPan(text: string): boolean {
     } else if (c >= 128) {
       // A digit of another script, or a separator: either way the stretch goes on.
       if (++digits >= MIN_PAN_DIGITS) return true;
+      separators = 0;
     } else if (
       c === 92 &&
       text.charCodeAt(i + 1) === 117 &&
@@ -168,12 +169,16 @@ export function mayHoldPan(text: string): boolean {
     ) {
       // A `\uXXXX` escape: possibly a digit.
       if (++digits >= MIN_PAN_DIGITS) return true;
+      separators = 0;
       i += 5;
     } else if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) {
       const prev = i > 0 ? text.charCodeAt(i - 1) : 0;
       const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
-      const betweenDigits = (c === 120 || c === 88) && prev >= 48 && prev <= 57 && next >= 48 && next <= 57;
-      if (!betweenDigits && prev !== 92) {
+      // An `x` next to a digit of any script may stand between two groups.
+      const nextToDigit =
+        (c === 120 || c === 88) &&
+        ((prev >= 48 && prev <= 57) || prev >= 128 || (next >= 48 && next <= 57) || next >= 128);
+      if (!nextToDigit && prev !== 92) {
         digits = 0;
         separators = 0;
       }
@@ -219,9 +224,14 @@ function scanUnits(text: string): ScanUnit[] {
     }
     if (c < 128) {
       let cls = asciiClass(c);
-      if ((c === 120 || c === 88) && units.length > 0 && units[units.length - 1]!.cls >= 0) {
-        const next = text.charCodeAt(i + 1);
-        if (next >= 48 && next <= 57) cls = SEPARATOR;
+      if (
+        (c === 120 || c === 88) &&
+        units.length > 0 &&
+        units[units.length - 1]!.cls >= 0 &&
+        i + 1 < text.length
+      ) {
+        const next = text.codePointAt(i + 1)!;
+        if ((next < 128 ? asciiClass(next) : nonAsciiClass(next)) >= 0) cls = SEPARATOR;
       }
       units.push({ start: i, end: i + 1, cls });
       i += 1;

@@ -52,7 +52,7 @@ function anyCase(word: string): string {
 }
 
 /** Characters that may stand between a security code's name and its value in text (JSON escapes included). */
-const CODE_GAP = String.raw`(?:[\s"'\\:=,;|\[\](){}<>#.\u200b-\u200d\u2060\ufeff]|\\[nrt"\\/]|\\u[0-9a-fA-F]{4}){0,16}`;
+const CODE_GAP = String.raw`(?:[\s"'\\:=,;|\[\](){}<>#.\-/*\u200b-\u200d\u2060\ufeff]|\\[nrt"\\/]|\\u[0-9a-fA-F]{4}){0,16}`;
 
 /**
  * A security code written in text after its name: `cvv: 123`, `CVC2=1234`, `"card_cvc":"123"`,
@@ -64,7 +64,7 @@ const SECURITY_CODE_IN_TEXT = new RegExp(
     `|(?<![A-Za-z])${anyCase('cid')}2?(?![a-z])|(?<=[a-z0-9_])C[iI][dD]2?(?![a-z])` +
     `|${anyCase('secur')}(?:${anyCase('ity')})?[\\s_.\\-]*${anyCase('code')}` +
     `|${anyCase('verification')}[\\s_.\\-]*(?:${anyCase('value')}|${anyCase('code')}|${anyCase('number')}))` +
-    `[A-Za-z_\\-]*${CODE_GAP}(?:(?:${anyCase('value')}|${anyCase('val')}|${anyCase('data')}|${anyCase('text')}|${anyCase('is')}|v)${CODE_GAP})?)` +
+    `(?:[_\\-. ]?[A-Za-z]+){0,3}${CODE_GAP}(?:(?:${anyCase('value')}|${anyCase('val')}|${anyCase('data')}|${anyCase('text')}|${anyCase('is')}|v)${CODE_GAP})?)` +
     `(\\p{Nd}{3,4})(?!\\p{Nd})`,
   'gu',
 );
@@ -239,16 +239,31 @@ function redactValue(value: unknown, depth: number, seen: WeakSet<object>, joinM
     }
     const object = copy ?? (value as Record<string, unknown>);
     if (!joinMembers) return object;
-    // Names and string values in order: a number split over members, or over their names.
+    // String values in order, with the names that are digits too: a number split over members, or
+    // over their names. A name with letters neither joins nor ends a sequence; any other value ends it.
     const keys = Object.keys(object);
-    const sequence = keys.flatMap((key) => [key, object[key]]);
+    const sequence: unknown[] = [];
+    const slots: { key: string; isName: boolean }[] = [];
+    for (const key of keys) {
+      if (isDigitsAndSeparators(key)) {
+        sequence.push(key);
+        slots.push({ key, isName: true });
+      }
+      sequence.push(object[key]);
+      slots.push({ key, isName: false });
+    }
     const joined = maskSplitNumbers(sequence);
     if (joined === undefined) return object;
-    const rebuilt: Record<string, unknown> = {};
-    keys.forEach((key, index) => {
-      const name = (joined[2 * index] as string | undefined) ?? key;
-      rebuilt[name] = joined[2 * index + 1] ?? object[key];
+    const names = new Map<string, string>();
+    const values = new Map<string, unknown>();
+    slots.forEach((slot, index) => {
+      const masked = joined[index];
+      if (masked === undefined) return;
+      if (slot.isName) names.set(slot.key, masked as string);
+      else values.set(slot.key, masked);
     });
+    const rebuilt: Record<string, unknown> = {};
+    for (const key of keys) rebuilt[names.get(key) ?? key] = values.has(key) ? values.get(key) : object[key];
     return rebuilt;
   } finally {
     seen.delete(value);
@@ -278,7 +293,7 @@ function maskSplitNumbers(items: readonly unknown[]): (unknown | undefined)[] | 
       const joined = parts.join(' ');
       const masked = redactPans(joined);
       if (masked !== joined) {
-        out ??= new Array(items.length);
+        out ??= Array.from({ length: items.length }, () => undefined);
         let at = 0;
         parts.forEach((part, k) => {
           const piece = masked.slice(at, at + part.length);
