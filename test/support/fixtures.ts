@@ -446,16 +446,31 @@ export function digitsOf(text: string): string {
     String.fromCharCode(Number.parseInt(hex, 16)),
   );
   let digits = '';
-  for (const char of unescaped.normalize('NFKC')) {
+  for (const char of unescaped) {
     if (char >= '0' && char <= '9') digits += char;
+    else if (char.charCodeAt(0) >= 128) digits += digitOfNonAscii(char);
+  }
+  return digits;
+}
+
+/** Digit values of the non-ASCII characters {@link digitsOf} met ('' for a non-digit). */
+const nonAsciiDigits = new Map<string, string>();
+
+function digitOfNonAscii(char: string): string {
+  let digit = nonAsciiDigits.get(char);
+  if (digit === undefined) {
+    const compatible = char.normalize('NFKC');
+    digit = '';
+    if (compatible.length === 1 && compatible >= '0' && compatible <= '9') digit = compatible;
     else if (/\p{Nd}/u.test(char)) {
       const codePoint = char.codePointAt(0)!;
       let offset = 0;
       while (/\p{Nd}/u.test(String.fromCodePoint(codePoint - offset - 1))) offset++;
-      digits += String(offset % 10);
+      digit = String(offset % 10);
     }
+    nonAsciiDigits.set(char, digit);
   }
-  return digits;
+  return digit;
 }
 
 /** True when the digits of `pan` stand together in {@link digitsOf} `text`: the PAN leaked, however spelt. */
