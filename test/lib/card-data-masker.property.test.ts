@@ -6,7 +6,6 @@ import { encodeCursor } from '../../src/events/event-log.ts';
 import { maskNotificationValue } from '../../src/events/notification-envelope.ts';
 import { bodyDigestId } from '../../src/events/unmapped-notification.ts';
 import { logTextOf } from '../../src/lib/logger.ts';
-import { redactPans } from '../../src/lib/pan.ts';
 import {
   isSecurityCodeName,
   REDACTED,
