@@ -153,35 +153,42 @@ export function mayHoldPan(text: string): boolean {
   if (text.length < MIN_PAN_DIGITS) return false;
   let digits = 0;
   let separators = 0;
+  let afterBackslash = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c >= 48 && c <= 57) {
       if (++digits >= MIN_PAN_DIGITS) return true;
       separators = 0;
-    } else if (c >= 128) {
+      afterBackslash = false;
+      continue;
+    }
+    const lower = c | 32;
+    if (lower >= 97 && lower <= 122) {
+      if (afterBackslash) {
+        // The letter of an escape separates (`\t`, `\n`); `\uXXXX` may encode a digit.
+        afterBackslash = false;
+        if (c === 117 && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) {
+          if (++digits >= MIN_PAN_DIGITS) return true;
+          separators = 0;
+          i += 4;
+        }
+        continue;
+      }
+      if (c === 120 || c === 88) {
+        // An `x` next to a digit of any script may stand between two groups.
+        const prev = i > 0 ? text.charCodeAt(i - 1) : 0;
+        const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+        if ((prev >= 48 && prev <= 57) || prev >= 128 || (next >= 48 && next <= 57) || next >= 128) continue;
+      }
+      digits = 0;
+      separators = 0;
+      continue;
+    }
+    afterBackslash = c === 92 && !afterBackslash;
+    if (c >= 128) {
       // A digit of another script, or a separator: either way the stretch goes on.
       if (++digits >= MIN_PAN_DIGITS) return true;
       separators = 0;
-    } else if (
-      c === 92 &&
-      text.charCodeAt(i + 1) === 117 &&
-      /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))
-    ) {
-      // A `\uXXXX` escape: possibly a digit.
-      if (++digits >= MIN_PAN_DIGITS) return true;
-      separators = 0;
-      i += 5;
-    } else if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) {
-      const prev = i > 0 ? text.charCodeAt(i - 1) : 0;
-      const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
-      // An `x` next to a digit of any script may stand between two groups.
-      const nextToDigit =
-        (c === 120 || c === 88) &&
-        ((prev >= 48 && prev <= 57) || prev >= 128 || (next >= 48 && next <= 57) || next >= 128);
-      if (!nextToDigit && prev !== 92) {
-        digits = 0;
-        separators = 0;
-      }
     } else if (++separators > MAX_SEPARATOR_RUN) {
       digits = 0;
       separators = 0;
@@ -190,34 +197,62 @@ export function mayHoldPan(text: string): boolean {
   return false;
 }
 
-/** One character of the scan: its code units `[start, end)` in the text and its class. */
-interface ScanUnit {
-  start: number;
-  end: number;
-  cls: number;
+/**
+ * The characters of a text for the digit scan: character `k` spans the code units
+ * `[start[k], end[k])` of the text and has the class `cls[k]` (a digit's value, {@link LETTER} or
+ * {@link SEPARATOR}). Typed arrays, not one object per character: the receiver masks every member of
+ * every notification.
+ */
+interface Scan {
+  length: number;
+  start: Int32Array;
+  end: Int32Array;
+  cls: Int8Array;
 }
+
+/** The scan {@link scanUnits} fills, reused across calls. */
+const scratch: Scan = {
+  length: 0,
+  start: new Int32Array(256),
+  end: new Int32Array(256),
+  cls: new Int8Array(256),
+};
 
 const JSON_ESCAPE_LETTERS = new Set(['n', 'r', 't', 'b', 'f', '"', '\\', '/']);
 
 /**
  * The characters of `text` with their classes. A JSON escape inside the text (`\t`, `\n`, `\u00a0`,
  * `\u0034`, as a JSON-encoded string member shows them) is one character of the class of what it
- * encodes; an `x` or `X` between two ASCII digits is a separator (`4111x1111x…`).
+ * encodes; an `x` or `X` between two digits is a separator (`4111x1111x…`).
  */
-function scanUnits(text: string): ScanUnit[] {
-  const units: ScanUnit[] = [];
+function scanUnits(text: string): Scan {
+  // One scratch scan reused by every call (the scan is synchronous and never re-entered), grown on demand.
+  if (scratch.start.length < text.length) {
+    const capacity = Math.max(text.length, 2 * scratch.start.length);
+    scratch.start = new Int32Array(capacity);
+    scratch.end = new Int32Array(capacity);
+    scratch.cls = new Int8Array(capacity);
+  }
+  const scan = scratch;
+  scan.length = 0;
+  const push = (start: number, end: number, cls: number) => {
+    scan.start[scan.length] = start;
+    scan.end[scan.length] = end;
+    scan.cls[scan.length] = cls;
+    scan.length++;
+  };
   for (let i = 0; i < text.length; ) {
     const c = text.charCodeAt(i);
     if (c === 92 && i + 1 < text.length) {
       const next = text[i + 1]!;
       if (next === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
         const code = Number.parseInt(text.slice(i + 2, i + 6), 16);
-        units.push({ start: i, end: i + 6, cls: code < 128 ? asciiClass(code) : nonAsciiClass(code) });
+        push(i, i + 6, code < 128 ? asciiClass(code) : nonAsciiClass(code));
         i += 6;
         continue;
       }
       if (JSON_ESCAPE_LETTERS.has(next)) {
-        units.push({ start: i, end: i + 2, cls: SEPARATOR });
+        push(i, i + 2, SEPARATOR);
         i += 2;
         continue;
       }
@@ -226,23 +261,23 @@ function scanUnits(text: string): ScanUnit[] {
       let cls = asciiClass(c);
       if (
         (c === 120 || c === 88) &&
-        units.length > 0 &&
-        units[units.length - 1]!.cls >= 0 &&
+        scan.length > 0 &&
+        scan.cls[scan.length - 1]! >= 0 &&
         i + 1 < text.length
       ) {
         const next = text.codePointAt(i + 1)!;
         if ((next < 128 ? asciiClass(next) : nonAsciiClass(next)) >= 0) cls = SEPARATOR;
       }
-      units.push({ start: i, end: i + 1, cls });
+      push(i, i + 1, cls);
       i += 1;
       continue;
     }
     const codePoint = text.codePointAt(i)!;
     const width = codePoint > 0xffff ? 2 : 1;
-    units.push({ start: i, end: i + width, cls: nonAsciiClass(codePoint) });
+    push(i, i + width, nonAsciiClass(codePoint));
     i += width;
   }
-  return units;
+  return scan;
 }
 
 /**
@@ -254,7 +289,11 @@ export function isDigitsAndSeparators(text: string, maxLength = 64): boolean {
   if (text.length > maxLength) return false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 128) return scanUnits(text).every((unit) => unit.cls !== LETTER);
+    if (c >= 128) {
+      const scan = scanUnits(text);
+      for (let k = 0; k < scan.length; k++) if (scan.cls[k] === LETTER) return false;
+      return true;
+    }
     if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) {
       // `\t`, `\u00a0`…: the letter of an escape is not a letter of the text.
       if (i > 0 && text.charCodeAt(i - 1) === 92) continue;
@@ -264,8 +303,8 @@ export function isDigitsAndSeparators(text: string, maxLength = 64): boolean {
   return true;
 }
 
-/** A digit sequence being assembled: the units of its digits, in order. */
-type Chain = ScanUnit[];
+/** A digit sequence being assembled: the indices (in its {@link Scan}) of its digits, in order. */
+type Chain = number[];
 
 /**
  * Masks card numbers anywhere in free text, the one card-number rule of everything that leaves the
@@ -290,21 +329,22 @@ type Chain = ScanUnit[];
  */
 export function redactPans(text: string): string {
   if (!mayHoldPan(text)) return text;
-  const units = scanUnits(text);
-  const hidden: ScanUnit[] = [];
+  const scan = scanUnits(text);
+  const { cls } = scan;
+  const hidden: number[] = [];
   let chain: Chain = [];
   // Whether the chain may go on past the separators that follow it.
   let open = false;
   let separatorRun = 0;
   const flush = () => {
-    if (chain.length >= MIN_PAN_DIGITS) hideLuhnWindows(chain, hidden);
+    if (chain.length >= MIN_PAN_DIGITS) hideLuhnWindows(chain, cls, hidden);
     chain = [];
     open = false;
   };
   let i = 0;
-  while (i < units.length) {
-    if (units[i]!.cls === SEPARATOR) {
-      separatorRun += units[i]!.end - units[i]!.start;
+  while (i < scan.length) {
+    if (cls[i] === SEPARATOR) {
+      separatorRun += scan.end[i]! - scan.start[i]!;
       if (separatorRun > MAX_SEPARATOR_RUN) flush();
       i++;
       continue;
@@ -313,34 +353,32 @@ export function redactPans(text: string): string {
     let end = i;
     let hasLetter = false;
     let hexLettersOnly = true;
-    while (end < units.length && units[end]!.cls !== SEPARATOR) {
-      const unit = units[end]!;
-      if (unit.cls === LETTER) {
+    while (end < scan.length && cls[end] !== SEPARATOR) {
+      if (cls[end] === LETTER) {
         hasLetter = true;
-        if (!/^[0-9a-fA-F]$/.test(text.slice(unit.start, unit.end))) hexLettersOnly = false;
+        if (hexLettersOnly && !isHexLetter(text, scan.start[end]!, scan.end[end]!)) hexLettersOnly = false;
       }
       end++;
     }
     separatorRun = 0;
     if (!hasLetter) {
       if (!open) flush();
-      for (let k = i; k < end; k++) chain.push(units[k]!);
+      for (let k = i; k < end; k++) chain.push(k);
       open = true;
     } else {
       let k = i;
       let first = true;
       while (k < end) {
-        if (units[k]!.cls === LETTER) {
+        if (cls[k] === LETTER) {
           k++;
           first = false;
           continue;
         }
         const runStart = k;
-        while (k < end && units[k]!.cls !== LETTER) k++;
-        const run = units.slice(runStart, k);
-        const edgeJoins = !hexLettersOnly || run.length >= 3;
+        while (k < end && cls[k] !== LETTER) k++;
+        const edgeJoins = !hexLettersOnly || k - runStart >= 3;
         if (!(first && open && edgeJoins)) flush();
-        chain.push(...run);
+        for (let d = runStart; d < k; d++) chain.push(d);
         if (k === end) {
           // Trailing digits: a following group may continue them.
           open = edgeJoins;
@@ -349,27 +387,39 @@ export function redactPans(text: string): string {
         }
         first = false;
       }
-      if (units[end - 1]!.cls === LETTER) flush();
+      if (cls[end - 1] === LETTER) flush();
     }
     i = end;
   }
   flush();
   if (hidden.length === 0) return text;
-  hidden.sort((a, b) => a.start - b.start);
+  hidden.sort((a, b) => a - b);
   let out = '';
   let at = 0;
-  for (const unit of hidden) {
-    if (unit.start < at) continue;
-    out += text.slice(at, unit.start) + '*'.repeat(unit.end - unit.start);
-    at = unit.end;
+  for (const k of hidden) {
+    const start = scan.start[k]!;
+    if (start < at) continue;
+    const end = scan.end[k]!;
+    out += text.slice(at, start) + '*'.repeat(end - start);
+    at = end;
   }
   return out + text.slice(at);
 }
 
-/** Adds to `hidden` the middle digits of every Luhn-valid 13-19 digit window of `chain` starting with 1-9. */
-function hideLuhnWindows(chain: Chain, hidden: ScanUnit[]): void {
+/** True when the character at `[start, end)` of `text` is one ASCII hex letter (`a`-`f`, `A`-`F`). */
+function isHexLetter(text: string, start: number, end: number): boolean {
+  if (end - start !== 1) return false;
+  const c = text.charCodeAt(start) | 32;
+  return c >= 97 && c <= 102;
+}
+
+/**
+ * Adds to `hidden` the characters (indices in the scan whose classes are `cls`) of the middle digits
+ * of every Luhn-valid 13-19 digit window of `chain` starting with 1-9.
+ */
+function hideLuhnWindows(chain: Chain, cls: Int8Array, hidden: number[]): void {
   let digits = '';
-  for (const unit of chain) digits += String.fromCharCode(48 + unit.cls);
+  for (const k of chain) digits += String.fromCharCode(48 + cls[k]!);
   const n = digits.length;
   const hide = new Uint8Array(n);
   let found = false;
