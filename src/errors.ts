@@ -1,4 +1,4 @@
-import { redactPans } from './lib/pan.ts';
+import { redactCardText } from './lib/redaction.ts';
 
 /**
  * The errors that reach GraphQL, in undici's style (lib/core/errors.js): one root class,
@@ -15,9 +15,9 @@ export abstract class GatewayError extends Error {
   /** Stable, machine-readable code; constant per class. */
   abstract readonly code: string;
 
-  /** @param message for the client; any PAN in it is masked. `name` is the concrete class's name. */
+  /** @param message for the client; any PAN or CVC in it is masked (src/lib/redaction.ts `redactCardText`). `name` is the concrete class's name. */
   constructor(message: string, options?: ErrorOptions) {
-    super(redactPans(message), options);
+    super(redactCardText(message), options);
     this.name = new.target.name;
   }
 }

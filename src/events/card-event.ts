@@ -2,6 +2,7 @@ import {
   type CardExpiry,
   definedOnly,
   type Envelope,
+  isUnmasked,
   type NotificationSource,
   readCardId,
   readEnvelope,
@@ -71,12 +72,13 @@ export const ENROLLMENT_FAILURE_REASONS = [
  *   when the notification has no string `event`.
  * - `source`: `account_updater` (`au_card.*`), `card_management` (`cmp_au_card.*`) or `unknown`.
  * - `tenant`: the vault id (11 characters).
- * - `cardId`: `details.card_id`, `CRD` + 1-64 letters or digits.
+ * - `cardId`: `details.card_id`, `CRD` + 1-64 letters or digits (absent when it holds a card number).
  * - `timestamp`, `occurredAt`, `createdAt`: ISO 8601 with a zone (a zone-less time is read as UTC);
  *   `timestamp` falls back to `occurredAt`, then to the time of receipt.
  * - `newAccountNumber`, `oldAccountNumber`: masked to at most BIN and last four.
  * - `newExpiry`, `oldExpiry`: from the `MMYY` members; `expMonth` 1-12, `expYear` four digits.
- * - `failureReason`: the reason code of an `enrollment_failed` (e.g. `card-brand-not-supported`).
+ * - `failureReason`: the reason code of an `enrollment_failed` (e.g. `card-brand-not-supported`);
+ *   absent when it holds a card number.
  * - Sender members: see {@link SenderMembers}; all text PAN-masked and bounded.
  *
  * Subscribers all receive the same instance, so it is frozen; memoize per-event work in a WeakMap.
@@ -110,11 +112,15 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set(CARD_EVENT_TYPES);
 /** The member names a failure reason code has been seen under; the first usable one is taken. */
 const REASON_MEMBERS = ['reason', 'reason_code', 'failure_code', 'failure_reason', 'error_code', 'code'];
 
-/** The reason code of a failed enrolment: a short code (`declined`, …) from the first member that has one. */
+/**
+ * The reason code of a failed enrolment: a short code (`declined`, …) from the first member that has
+ * one; a code holding a card number (`4000056655665556`) is not one (the member is dropped).
+ */
 function readFailureReason(details: Record<string, unknown>): string | undefined {
   for (const member of REASON_MEMBERS) {
     const value = details[member];
-    if (typeof value === 'string' && /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(value)) return value;
+    if (typeof value === 'string' && /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(value) && isUnmasked(value))
+      return value;
   }
   return undefined;
 }

@@ -2,6 +2,7 @@ import {
   definedOnly,
   type Envelope,
   isPlainObject,
+  isUnmasked,
   MAX_IDENTIFIER_CHARS,
   type NotificationSource,
   readDigits,
@@ -47,7 +48,9 @@ export const NETWORK_TOKEN_EVENT_PREFIX = 'network_token.';
  *
  * - `panAlias`: `details.pan_alias` (letters, digits, `_`; at most 128, PAN-masked), the alias the
  *   token was provisioned with; it names the token in `GET /network-tokens/{pan_alias}`.
- * - `state`: `details.state` as sent (an open set: `ACTIVE`, `SUSPENDED`, `CARD_UPDATED`, …).
+ * - `state`: `details.state` as sent (an open set: `ACTIVE`, `SUSPENDED`, `CARD_UPDATED`, …);
+ *   absent when it holds a card number.
+ * - `networkTokenId`, `paymentAccountReference`: as sent, masked (card numbers, security codes).
  * - `expiresAt`: the token's expiry `YYYY-MM` (`expires_at`, or `exp_year` and `exp_month`).
  * - `cardExpMonth` 1-12, `cardExpYear` four digits; `cardBin` 6-8 digits; `cardLast4`,
  *   `networkTokenLast4` 4 digits.
@@ -99,9 +102,14 @@ function readPanAlias(value: unknown): string | undefined {
     : undefined;
 }
 
-/** A state name: letters, digits, `_` or `-`, at most 64 (e.g. `ACTIVE`, `CARD_UPDATED`). */
+/**
+ * A state name: letters, digits, `_` or `-`, at most 64 (e.g. `ACTIVE`, `CARD_UPDATED`); a state
+ * holding a card number is dropped.
+ */
 function readState(value: unknown): string | undefined {
-  return typeof value === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(value) ? value : undefined;
+  return typeof value === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(value) && isUnmasked(value)
+    ? value
+    : undefined;
 }
 
 /**

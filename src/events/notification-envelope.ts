@@ -1,12 +1,14 @@
 import { VAULT_ID_PATTERN } from '../contracts/common.ts';
-import { redactPans } from '../lib/pan.ts';
+import { redactCardData, redactCardText } from '../lib/redaction.ts';
 
 /**
  * Tolerant reading of a signed notification's envelope and `details` (issue 19 item 3; contract §4
  * and §8: "a signed notification is never refused because of its shape"). Every reader returns the
  * member in a safe, bounded form or `undefined` when it is absent or unusable; none throws and none
- * refuses. Free text is PAN-masked (src/lib/pan.ts `redactPans`) before it is cut to its bound, so a
- * cut can never leave a card number unmasked. §4's lengths describe what the provider usually
+ * refuses. Every string kept passes the one masker (src/lib/redaction.ts `redactCardText`: card
+ * numbers however written, security codes after their name) before it is cut to its bound, so a cut
+ * can never leave a card number unmasked; an identifier the masker would change (a card id, a state,
+ * a reason code, a notification id holding a card number) is dropped, never kept masked or unmasked. §4's lengths describe what the provider usually
  * sends, not what the gateway may refuse.
  */
 
@@ -60,13 +62,13 @@ export function classifyEvent(event: unknown): EventName {
 }
 
 /**
- * A string member, PAN-masked, then cut to `max` characters (never splitting a surrogate pair);
- * undefined when `value` is not a string or is empty.
+ * A string member, masked ({@link redactCardText}), then cut to `max` characters (never splitting a
+ * surrogate pair); undefined when `value` is not a string or is empty.
  */
 export function readText(value: unknown, max: number): string | undefined {
   if (typeof value !== 'string' || value.length === 0) return undefined;
   // Bounded before masking too, so a megabyte of digits costs no more than the bound.
-  const masked = redactPans(value.length > 4 * max ? value.slice(0, 4 * max) : value);
+  const masked = redactCardText(value.length > 4 * max ? value.slice(0, 4 * max) : value);
   if (masked.length <= max) return masked;
   let cut = masked.slice(0, max);
   const last = cut.charCodeAt(cut.length - 1);
@@ -115,7 +117,7 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 export function readNotificationId(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   if (UUID.test(value)) return value;
-  return NOTIFICATION_ID.test(value) && redactPans(value) === value ? value : undefined;
+  return NOTIFICATION_ID.test(value) && isUnmasked(value) ? value : undefined;
 }
 
 /**
@@ -199,9 +201,32 @@ export function readMaskedAccountNumber(value: unknown): string | undefined {
   return `${compact.slice(0, 6)}${'*'.repeat(compact.length - 10)}${compact.slice(-4)}`;
 }
 
-/** A card id: `CRD` and 1-64 letters or digits (25 in v1, 52 in the card interface's test table, §8). */
+/**
+ * A card id: `CRD` and 1-64 letters or digits (25 in v1, 52 in the card interface's test table, §8),
+ * kept exactly as sent; undefined (dropped) when it holds a card number (`CRD4000056655665556`):
+ * a masked card id would name no card.
+ */
 export function readCardId(value: unknown): string | undefined {
-  return typeof value === 'string' && /^CRD[A-Za-z0-9]{1,64}$/.test(value) ? value : undefined;
+  return typeof value === 'string' && /^CRD[A-Za-z0-9]{1,64}$/.test(value) && isUnmasked(value)
+    ? value
+    : undefined;
+}
+
+/**
+ * True when the one masker leaves `value` as it is: an identifier read from a notification is kept
+ * only then (one holding a card number or a security code is dropped instead).
+ */
+export function isUnmasked(value: string): boolean {
+  return redactCardText(value) === value;
+}
+
+/**
+ * `value` with every card number and security code masked ({@link redactCardData}, members joined:
+ * a number split over sibling members or array items is found too): the form in which anything read
+ * from a notification beyond its mapped members is kept.
+ */
+export function maskNotificationValue<T>(value: T): T {
+  return redactCardData(value, { joinMembers: true });
 }
 
 /** A string of exactly `digits` digits (e.g. last four), or one of `min`-`max` digits; else undefined. */

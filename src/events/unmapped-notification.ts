@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../lib/logger.ts';
-import { redactPans } from '../lib/pan.ts';
-import { redactCardData } from '../lib/redaction.ts';
+import { redactCardText } from '../lib/redaction.ts';
 import type { PublishOutcome } from './card-event-bus.ts';
 import type { EventLog, EventLogKind, HistoryCursor, Logged } from './event-log.ts';
-import type { UnmappedReason } from './notification-envelope.ts';
+import { maskNotificationValue, type UnmappedReason } from './notification-envelope.ts';
 
 /** Longest stored body of an unmapped notification (characters of its redacted JSON); the rest is cut. */
 export const MAX_UNMAPPED_BODY_CHARS = 16 * 1024;
@@ -21,8 +20,11 @@ export const UNATTRIBUTED_TENANT = '';
  * - `type`, `reason`: why it could not be mapped ({@link UnmappedReason}).
  * - `event`: the `event` wire name when readable (PAN-masked, at most 128 characters).
  * - `timestamp`: when the gateway received it (ISO 8601 UTC).
- * - `body`: the body as JSON text with every card number masked (BIN and last four) and every
- *   security-code member replaced (src/lib/redaction.ts `redactCardData`), cut to
+ * - `body`: the body as JSON text with every card number masked (BIN and last four: however its
+ *   digits are written, in JSON-encoded strings at any depth, split over array items or sibling
+ *   members) and every security code replaced (members named like one in any spelling, name/value
+ *   pairs, codes written after their name): the one masker, src/events/notification-envelope.ts
+ *   `maskNotificationValue`; cut to
  *   {@link MAX_UNMAPPED_BODY_CHARS}; `truncated` tells; `bodyBytes` the size received.
  */
 export interface UnmappedNotification {
@@ -62,9 +64,9 @@ export function unmappedNotificationOf(
   read: { reason: UnmappedReason; tenant?: string; id?: string; event?: string },
   receivedAt: string,
 ): UnmappedNotification {
-  // Redacted as a value (numbers shaped like a PAN, security-code members), then as text (a PAN
-  // inside any string); only then cut, so a cut never leaves digits of a PAN behind.
-  const redacted = redactPans(JSON.stringify(redactCardData(json)) ?? 'null');
+  // Redacted as a value (numbers shaped like a PAN, security-code members, numbers split over
+  // members), then as text (belt and braces); only then cut, so a cut never leaves digits of a PAN.
+  const redacted = redactCardText(JSON.stringify(maskNotificationValue(json)) ?? 'null');
   const truncated = redacted.length > MAX_UNMAPPED_BODY_CHARS;
   return Object.freeze({
     id: read.id ?? bodyDigestId(raw),

@@ -6,9 +6,8 @@ import type { Viewer } from '../auth/viewer.ts';
 import { loadExampleOperations } from '../client/example-operations.ts';
 import type { Config } from '../config/index.ts';
 import { type ContextServices, createContext, type GraphQLContext } from '../context.ts';
-import type { Logger } from '../lib/logger.ts';
+import { type Logger, yogaLoggerOf } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
-import { redactPans } from '../lib/pan.ts';
 import type { RequestRecord } from '../lib/request-record.ts';
 import type { Tracing } from '../lib/tracing.ts';
 import { useAccessLogDetails } from '../plugins/access-log.ts';
@@ -112,7 +111,7 @@ export async function createRuntime(options: {
     // FEDERATION=on: the same schema as a Federation v2 subgraph (src/schema/subgraph.ts).
     schema: config.federation.subgraph ? await subgraphSchema() : schema,
     graphqlEndpoint: '/graphql',
-    logging: yogaLogger(logger),
+    logging: yogaLoggerOf(logger),
     // Yoga's own GraphiQL loads its bundle from a CDN; src/plugins/graphiql.ts serves it locally.
     graphiql: false,
     landingPage: false,
@@ -190,20 +189,5 @@ function corsFor(origins: readonly string[]) {
     const origin = request.headers.get('origin');
     if (!origin || !allowed.has(origin)) return false as const;
     return { origin, credentials: true, methods: ['GET', 'POST'], maxAge: 600 };
-  };
-}
-
-/** Adapts pino to Yoga's logger interface. */
-function yogaLogger(logger: Logger) {
-  // Yoga passes errors and request details; log them as masked strings, never as raw objects.
-  const details = (args: unknown[]) => ({ yoga: args.slice(1).map((arg) => redactPans(String(arg))) });
-  return {
-    // Yoga logs three debug lines per request: nothing is built for them below debug (issue 21 item 3).
-    debug: (...args: unknown[]) => {
-      if (logger.isLevelEnabled('debug')) logger.debug(details(args), String(args[0]));
-    },
-    info: (...args: unknown[]) => logger.info(details(args), String(args[0])),
-    warn: (...args: unknown[]) => logger.warn(details(args), String(args[0])),
-    error: (...args: unknown[]) => logger.error(details(args), String(args[0])),
   };
 }

@@ -61,13 +61,14 @@ const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
     }),
     cardId: t.string({
       nullable: true,
-      description: 'Card id (`details.card_id`: `CRD` and 1-64 letters or digits); null when not sent.',
+      description:
+        'Card id (`details.card_id`: `CRD` and 1-64 letters or digits); null when not sent or when it holds a card number (never kept, masked or not).',
       resolve: (e) => e.cardId,
     }),
     failureReason: t.string({
       nullable: true,
       description:
-        'Reason code of a failed enrolment (`ENROLLMENT_FAILED`): `card-brand-not-supported`, `declined`, `internal-server-error`, `validation-failed`, or another code as sent.',
+        'Reason code of a failed enrolment (`ENROLLMENT_FAILED`): `card-brand-not-supported`, `declined`, `internal-server-error`, `validation-failed`, or another code as sent; null when it holds a card number.',
       resolve: (e) => e.failureReason,
     }),
     oldAccountNumber: t.expose('oldAccountNumber', {

@@ -354,7 +354,7 @@ const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('Network
     stateName: t.string({
       nullable: true,
       description:
-        '`details.state` as sent (an open set, e.g. `ACTIVE`, `CARD_UPDATED`); null when not sent.',
+        '`details.state` as sent (an open set, e.g. `ACTIVE`, `CARD_UPDATED`); null when not sent or when it holds a card number.',
       resolve: (e) => e.state,
     }),
     networkTokenId: t.string({

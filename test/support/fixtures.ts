@@ -302,6 +302,182 @@ export function panArbitrary(firstDigit?: string): fc.Arbitrary<string> {
     });
 }
 
+/** Zero of each digit script the PAN spellings use: ASCII, full-width, Arabic-Indic, Extended Arabic-Indic, Devanagari, mathematical bold. */
+const DIGIT_ZEROS = [0x30, 0xff10, 0x660, 0x6f0, 0x966, 0x1d7ce] as const;
+
+/**
+ * Separators a PAN spelling puts between its digit groups: runs of spaces, tabs and newlines,
+ * punctuation, NBSP and zero-width characters (every non-alphanumeric the masker claims to read
+ * through), and `x`.
+ */
+const PAN_SPELLING_SEPARATORS = [
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '\r\n',
+  ' \t ',
+  ',',
+  ', ',
+  ':',
+  ';',
+  '.',
+  '-',
+  ' - ',
+  '_',
+  '/',
+  '|',
+  'x',
+  '\u00a0',
+  '\u200b',
+  '\u200c',
+  '\u2060',
+  '\ufeff',
+  '\u3000',
+] as const;
+
+/** `digits` (ASCII) cut into groups of the given sizes (cycled), the last group taking the rest. */
+function groupsOf(digits: string, sizes: readonly number[]): string[] {
+  const groups: string[] = [];
+  for (let at = 0, k = 0; at < digits.length; k++) {
+    const size = sizes[k % sizes.length]!;
+    groups.push(digits.slice(at, at + size));
+    at += size;
+  }
+  return groups;
+}
+
+/**
+ * fast-check: a PAN ({@link panArbitrary}) and a spelling of it: its digits in one script of
+ * {@link DIGIT_ZEROS}, cut into groups of 1-6 digits joined by separators of
+ * {@link PAN_SPELLING_SEPARATORS}, sometimes glued to a prefix (`CRD`, `tok_`) or a suffix.
+ */
+export function panSpellingArbitrary(): fc.Arbitrary<{ pan: string; spelling: string }> {
+  return fc
+    .record({
+      pan: panArbitrary(),
+      zero: fc.constantFrom(...DIGIT_ZEROS),
+      sizes: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 6 }),
+      separators: fc.array(fc.constantFrom(...PAN_SPELLING_SEPARATORS), { minLength: 1, maxLength: 4 }),
+      prefix: fc.constantFrom('', 'CRD', 'tok_', 'PAN ', 'card: '),
+      suffix: fc.constantFrom('', '.', ' ok', 'Z'),
+    })
+    .map(({ pan, zero, sizes, separators, prefix, suffix }) => {
+      const script = (group: string) =>
+        [...group].map((d) => String.fromCodePoint(zero + Number(d))).join('');
+      const groups = groupsOf(pan, sizes).map(script);
+      const spelling = groups.reduce(
+        (text, group, index) =>
+          index === 0 ? group : `${text}${separators[index % separators.length]}${group}`,
+        '',
+      );
+      return { pan, spelling: `${prefix}${spelling}${suffix}` };
+    });
+}
+
+/**
+ * fast-check: a PAN cut into 2-8 parts for array items or sibling members: each part a string of its
+ * digits (sometimes with a separator inside), or a JSON number when it has no leading zero.
+ */
+export function splitPanArbitrary(): fc.Arbitrary<{ pan: string; parts: (string | number)[] }> {
+  return fc
+    .record({
+      pan: panArbitrary(),
+      sizes: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 2, maxLength: 4 }),
+      asNumbers: fc.boolean(),
+      inner: fc.constantFrom('', ' ', '-', '\u00a0'),
+    })
+    .filter(({ pan, sizes }) => groupsOf(pan, sizes).length >= 2)
+    .map(({ pan, sizes, asNumbers, inner }) => ({
+      pan,
+      parts: groupsOf(pan, sizes).map((group) =>
+        asNumbers && !group.startsWith('0')
+          ? Number(group)
+          : group.length > 2
+            ? `${group.slice(0, 2)}${inner}${group.slice(2)}`
+            : group,
+      ),
+    }));
+}
+
+/**
+ * fast-check: a member name of a card security code, spelt any way the masker claims to read
+ * (`cvc`, `cvv`, `cvc2`, `cvv2`, `cid`, `csc`, `security code`, `verification value`; lower, upper or
+ * capitalised words joined by `_`, `-`, a space, `.` or camelCase; prefixes `card`, `payment`, `x`;
+ * suffixes `number`, `code`, `value`), and a 3-4 digit code.
+ */
+export function cvcSpellingArbitrary(): fc.Arbitrary<{ name: string; code: string }> {
+  return fc
+    .record({
+      prefix: fc.constantFrom([], ['card'], ['payment'], ['x'], ['my', 'card']),
+      base: fc.constantFrom(
+        ['cvc'],
+        ['cvv'],
+        ['cvc2'],
+        ['cvv2'],
+        ['cid'],
+        ['csc'],
+        ['security', 'code'],
+        ['verification', 'value'],
+      ),
+      suffix: fc.constantFrom([], ['number'], ['code'], ['value']),
+      join: fc.constantFrom('_', '-', ' ', '.', ''),
+      casing: fc.constantFrom('lower', 'upper', 'capital'),
+      code: fc.integer({ min: 100, max: 9999 }).map(String),
+    })
+    .map(({ prefix, base, suffix, join, casing, code }) => {
+      const words = [...prefix, ...base, ...suffix];
+      const cased = words.map((word, index) => {
+        // Without a separator the words are told apart by camelCase.
+        if (join === '') return index === 0 ? word : `${word[0]!.toUpperCase()}${word.slice(1)}`;
+        if (casing === 'upper') return word.toUpperCase();
+        return casing === 'capital' ? `${word[0]!.toUpperCase()}${word.slice(1)}` : word;
+      });
+      return { name: cased.join(join), code };
+    });
+}
+
+/**
+ * The digits of `text` in order, every other character dropped: any Unicode decimal digit (NFKC and
+ * its value) and `\uXXXX` escapes of digits count. The tests' detector, independent of the masker.
+ */
+export function digitsOf(text: string): string {
+  const unescaped = text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) =>
+    String.fromCharCode(Number.parseInt(hex, 16)),
+  );
+  let digits = '';
+  for (const char of unescaped) {
+    if (char >= '0' && char <= '9') digits += char;
+    else if (char.charCodeAt(0) >= 128) digits += digitOfNonAscii(char);
+  }
+  return digits;
+}
+
+/** Digit values of the non-ASCII characters {@link digitsOf} met ('' for a non-digit). */
+const nonAsciiDigits = new Map<string, string>();
+
+function digitOfNonAscii(char: string): string {
+  let digit = nonAsciiDigits.get(char);
+  if (digit === undefined) {
+    const compatible = char.normalize('NFKC');
+    digit = '';
+    if (compatible.length === 1 && compatible >= '0' && compatible <= '9') digit = compatible;
+    else if (/\p{Nd}/u.test(char)) {
+      const codePoint = char.codePointAt(0)!;
+      let offset = 0;
+      while (/\p{Nd}/u.test(String.fromCodePoint(codePoint - offset - 1))) offset++;
+      digit = String(offset % 10);
+    }
+    nonAsciiDigits.set(char, digit);
+  }
+  return digit;
+}
+
+/** True when the digits of `pan` stand together in {@link digitsOf} `text`: the PAN leaked, however spelt. */
+export function holdsPan(text: string, pan: string): boolean {
+  return digitsOf(text).includes(pan);
+}
+
 /** A running gateway on the embedded sandbox, on free ports, logging to its own file. */
 export interface Stack {
   app: App;
