@@ -7,7 +7,7 @@
  *
  * Messages in: `{ kind: 'append', seq, id, tenant, subject, type, timestampMs, receivedMs, body }` (the
  * event serialized once by the log, so no nested object is cloned across the thread boundary), `{ kind: 'trim', seq, nowMs, maxAgeMs,
- * maxCount }`, `{ kind: 'close' }`. Out: one `{ kind: 'batch', replies }` per commit, each reply
+ * maxCount, receiptMs }`, `{ kind: 'close' }`. Out: one `{ kind: 'batch', replies }` per commit, each reply
  * `{ seq, position, outOfOrder }` (appended), `{ seq, duplicate: position | null }`, `{ seq, dropped }`
  * (trim) or `{ seq, error }`; `{ kind: 'closed' }` after close.
  */
@@ -33,7 +33,7 @@ export interface WriterAppend {
 /** A request to the writer. */
 export type WriterRequest =
   | WriterAppend
-  | { kind: 'trim'; seq: number; nowMs: number; maxAgeMs: number; maxCount: number }
+  | { kind: 'trim'; seq: number; nowMs: number; maxAgeMs: number; maxCount: number; receiptMs: number }
   | { kind: 'close' };
 
 /** One answer of the writer, by request `seq`. */
@@ -52,6 +52,8 @@ const db = new DatabaseSync(file);
 db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;');
 // The table and its schema are created (and migrated) by the log before the writer starts.
 const findById = db.prepare(`SELECT position FROM ${table} WHERE tenant = ? AND id = ?`);
+// Receipts of entries retention already dropped (see createTableSql of sqlite-event-log.ts).
+const findReceipt = db.prepare(`SELECT position FROM ${table}_receipts WHERE tenant = ? AND id = ?`);
 // One statement per append: the out-of-order flag (an earlier-stamped event of the same subject is
 // already logged) is computed by the insert itself, from the (tenant, subject, timestamp_ms) index.
 // The `WHERE true` makes the `ON CONFLICT` clause parse after an `INSERT … SELECT`. Parameters:
@@ -68,14 +70,20 @@ const insert = db.prepare(`
 // walk in position order that stops there (no index on `received_ms`, one b-tree less per append).
 // Should the wall clock step back, rows after that first one may be kept past their age until the
 // count limit or a later trim removes them; a row younger than the cut-off is never dropped.
-const deleteOlder = db.prepare(`
-  DELETE FROM ${table} WHERE position < COALESCE(
+const firstYoungerThan = db.prepare(`
+  SELECT COALESCE(
     (SELECT position FROM ${table} WHERE received_ms >= ? ORDER BY position LIMIT 1),
-    (SELECT MAX(position) FROM ${table}) + 1)`);
-const deleteBeyond = db.prepare(
-  `DELETE FROM ${table} WHERE position <= (SELECT MAX(position) FROM ${table}) - ?`,
-);
-for (const statement of [findById, insert]) statement.setReadBigInts(true);
+    (SELECT MAX(position) FROM ${table}) + 1, 0) AS position`);
+const countCut = db.prepare(`SELECT COALESCE(MAX(position), 0) + 1 - ? AS position FROM ${table}`);
+// Before rows go, those received within the receipt period leave their receipt (a replay of them is
+// then still a duplicate); receipts past the period go.
+const keepReceipts = db.prepare(`
+  INSERT OR IGNORE INTO ${table}_receipts (tenant, id, position, received_ms)
+  SELECT tenant, id, position, received_ms FROM ${table} WHERE position < ? AND received_ms >= ?`);
+const deleteBefore = db.prepare(`DELETE FROM ${table} WHERE position < ?`);
+const deleteReceipts = db.prepare(`DELETE FROM ${table}_receipts WHERE received_ms < ?`);
+for (const statement of [findById, findReceipt, insert, firstYoungerThan, countCut])
+  statement.setReadBigInts(true);
 
 let queue: WriterRequest[] = [];
 let scheduled = false;
@@ -83,10 +91,18 @@ let closing = false;
 
 function apply(request: Exclude<WriterRequest, { kind: 'close' }>): WriterReply {
   if (request.kind === 'trim') {
-    const byAge = deleteOlder.run(request.nowMs - request.maxAgeMs);
-    const byCount = deleteBeyond.run(request.maxCount);
-    return { seq: request.seq, dropped: Number(byAge.changes) + Number(byCount.changes) };
+    // Rows before `cut` are older than the age limit or beyond the newest `maxCount`.
+    const byAge = (firstYoungerThan.get(request.nowMs - request.maxAgeMs) as { position: bigint }).position;
+    const byCount = (countCut.get(request.maxCount) as { position: bigint }).position;
+    const cut = byAge > byCount ? byAge : byCount;
+    const receiptsFrom = request.nowMs - request.receiptMs;
+    if (request.receiptMs > 0) keepReceipts.run(cut, receiptsFrom);
+    const dropped = deleteBefore.run(cut);
+    deleteReceipts.run(receiptsFrom);
+    return { seq: request.seq, dropped: Number(dropped.changes) };
   }
+  const receipt = findReceipt.get(request.tenant, request.id) as { position: bigint } | undefined;
+  if (receipt) return { seq: request.seq, duplicate: receipt.position };
   // Statements of one batch run in order: a later event of the same subject sees the earlier ones.
   const inserted = insert.get(
     request.id,

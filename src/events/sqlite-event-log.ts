@@ -40,7 +40,12 @@ export interface SqliteEventLogOptions<E extends LogEvent> {
  */
 const SCHEMA_VERSION = 2;
 
-/** `CREATE TABLE` of an event table of `kind`, deduplicated by (tenant, id). */
+/**
+ * `CREATE TABLE` of an event table of `kind`, deduplicated by (tenant, id), and of its receipts:
+ * the (tenant, id, position, received_ms) of entries retention dropped while they were younger than
+ * the receipt period ({@link RetentionPolicy.receiptMs}), so a replay of them is still a duplicate.
+ * Rows move there only when trimmed, so an append pays one lookup in a small table, not one insert.
+ */
 function createTableSql(table: string, subject: string): string {
   return `CREATE TABLE IF NOT EXISTS ${table} (
       position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -56,7 +61,14 @@ function createTableSql(table: string, subject: string): string {
     );
     CREATE INDEX IF NOT EXISTS ${table}_tenant_position ON ${table} (tenant, position);
     CREATE INDEX IF NOT EXISTS ${table}_tenant_timestamp ON ${table} (tenant, timestamp_ms, position);
-    CREATE INDEX IF NOT EXISTS ${table}_subject_timestamp ON ${table} (tenant, ${subject}, timestamp_ms);`;
+    CREATE INDEX IF NOT EXISTS ${table}_subject_timestamp ON ${table} (tenant, ${subject}, timestamp_ms);
+    CREATE TABLE IF NOT EXISTS ${table}_receipts (
+      tenant TEXT NOT NULL,
+      id TEXT NOT NULL,
+      position INTEGER NOT NULL,
+      received_ms INTEGER NOT NULL,
+      PRIMARY KEY (tenant, id)
+    ) WITHOUT ROWID;`;
 }
 
 /**
@@ -280,6 +292,7 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
         nowMs: now(),
         maxAgeMs: options.retention.maxAgeMs,
         maxCount: options.retention.maxCount,
+        receiptMs: options.retention.receiptMs ?? 0,
       });
       if ('error' in reply) throw new Error(`event log retention failed: ${reply.error}`);
       return 'dropped' in reply ? reply.dropped : 0;

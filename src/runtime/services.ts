@@ -12,6 +12,7 @@ import {
   type LogEvent,
   type LoggedCardEvent,
   NETWORK_TOKEN_EVENT_LOG,
+  receiptPeriodMs,
   UNMAPPED_NOTIFICATION_LOG,
 } from '../events/event-log.ts';
 import {
@@ -184,7 +185,12 @@ export async function openEventLog<E extends LogEvent>(
   logger: Logger,
   kind: EventLogKind<E>,
 ): Promise<EventLog<E>> {
-  const retention = { maxAgeMs: config.events.retentionMaxAgeMs, maxCount: config.events.retentionMaxCount };
+  const retention = {
+    maxAgeMs: config.events.retentionMaxAgeMs,
+    maxCount: config.events.retentionMaxCount,
+    // A replay is answered `duplicate` for as long as its signature verifies, whatever the retention.
+    receiptMs: receiptPeriodMs(config.webhooks.toleranceS),
+  };
   if (config.events.backend === 'redis') {
     // Loaded only for a Redis deployment (issue 21 item 2, cold start).
     const { createRedisEventLog } = await import('../events/redis-event-log.ts');
