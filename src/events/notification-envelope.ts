@@ -251,9 +251,8 @@ export function definedOnly<T extends Record<string, unknown>>(record: T): Parti
 
 /**
  * Why a signed notification could not be mapped to an event: `not-an-object` (the JSON body is an
- * array, string, number, …), `no-tenant` (no readable vault id: `tenant`, or `details.tenant_id` of a
- * network token notification), `no-id` (no readable notification `id`, so redeliveries could not be
- * recognised).
+ * array, string, number, …), `no-tenant` (no readable vault id: `tenant`, else `details.tenant_id`),
+ * `no-id` (no readable notification `id`, so redeliveries could not be recognised).
  */
 export type UnmappedReason = 'not-an-object' | 'no-tenant' | 'no-id';
 
@@ -276,16 +275,15 @@ export type EnvelopeResult =
 
 /**
  * Reads what every notification needs to be mapped: an object with a notification `id`, a vault
- * (`tenant`, or a network token notification's `details.tenant_id`) and whatever `event` it names.
+ * (`tenant`, else `details.tenant_id`, for every kind) and whatever `event` it names.
  * Anything else is an {@link UnmappedReason}, with the members that could be read.
  */
 export function readEnvelope(json: unknown): EnvelopeResult {
   if (!isPlainObject(json)) return { ok: false, reason: 'not-an-object' };
   const event = classifyEvent(json.event);
   const details = readDetails(json.details) ?? {};
-  const tenant =
-    readVaultId(json.tenant) ??
-    (event.family === 'network_token' ? readVaultId(details.tenant_id) : undefined);
+  // Card and network token notifications alike may name their vault only in `details.tenant_id`.
+  const tenant = readVaultId(json.tenant) ?? readVaultId(details.tenant_id);
   const id = readNotificationId(json.id);
   if (tenant === undefined || id === undefined) {
     const known = definedOnly({ tenant, id, event: event.name });

@@ -17,7 +17,10 @@ export const UNATTRIBUTED_TENANT = '';
  * notifications are never refused for their shape), kept for operators in the durable log.
  * - `id`: the notification's `id` when readable, else {@link bodyDigestId} of the raw body (the
  *   same on every redelivery of the same bytes, so a retry is recognised as a duplicate).
- * - `tenant`: the vault id when readable, else {@link UNATTRIBUTED_TENANT}.
+ * - `tenant`: the vault id when readable and served by the gateway, else {@link UNATTRIBUTED_TENANT}
+ *   (listed only to an operator of the whole gateway, see src/schema/unmapped-notification.ts).
+ * - `namedVault`: the vault id it named when the gateway does not serve that vault (so `tenant` is
+ *   {@link UNATTRIBUTED_TENANT}); absent otherwise.
  * - `type`, `reason`: why it could not be mapped ({@link UnmappedReason}).
  * - `event`: the `event` wire name when readable (PAN-masked, at most 128 characters).
  * - `timestamp`: when the gateway received it (ISO 8601 UTC).
@@ -28,6 +31,7 @@ export const UNATTRIBUTED_TENANT = '';
 export interface UnmappedNotification {
   readonly id: string;
   readonly tenant: string;
+  readonly namedVault?: string;
   readonly type: UnmappedReason;
   readonly reason: UnmappedReason;
   readonly event?: string;
@@ -53,13 +57,14 @@ export function bodyDigestId(raw: Buffer): string {
  * Builds the stored, redacted form of an unmapped notification.
  * @param raw the exact request body bytes (already verified).
  * @param json its parse (any JSON value).
- * @param read what could be read: `reason`, and `tenant`, `id`, `event` when readable.
+ * @param read what could be read: `reason`, and `tenant`, `id`, `event` when readable; `namedVault`
+ *   (with no `tenant`) for a vault the gateway does not serve.
  * @param receivedAt ISO 8601 time of receipt.
  */
 export function unmappedNotificationOf(
   raw: Buffer,
   json: unknown,
-  read: { reason: UnmappedReason; tenant?: string; id?: string; event?: string },
+  read: { reason: UnmappedReason; tenant?: string; namedVault?: string; id?: string; event?: string },
   receivedAt: string,
 ): UnmappedNotification {
   // Redacted as a value (numbers shaped like a PAN, security-code members), then as text (a PAN
@@ -69,6 +74,7 @@ export function unmappedNotificationOf(
   return Object.freeze({
     id: read.id ?? bodyDigestId(raw),
     tenant: read.tenant ?? UNATTRIBUTED_TENANT,
+    ...(read.tenant === undefined && read.namedVault !== undefined ? { namedVault: read.namedVault } : {}),
     type: read.reason,
     reason: read.reason,
     ...(read.event !== undefined ? { event: read.event } : {}),

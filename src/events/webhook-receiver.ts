@@ -30,6 +30,9 @@ export const WEBHOOK_RETRY_AFTER_S = 5;
  * - `networkTokens`: where network token notifications (`network_token.*`,
  *   `cmp_network_token.*`) are published.
  * - `unmapped`: where signed notifications that cannot be mapped to an event are stored.
+ * - `servedVaults`: the vaults the gateway serves (`UPSTREAM_CREDENTIALS`); an unmapped notification
+ *   naming another vault is stored unattributed (its vault kept as `namedVault`), so only an operator
+ *   of the whole gateway sees it. Absent: every readable vault is taken as served.
  */
 export interface WebhookReceiverOptions {
   secrets: readonly string[];
@@ -38,6 +41,7 @@ export interface WebhookReceiverOptions {
   bus: CardEventBus;
   networkTokens: NetworkTokenEventSink;
   unmapped: UnmappedNotificationSink;
+  servedVaults?: readonly string[];
   maxBodyBytes?: number;
   now?: () => number;
   metrics?: Metrics;
@@ -181,6 +185,7 @@ export class WebhookReceiver {
   readonly #bus: CardEventBus;
   readonly #networkTokens: NetworkTokenEventSink;
   readonly #unmapped: UnmappedNotificationSink;
+  readonly #servedVaults: ReadonlySet<string> | undefined;
   readonly #maxBodyBytes: number;
   readonly #now: () => number;
   readonly #metrics: Metrics | undefined;
@@ -195,6 +200,7 @@ export class WebhookReceiver {
     this.#bus = options.bus;
     this.#networkTokens = options.networkTokens;
     this.#unmapped = options.unmapped;
+    this.#servedVaults = options.servedVaults && new Set(options.servedVaults);
     this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
     this.#now = options.now ?? Date.now;
     this.#metrics = options.metrics;
@@ -314,7 +320,13 @@ export class WebhookReceiver {
     const receivedAt = new Date(this.#now()).toISOString();
     const read = readEnvelope(json);
     if (!read.ok) {
-      const entry = unmappedNotificationOf(raw, json, read, receivedAt);
+      const { tenant, ...rest } = read;
+      // A vault the gateway does not serve attributes nothing: kept as named, listed as unattributed.
+      const attribution =
+        tenant === undefined || !this.#servedVaults || this.#servedVaults.has(tenant)
+          ? read
+          : { ...rest, namedVault: tenant };
+      const entry = unmappedNotificationOf(raw, json, attribution, receivedAt);
       await this.#store(
         res,
         'unmapped',

@@ -96,6 +96,7 @@ export async function openServices(
     bus: streams.events,
     networkTokens: streams.networkTokenEvents,
     unmapped: streams.unmappedNotifications,
+    servedVaults: Object.keys(config.upstream.credentials),
   });
   return { ...streams, services, apqStore, readiness, webhooks };
 }
@@ -164,6 +165,7 @@ function createContextServices(
       maxWaitMs: config.upstream.timeoutMs,
     }),
     limits: config.operationLimits,
+    servedVaults: Object.keys(config.upstream.credentials),
   };
 }
 
