@@ -28,8 +28,7 @@ const UnmappedReasonEnum = builder.enumType('UnmappedNotificationReason', {
     NOT_AN_OBJECT: { value: 'not-an-object', description: 'The JSON body is not an object.' },
     NO_TENANT: {
       value: 'no-tenant',
-      description:
-        'No vault could be read (`tenant`, else `details.tenant_id`).',
+      description: 'No vault could be read (`tenant`, else `details.tenant_id`).',
     },
     NO_ID: {
       value: 'no-id',
