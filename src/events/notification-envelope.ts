@@ -252,9 +252,10 @@ export function definedOnly<T extends Record<string, unknown>>(record: T): Parti
 /**
  * Why a signed notification could not be mapped to an event: `not-an-object` (the JSON body is an
  * array, string, number, …), `no-tenant` (no readable vault id: `tenant`, else `details.tenant_id`),
- * `no-id` (no readable notification `id`, so redeliveries could not be recognised).
+ * `no-id` (no readable notification `id`, so redeliveries could not be recognised), `not-utf8` (the
+ * body is not UTF-8 text: kept as bytes, see src/events/unmapped-notification.ts).
  */
-export type UnmappedReason = 'not-an-object' | 'no-tenant' | 'no-id';
+export type UnmappedReason = 'not-an-object' | 'no-tenant' | 'no-id' | 'not-utf8';
 
 /** The members every mapped notification starts from; see {@link readEnvelope}. */
 export interface Envelope {

@@ -27,6 +27,8 @@ export const UNATTRIBUTED_TENANT = '';
  * - `body`: the body as JSON text with every card number masked (BIN and last four) and every
  *   security-code member replaced (src/lib/redaction.ts `redactCardData`), cut to
  *   {@link MAX_UNMAPPED_BODY_CHARS}; `truncated` tells; `bodyBytes` the size received.
+ * - `bodyEncoding`: `base64` when `body` is the base64 of the (redacted) bytes of a body that is not
+ *   UTF-8 ({@link undecodableNotificationOf}); absent when `body` is JSON text.
  */
 export interface UnmappedNotification {
   readonly id: string;
@@ -39,6 +41,7 @@ export interface UnmappedNotification {
   readonly body: string;
   readonly truncated: boolean;
   readonly bodyBytes: number;
+  readonly bodyEncoding?: 'base64';
 }
 
 /**
@@ -82,6 +85,39 @@ export function unmappedNotificationOf(
     body: truncated ? redacted.slice(0, MAX_UNMAPPED_BODY_CHARS) : redacted,
     truncated,
     bodyBytes: raw.length,
+  });
+}
+
+/**
+ * Builds the stored form of a signed body that is not UTF-8 (reason `not-utf8`): kept as bytes,
+ * base64 in `body` (`bodyEncoding: 'base64'`), unattributed (no vault is read from bytes that are no
+ * text), with the id {@link bodyDigestId}. Redacted first on the bytes read one to one as Latin-1,
+ * where the ASCII digits and names of JSON keep their places: when that text is JSON its value is
+ * redacted as a mapped body's is (security-code members too), else card numbers are masked in it;
+ * every other byte is kept as received. Cut to {@link MAX_UNMAPPED_BODY_CHARS} bytes before encoding.
+ * @param raw the exact request body bytes (already verified).
+ * @param receivedAt ISO 8601 time of receipt.
+ */
+export function undecodableNotificationOf(raw: Buffer, receivedAt: string): UnmappedNotification {
+  const latin1 = raw.toString('latin1');
+  let redacted: string;
+  try {
+    redacted = redactPans(JSON.stringify(redactCardData(JSON.parse(latin1))));
+  } catch {
+    redacted = redactPans(latin1);
+  }
+  const bytes = Buffer.from(redacted, 'latin1');
+  const truncated = bytes.length > MAX_UNMAPPED_BODY_CHARS;
+  return Object.freeze({
+    id: bodyDigestId(raw),
+    tenant: UNATTRIBUTED_TENANT,
+    type: 'not-utf8',
+    reason: 'not-utf8',
+    timestamp: receivedAt,
+    body: (truncated ? bytes.subarray(0, MAX_UNMAPPED_BODY_CHARS) : bytes).toString('base64'),
+    truncated,
+    bodyBytes: raw.length,
+    bodyEncoding: 'base64',
   });
 }
 

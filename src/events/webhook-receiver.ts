@@ -8,7 +8,11 @@ import { cardEventOf } from './card-event.ts';
 import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
 import { type NetworkTokenEvent, networkTokenEventOf } from './network-token-event.ts';
 import { readEnvelope } from './notification-envelope.ts';
-import { type UnmappedNotificationSink, unmappedNotificationOf } from './unmapped-notification.ts';
+import {
+  type UnmappedNotificationSink,
+  undecodableNotificationOf,
+  unmappedNotificationOf,
+} from './unmapped-notification.ts';
 
 /** Where the gateway mounts the receiver (specification "Events", setup step 1). */
 export const CARD_EVENTS_WEBHOOK_PATH = '/webhooks/card-events';
@@ -159,7 +163,8 @@ type Subject = 'card event' | 'network token' | 'unmapped';
  * 2. body over `maxBodyBytes`: 413 `payload-too-large`;
  * 3. `vgs-signature` checked on the raw bytes against every secret: 401 `missing-signature`,
  *    `malformed-signature`, `stale-timestamp` or `bad-signature`;
- * 4. body not UTF-8 JSON: 400 `malformed-json` (whatever the declared media type);
+ * 4. body not UTF-8: stored as bytes in `unmapped` (reason `not-utf8`) and answered 200 `unmapped`;
+ *    UTF-8 but not JSON: 400 `malformed-json` (whatever the declared media type);
  * 5. mapped tolerantly (src/events/notification-envelope.ts): an object with a notification `id` and
  *    a vault becomes a network token event (`network_token.*`, `cmp_network_token.*`) or a card
  *    event (`au_card.*`, `cmp_au_card.*`, and any unknown kind as type `other`), published to
@@ -242,9 +247,23 @@ export class WebhookReceiver {
     const body = await this.#readVerifiedBody(req, res);
     if (body === undefined) return;
 
+    let text: string;
+    try {
+      text = utf8.decode(body);
+    } catch {
+      // Signed, so kept (as bytes) and acknowledged: the sender is trusted to sign, not to encode.
+      const entry = undecodableNotificationOf(body, new Date(this.#now()).toISOString());
+      await this.#store(
+        res,
+        'unmapped',
+        { id: entry.id, tenant: entry.tenant, type: 'none', reason: entry.reason },
+        () => this.#unmapped.record(entry),
+      );
+      return;
+    }
     let json: unknown;
     try {
-      json = JSON.parse(utf8.decode(body));
+      json = JSON.parse(text);
     } catch {
       // The SyntaxError's message quotes the body, so it is neither returned nor logged.
       this.#refuse(

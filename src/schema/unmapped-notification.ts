@@ -34,6 +34,22 @@ const UnmappedReasonEnum = builder.enumType('UnmappedNotificationReason', {
       value: 'no-id',
       description: 'No notification `id` could be read, so redeliveries could not be recognised.',
     },
+    NOT_UTF8: {
+      value: 'not-utf8',
+      description: 'The body is not UTF-8 text; it is kept as bytes (`bodyEncoding` is `BASE64`).',
+    },
+  } as const,
+});
+
+const BodyEncodingEnum = builder.enumType('UnmappedNotificationBodyEncoding', {
+  description: 'How the `body` of an unmapped notification is written.',
+  values: {
+    JSON: { value: 'json', description: 'JSON text, as received once redacted.' },
+    BASE64: {
+      value: 'base64',
+      description:
+        'Base64 of the bytes of a body that is not UTF-8 text, redacted where they spell card numbers or security codes.',
+    },
   } as const,
 });
 
@@ -72,8 +88,13 @@ const UnmappedNotificationRef = builder
       }),
       body: t.string({
         description:
-          'The body as JSON text, redacted: card numbers masked to BIN and last four, security codes replaced by `[redacted]`; cut to 16,384 characters (see `truncated`).',
+          'The body as JSON text (base64 of its bytes when it is not UTF-8, see `bodyEncoding`), redacted: card numbers masked to BIN and last four, security codes replaced by `[redacted]`; cut to 16,384 characters, or bytes (see `truncated`).',
         resolve: (entry) => entry.body,
+      }),
+      bodyEncoding: t.field({
+        type: BodyEncodingEnum,
+        description: 'How `body` is written: JSON text, or base64 of the bytes of a body that is not UTF-8.',
+        resolve: (entry) => entry.bodyEncoding ?? 'json',
       }),
       truncated: t.boolean({
         description: 'True when `body` was cut.',
