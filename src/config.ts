@@ -163,6 +163,12 @@ export interface Config {
     secrets: string[];
     /** Maximum age (either direction) of the signature timestamp `t`, in seconds. */
     toleranceS: number;
+    /**
+     * How far after its receipt a notification's own time may be, in seconds
+     * (`WEBHOOK_MAX_FUTURE_SKEW_S`); a later one, or one that is no real date, is kept as sent and
+     * flagged (`timestampFlag`), ordered by its receipt and never marks another event out of order.
+     */
+    maxFutureSkewS: number;
   };
   events: {
     /** `sqlite`: one gateway, log in `dataDir`; `redis`: Redis Streams shared by replicas. */
@@ -653,6 +659,7 @@ const envObject = z.object({
     commaList.pipe(z.array(z.string().min(16, 'each secret needs at least 16 characters')).min(1)).optional(),
   ),
   WEBHOOK_TOLERANCE_S: integer(1, 3600, 300),
+  WEBHOOK_MAX_FUTURE_SKEW_S: integer(0, 86_400, 300),
   EVENTS_BACKEND: z.enum(['sqlite', 'redis']).default('sqlite'),
   DATA_DIR: z.string().min(1).default('./data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
@@ -1004,6 +1011,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhooks: {
       secrets: e.WEBHOOK_SECRETS ?? [`whsec_${randomBytes(24).toString('base64url')}`],
       toleranceS: e.WEBHOOK_TOLERANCE_S,
+      maxFutureSkewS: e.WEBHOOK_MAX_FUTURE_SKEW_S,
     },
     events: {
       backend: e.EVENTS_BACKEND,

@@ -16,12 +16,18 @@ import type { UnmappedNotification } from './unmapped-notification.ts';
  * events.
  */
 
-/** What every logged event has: notification id, tenant (vault id), kind and ISO 8601 `timestamp`. */
+/**
+ * What every logged event has: notification id, tenant (vault id), kind and ISO 8601 `timestamp`;
+ * `timestampFlag` when its own time was unusable (src/events/notification-envelope.ts
+ * `SettledTimestamp`): such an event is never flagged out of order and never makes a later event
+ * of its subject out of order.
+ */
 export interface LogEvent {
   readonly id: string;
   readonly tenant: string;
   readonly type: string;
   readonly timestamp: string;
+  readonly timestampFlag?: 'future' | 'invalid';
 }
 
 /**

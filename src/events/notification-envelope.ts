@@ -95,7 +95,72 @@ export function readTimestamp(value: unknown): string | undefined {
         ? `${zone.slice(0, 3)}:${zone.slice(3)}`
         : zone;
   const normalised = `${date}T${hour}${rest}${fraction ? fraction.slice(0, 7) : ''}${normalisedZone}`;
-  return Number.isNaN(Date.parse(normalised)) ? undefined : normalised;
+  return Number.isNaN(Date.parse(normalised)) || !isRealDate(date!) ? undefined : normalised;
+}
+
+/** True when `YYYY-MM-DD` names a day of the calendar (Date.parse rolls 2024-02-30 over to March 1). */
+function isRealDate(date: string): boolean {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  const parsed = new Date(Date.UTC(year, month - 1, day));
+  return (
+    parsed.getUTCFullYear() === year && parsed.getUTCMonth() === month - 1 && parsed.getUTCDate() === day
+  );
+}
+
+/** Default of how far ahead of its receipt a notification's time may be (ms; `WEBHOOK_MAX_FUTURE_SKEW_S`). */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 300_000;
+
+/** Longest kept text of a flagged `timestamp` as sent (characters). */
+export const MAX_SENT_TIMESTAMP_CHARS = 64;
+
+/**
+ * Why an event's own time could not be used: `future` (more than the allowed skew after its
+ * receipt), `invalid` (a `timestamp` was sent but is no date-time, or no real date, e.g. 2024-02-30).
+ */
+export type TimestampFlag = 'future' | 'invalid';
+
+/**
+ * An event's `timestamp` once checked: the notification's own time, or, when that is flagged
+ * (`timestampFlag`), a usable fallback member or the time of receipt; `sentTimestamp` then keeps
+ * what was sent (PAN-masked, at most {@link MAX_SENT_TIMESTAMP_CHARS}). A flagged event takes no
+ * part in the out-of-order marker of its subject (src/events/event-log.ts `LogEvent.timestampFlag`).
+ */
+export interface SettledTimestamp {
+  readonly timestamp: string;
+  readonly timestampFlag?: TimestampFlag;
+  readonly sentTimestamp?: string;
+}
+
+/**
+ * Settles the `timestamp` of the event of `envelope` ({@link SettledTimestamp}).
+ * @param fallback the kind's own time member (normalised) used when the envelope has none.
+ * @param receivedAt ISO 8601 time of receipt.
+ * @param maxFutureSkewMs how far after `receivedAt` the time may be before it is flagged `future`.
+ */
+export function settleTimestamp(
+  envelope: Envelope,
+  fallback: string | undefined,
+  receivedAt: string,
+  maxFutureSkewMs: number,
+): SettledTimestamp {
+  const sent = envelope.body.timestamp;
+  const invalid = typeof sent === 'string' && sent.length > 0 && readTimestamp(sent) === undefined;
+  const candidate = envelope.timestamp ?? fallback ?? receivedAt;
+  if (Date.parse(candidate) > Date.parse(receivedAt) + maxFutureSkewMs) {
+    return {
+      timestamp: receivedAt,
+      timestampFlag: invalid ? 'invalid' : 'future',
+      sentTimestamp: invalid ? readText(sent, MAX_SENT_TIMESTAMP_CHARS)! : candidate,
+    };
+  }
+  if (invalid) {
+    return {
+      timestamp: candidate,
+      timestampFlag: 'invalid',
+      sentTimestamp: readText(sent, MAX_SENT_TIMESTAMP_CHARS)!,
+    };
+  }
+  return { timestamp: candidate };
 }
 
 /** The vault id of `tenant`: 11 letters or digits (contract §2), else undefined. */

@@ -70,8 +70,9 @@ export interface RedisEventLogOptions<E extends LogEvent = CardEvent> {
  * server clock): a redelivery of a notification from that era is still recognised, and a new
  * notification is never taken for an old one of another vault.
  * KEYS: stream, era key, then 5 per event: (tenant, id) marker, subject-latest marker, legacy
- * (tenant, id) marker, legacy id marker, tenant history index. ARGV: count, maxLen, ttlS, then 4 per
- * event: id, tenant, timestampMs, body.
+ * (tenant, id) marker, legacy id marker, tenant history index. ARGV: count, maxLen, ttlS, then 5 per
+ * event: id, tenant, timestampMs, body, unordered (1: its own time was flagged, so it neither reads
+ * nor moves the subject-latest marker and is never out of order; else 0).
  * Returns 3 values per event: appended (1) or duplicate (0), stream id, out of order (1/0).
  */
 const APPEND_SCRIPT = `
@@ -102,7 +103,7 @@ end
 local out = {}
 for i = 0, n - 1 do
   local k = 2 + i * 5
-  local a = 3 + i * 4
+  local a = 3 + i * 5
   local ts = tonumber(ARGV[a + 3])
   local existing = redis.call('GET', KEYS[k + 1])
     or legacy(KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ts)
@@ -112,9 +113,11 @@ for i = 0, n - 1 do
     out[#out + 1] = existing
     out[#out + 1] = 0
   else
-    local latest = tonumber(redis.call('GET', KEYS[k + 2]) or '-1')
     local ooo = 0
-    if latest > ts then ooo = 1 else redis.call('SET', KEYS[k + 2], ARGV[a + 3], 'EX', ARGV[3]) end
+    if ARGV[a + 5] == '0' then
+      local latest = tonumber(redis.call('GET', KEYS[k + 2]) or '-1')
+      if latest > ts then ooo = 1 else redis.call('SET', KEYS[k + 2], ARGV[a + 3], 'EX', ARGV[3]) end
+    end
     local id = redis.call('XADD', stream, 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[a + 1], 'tenant', ARGV[a + 2], 'ooo', ooo, 'body', ARGV[a + 4])
     redis.call('SET', KEYS[k + 1], id, 'EX', ARGV[3])
     local dash = string.find(id, '-')
@@ -613,7 +616,13 @@ export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E
           `${this.#prefix}:id:${event.id}`,
           this.#historyKey(event.tenant),
         );
-        args.push(event.id, event.tenant, String(Date.parse(event.timestamp)), JSON.stringify(event));
+        args.push(
+          event.id,
+          event.tenant,
+          String(Date.parse(event.timestamp)),
+          JSON.stringify(event),
+          event.timestampFlag === undefined ? '0' : '1',
+        );
       }
       reply = (await this.#runAppendScript(keys, args)) as (number | string)[];
     } catch (error) {

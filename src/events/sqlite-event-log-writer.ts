@@ -5,7 +5,7 @@
  * only then answered, so each acknowledged notification is durable and concurrent appends share the
  * commit's cost. The event loop of the gateway never waits for a commit.
  *
- * Messages in: `{ kind: 'append', seq, id, tenant, subject, type, timestampMs, receivedMs, body }` (the
+ * Messages in: `{ kind: 'append', seq, id, tenant, subject, type, timestampMs, receivedMs, body, unordered }` (the
  * event serialized once by the log, so no nested object is cloned across the thread boundary), `{ kind: 'trim', seq, nowMs, maxAgeMs,
  * maxCount, receiptMs }`, `{ kind: 'close' }`. Out: one `{ kind: 'batch', replies }` per commit, each reply
  * `{ seq, position, outOfOrder }` (appended), `{ seq, duplicate: position | null }`, `{ seq, dropped }`
@@ -28,6 +28,8 @@ export interface WriterAppend {
   timestampMs: number;
   receivedMs: number;
   body: string;
+  /** The event's own time was flagged: it neither is nor makes another event out of order. */
+  unordered: boolean;
 }
 
 /** A request to the writer. */
@@ -57,11 +59,14 @@ const findReceipt = db.prepare(`SELECT position FROM ${table}_receipts WHERE ten
 // One statement per append: the out-of-order flag (an earlier-stamped event of the same subject is
 // already logged) is computed by the insert itself, from the (tenant, subject, timestamp_ms) index.
 // The `WHERE true` makes the `ON CONFLICT` clause parse after an `INSERT … SELECT`. Parameters:
-// ?1 id, ?2 tenant, ?3 subject, ?4 type, ?5 timestamp_ms, ?6 received_ms, ?7 body.
+// ?1 id, ?2 tenant, ?3 subject, ?4 type, ?5 timestamp_ms, ?6 received_ms, ?7 body, ?8 unordered.
+// Rows whose own time was flagged (`unordered`) are left out of the newest time, read from the end of
+// the index backwards (usually its last row).
 const insert = db.prepare(`
-  INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body)
+  INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body, unordered)
   SELECT ?1, ?2, ?3, ?4, ?5, ?6,
-    COALESCE((SELECT MAX(timestamp_ms) FROM ${table} WHERE tenant = ?2 AND ${subject} = ?3) > ?5, 0), ?7
+    CASE WHEN ?8 THEN 0 ELSE COALESCE((SELECT timestamp_ms FROM ${table} WHERE tenant = ?2 AND ${subject} = ?3
+      AND unordered = 0 ORDER BY timestamp_ms DESC LIMIT 1) > ?5, 0) END, ?7, ?8
   WHERE true
   ON CONFLICT (tenant, id) DO NOTHING
   RETURNING position, out_of_order AS outOfOrder`);
@@ -112,6 +117,7 @@ function apply(request: Exclude<WriterRequest, { kind: 'close' }>): WriterReply 
     request.timestampMs,
     request.receivedMs,
     request.body,
+    request.unordered ? 1 : 0,
   ) as { position: bigint; outOfOrder: bigint } | undefined;
   if (!inserted) {
     const existing = findById.get(request.tenant, request.id) as { position: bigint } | undefined;

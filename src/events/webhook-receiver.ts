@@ -7,7 +7,7 @@ import { SIGNATURE_HEADER, type SignatureFailure, verifyWebhookSignature } from 
 import { cardEventOf } from './card-event.ts';
 import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
 import { type NetworkTokenEvent, networkTokenEventOf } from './network-token-event.ts';
-import { readEnvelope } from './notification-envelope.ts';
+import { DEFAULT_MAX_FUTURE_SKEW_MS, readEnvelope } from './notification-envelope.ts';
 import {
   type UnmappedNotificationSink,
   undecodableNotificationOf,
@@ -37,6 +37,8 @@ export const WEBHOOK_RETRY_AFTER_S = 5;
  * - `servedVaults`: the vaults the gateway serves (`UPSTREAM_CREDENTIALS`); an unmapped notification
  *   naming another vault is stored unattributed (its vault kept as `namedVault`), so only an operator
  *   of the whole gateway sees it. Absent: every readable vault is taken as served.
+ * - `maxFutureSkewS`: how far after its receipt an event's own time may be (`WEBHOOK_MAX_FUTURE_SKEW_S`,
+ *   default 300 s); later, or not a real date, it is kept as sent and flagged (`timestampFlag`).
  */
 export interface WebhookReceiverOptions {
   secrets: readonly string[];
@@ -46,6 +48,7 @@ export interface WebhookReceiverOptions {
   networkTokens: NetworkTokenEventSink;
   unmapped: UnmappedNotificationSink;
   servedVaults?: readonly string[];
+  maxFutureSkewS?: number;
   maxBodyBytes?: number;
   now?: () => number;
   metrics?: Metrics;
@@ -191,6 +194,7 @@ export class WebhookReceiver {
   readonly #networkTokens: NetworkTokenEventSink;
   readonly #unmapped: UnmappedNotificationSink;
   readonly #servedVaults: ReadonlySet<string> | undefined;
+  readonly #maxFutureSkewMs: number;
   readonly #maxBodyBytes: number;
   readonly #now: () => number;
   readonly #metrics: Metrics | undefined;
@@ -206,6 +210,7 @@ export class WebhookReceiver {
     this.#networkTokens = options.networkTokens;
     this.#unmapped = options.unmapped;
     this.#servedVaults = options.servedVaults && new Set(options.servedVaults);
+    this.#maxFutureSkewMs = (options.maxFutureSkewS ?? DEFAULT_MAX_FUTURE_SKEW_MS / 1000) * 1000;
     this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
     this.#now = options.now ?? Date.now;
     this.#metrics = options.metrics;
@@ -356,7 +361,7 @@ export class WebhookReceiver {
     }
     const { envelope } = read;
     if (envelope.event.family === 'network_token') {
-      const event: NetworkTokenEvent = networkTokenEventOf(envelope, receivedAt);
+      const event: NetworkTokenEvent = networkTokenEventOf(envelope, receivedAt, this.#maxFutureSkewMs);
       await this.#store(
         res,
         'network token',
@@ -365,7 +370,7 @@ export class WebhookReceiver {
       );
       return;
     }
-    const event = cardEventOf(envelope, receivedAt);
+    const event = cardEventOf(envelope, receivedAt, this.#maxFutureSkewMs);
     await this.#store(
       res,
       'card event',

@@ -360,12 +360,46 @@ describe('sqlite schema migration', () => {
     expect(await retainedIds(log)).toEqual([fresh.id]);
     await log.close();
     const migrated = new DatabaseSync(join(dataDir, 'card-events.sqlite'), { readOnly: true });
-    expect(migrated.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    expect(migrated.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
     const indexes = migrated
       .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%received%'")
       .all();
     migrated.close();
     expect(indexes).toEqual([]);
+  });
+});
+
+describe('sqlite schema migration to version 3', () => {
+  it('adds the unordered column to a version 2 file, keeping its rows and their out-of-order marker', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardgraph-log-'));
+    const first = createSqliteEventLog({ dataDir, retention });
+    const kept = event({ timestamp: '2026-11-21T05:01:03.000Z' });
+    await first.append(kept);
+    await first.close();
+    const file = new DatabaseSync(join(dataDir, 'card-events.sqlite'));
+    // Version 2 had no unordered column.
+    file.exec('ALTER TABLE card_events DROP COLUMN unordered; PRAGMA user_version = 2;');
+    file.close();
+
+    const log = createSqliteEventLog({ dataDir, retention });
+    const flagged = await log.append(
+      event({ timestamp: '2026-11-21T05:01:04.000Z', timestampFlag: 'future' }),
+    );
+    const earlier = await log.append(event({ timestamp: '2026-11-21T05:01:02.000Z' }));
+    expect([flagged.outcome, earlier.outcome === 'appended' && earlier.event.outOfOrder]).toEqual([
+      'appended',
+      true,
+    ]);
+    expect((await retainedIds(log)).includes(kept.id)).toBe(true);
+    await log.close();
+    const migrated = new DatabaseSync(join(dataDir, 'card-events.sqlite'), { readOnly: true });
+    expect(migrated.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
+    expect(migrated.prepare('SELECT unordered FROM card_events ORDER BY position').all()).toEqual([
+      { unordered: 0 },
+      { unordered: 1 },
+      { unordered: 0 },
+    ]);
+    migrated.close();
   });
 });
 
