@@ -198,6 +198,14 @@ export interface Config {
     retentionMaxAgeMs: number;
     /** Retention: at most this many events are kept. */
     retentionMaxCount: number;
+    /**
+     * Retention of the unmapped notifications (`Query.unmappedNotifications`), their own: entries
+     * older than this (ms, `UNMAPPED_RETENTION_HOURS`) are dropped, and the oldest once the stored
+     * entries hold more than `unmappedMaxBytes` (`UNMAPPED_MAX_BYTES`, their JSON text); at most
+     * `retentionMaxCount` entries too.
+     */
+    unmappedRetentionMaxAgeMs: number;
+    unmappedMaxBytes: number;
   };
   /** App-wide card read cache (src/loaders/card-read-cache.ts). */
   cardCache: {
@@ -690,6 +698,12 @@ const envObject = z.object({
     .max(24 * 365)
     .default(168),
   EVENTS_RETENTION_COUNT: integer(100, 10_000_000, 100_000),
+  UNMAPPED_RETENTION_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 365)
+    .default(72),
+  UNMAPPED_MAX_BYTES: integer(65_536, 1_073_741_824, 16_777_216),
   WS_MAX_PAYLOAD_BYTES: integer(1024, 1_048_576, 16_384),
   WS_CONNECTION_INIT_TIMEOUT_MS: integer(100, 60_000, 5_000),
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: integer(1, 1_000, 20),
@@ -1027,6 +1041,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ...(e.REDIS_CACHE_URL || e.REDIS_URL ? { cacheRedisUrl: e.REDIS_CACHE_URL ?? e.REDIS_URL } : {}),
       retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
       retentionMaxCount: e.EVENTS_RETENTION_COUNT,
+      unmappedRetentionMaxAgeMs: Math.round(e.UNMAPPED_RETENTION_HOURS * 3_600_000),
+      unmappedMaxBytes: e.UNMAPPED_MAX_BYTES,
     },
     cardCache: { ttlMs: e.CARD_CACHE_TTL_MS, maxEntries: e.CARD_CACHE_MAX_ENTRIES },
     websocket: {

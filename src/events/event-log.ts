@@ -111,6 +111,11 @@ export interface RetentionPolicy {
   maxAgeMs: number;
   maxCount: number;
   receiptMs?: number;
+  /**
+   * Bytes the stored entries (their JSON text) may take together; the oldest go first past it.
+   * Absent: no byte bound (the event logs, whose entries are small and bounded by `maxCount`).
+   */
+  maxBytes?: number;
 }
 
 /**

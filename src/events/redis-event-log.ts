@@ -175,7 +175,7 @@ interface LogCommands {
     key: string,
     strategy: 'MAXLEN' | 'MINID',
     threshold: string | number,
-    options: { strategyModifier: '~' },
+    options?: { strategyModifier: '~' },
   ): Promise<number>;
   zRangeWithScores(
     key: string,
@@ -485,7 +485,35 @@ export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E
     const byCount = await this.#redis.commands.xTrim(this.#streamKey, 'MAXLEN', this.#retention.maxCount, {
       strategyModifier: '~',
     });
-    return Number(byAge) + Number(byCount);
+    const byBytes =
+      this.#retention.maxBytes === undefined ? 0 : await this.#trimBytes(this.#retention.maxBytes);
+    return Number(byAge) + Number(byCount) + byBytes;
+  }
+
+  /**
+   * Drops the oldest entries beyond `maxBytes` of bodies (UTF-8 bytes of their JSON), exactly: the
+   * stream is read newest first (XREVRANGE pages) until the bound is passed, then trimmed to the
+   * oldest entry that fits (XTRIM MINID). Reads at most about `maxBytes`.
+   * @returns how many entries were dropped.
+   */
+  async #trimBytes(maxBytes: number): Promise<number> {
+    const { commands } = this.#redis;
+    let total = 0;
+    let kept: string | undefined;
+    let end = '+';
+    for (;;) {
+      const page = (await commands.xRevRange(this.#streamKey, end, '-', { COUNT: 200 })) as StreamMessage[];
+      for (const message of page) {
+        total += Buffer.byteLength(message.message.body ?? '');
+        if (total > maxBytes) {
+          if (kept === undefined) return Number(await commands.xTrim(this.#streamKey, 'MAXLEN', 0));
+          return Number(await commands.xTrim(this.#streamKey, 'MINID', kept));
+        }
+        kept = message.id;
+      }
+      if (page.length < 200) return 0;
+      end = `(${page[page.length - 1]!.id}`;
+    }
   }
 
   async ping(): Promise<void> {

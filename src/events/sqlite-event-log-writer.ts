@@ -35,7 +35,16 @@ export interface WriterAppend {
 /** A request to the writer. */
 export type WriterRequest =
   | WriterAppend
-  | { kind: 'trim'; seq: number; nowMs: number; maxAgeMs: number; maxCount: number; receiptMs: number }
+  | {
+      kind: 'trim';
+      seq: number;
+      nowMs: number;
+      maxAgeMs: number;
+      maxCount: number;
+      receiptMs: number;
+      /** 0: no byte bound. */
+      maxBytes: number;
+    }
   | { kind: 'close' };
 
 /** One answer of the writer, by request `seq`. */
@@ -86,8 +95,15 @@ const keepReceipts = db.prepare(`
   INSERT OR IGNORE INTO ${table}_receipts (tenant, id, position, received_ms)
   SELECT tenant, id, position, received_ms FROM ${table} WHERE position < ? AND received_ms >= ?`);
 const deleteBefore = db.prepare(`DELETE FROM ${table} WHERE position < ?`);
+// The newest row whose body, with the bodies of every newer row, exceeds the byte bound: it and
+// everything before it go. A walk of the whole table, newest first: only the unmapped log (small,
+// bounded) has a byte bound.
+const bytesCut = db.prepare(`
+  SELECT COALESCE((SELECT position FROM (
+    SELECT position, SUM(length(CAST(body AS BLOB))) OVER (ORDER BY position DESC) AS total FROM ${table})
+    WHERE total > ? ORDER BY position DESC LIMIT 1) + 1, 0) AS position`);
 const deleteReceipts = db.prepare(`DELETE FROM ${table}_receipts WHERE received_ms < ?`);
-for (const statement of [findById, findReceipt, insert, firstYoungerThan, countCut])
+for (const statement of [findById, findReceipt, insert, firstYoungerThan, countCut, bytesCut])
   statement.setReadBigInts(true);
 
 let queue: WriterRequest[] = [];
@@ -96,10 +112,14 @@ let closing = false;
 
 function apply(request: Exclude<WriterRequest, { kind: 'close' }>): WriterReply {
   if (request.kind === 'trim') {
-    // Rows before `cut` are older than the age limit or beyond the newest `maxCount`.
+    // Rows before `cut` are older than the age limit, beyond the newest `maxCount` or `maxBytes`.
     const byAge = (firstYoungerThan.get(request.nowMs - request.maxAgeMs) as { position: bigint }).position;
     const byCount = (countCut.get(request.maxCount) as { position: bigint }).position;
-    const cut = byAge > byCount ? byAge : byCount;
+    let cut = byAge > byCount ? byAge : byCount;
+    if (request.maxBytes > 0) {
+      const byBytes = (bytesCut.get(request.maxBytes) as { position: bigint }).position;
+      if (byBytes > cut) cut = byBytes;
+    }
     const receiptsFrom = request.nowMs - request.receiptMs;
     if (request.receiptMs > 0) keepReceipts.run(cut, receiptsFrom);
     const dropped = deleteBefore.run(cut);

@@ -305,6 +305,7 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
         maxAgeMs: options.retention.maxAgeMs,
         maxCount: options.retention.maxCount,
         receiptMs: options.retention.receiptMs ?? 0,
+        maxBytes: options.retention.maxBytes ?? 0,
       });
       if ('error' in reply) throw new Error(`event log retention failed: ${reply.error}`);
       return 'dropped' in reply ? reply.dropped : 0;

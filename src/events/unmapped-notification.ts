@@ -138,17 +138,28 @@ export interface UnmappedNotificationStoreOptions {
   logger: Logger;
   /** How often retention runs (ms); default 60 s. */
   trimIntervalMs?: number;
+  /**
+   * The log's byte bound (`UNMAPPED_MAX_BYTES`, the log's `RetentionPolicy.maxBytes`): retention
+   * also runs once the entries recorded since the last run hold an eighth of it, so a burst is
+   * bounded before the next interval. Absent: by interval only.
+   */
+  maxBytes?: number;
 }
 
 /**
  * The operators' record of unmapped notifications (issue 19 item 3): appended durably by the
  * webhook receiver (acknowledged only once stored, so a SIGKILL loses none), listed by
- * `Query.unmappedNotifications`, trimmed by the event retention policy.
+ * `Query.unmappedNotifications`, trimmed by its own retention (`UNMAPPED_RETENTION_HOURS`, and
+ * `UNMAPPED_MAX_BYTES` of stored entries).
  */
 export class UnmappedNotificationStore implements UnmappedNotificationSink {
   readonly #log: EventLog<UnmappedNotification>;
   readonly #logger: Logger;
   readonly #trimTimer: NodeJS.Timeout;
+  readonly #trimAfterBytes: number;
+  /** Bytes of the entries recorded since retention last started. */
+  #recordedBytes = 0;
+  #trimming: Promise<void> | undefined;
   #closed = false;
 
   constructor(options: UnmappedNotificationStoreOptions) {
@@ -156,13 +167,22 @@ export class UnmappedNotificationStore implements UnmappedNotificationSink {
     this.#logger = options.logger;
     this.#trimTimer = setInterval(() => this.#trim(), options.trimIntervalMs ?? 60_000);
     this.#trimTimer.unref();
+    this.#trimAfterBytes = options.maxBytes === undefined ? Infinity : Math.max(1, options.maxBytes / 8);
   }
 
   /** See {@link UnmappedNotificationSink.record}. @throws Error once closed. */
   async record(entry: UnmappedNotification): Promise<PublishOutcome> {
     if (this.#closed) throw new Error('unmapped notification store is closed');
     const result = await this.#log.append(entry);
-    return result.outcome === 'appended' ? 'published' : 'duplicate';
+    if (result.outcome !== 'appended') return 'duplicate';
+    this.#recordedBytes += Buffer.byteLength(JSON.stringify(entry));
+    if (this.#recordedBytes >= this.#trimAfterBytes) this.#trim();
+    return 'published';
+  }
+
+  /** Resolves when the retention run in progress, if any, has finished (tests). */
+  async settled(): Promise<void> {
+    await this.#trimming;
   }
 
   /**
@@ -187,18 +207,27 @@ export class UnmappedNotificationStore implements UnmappedNotificationSink {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#trimTimer);
+    await this.#trimming;
     await this.#log.close();
   }
 
   #trim(): void {
-    this.#log.trim().then(
-      (dropped) =>
-        dropped > 0 && this.#logger.info({ dropped, log: 'unmapped_notifications' }, 'retention applied'),
-      (error: unknown) =>
-        this.#logger.error(
-          { err: (error as Error).message, log: 'unmapped_notifications' },
-          'retention failed',
-        ),
-    );
+    if (this.#trimming || this.#closed) return;
+    this.#recordedBytes = 0;
+    this.#trimming = this.#log
+      .trim()
+      .then(
+        (dropped) => {
+          if (dropped > 0) this.#logger.info({ dropped, log: 'unmapped_notifications' }, 'retention applied');
+        },
+        (error: unknown) =>
+          this.#logger.error(
+            { err: (error as Error).message, log: 'unmapped_notifications' },
+            'retention failed',
+          ),
+      )
+      .finally(() => {
+        this.#trimming = undefined;
+      });
   }
 }

@@ -12,6 +12,7 @@ import {
   type LogEvent,
   type LoggedCardEvent,
   NETWORK_TOKEN_EVENT_LOG,
+  type RetentionPolicy,
   receiptPeriodMs,
   UNMAPPED_NOTIFICATION_LOG,
 } from '../events/event-log.ts';
@@ -137,8 +138,12 @@ async function openEventStreams(
   });
   stack.defer(() => networkTokenEvents.close());
   const unmappedNotifications = new UnmappedNotificationStore({
-    log: await openEventLog(config, options.logger, UNMAPPED_NOTIFICATION_LOG),
+    log: await openEventLog(config, options.logger, UNMAPPED_NOTIFICATION_LOG, {
+      maxAgeMs: config.events.unmappedRetentionMaxAgeMs,
+      maxBytes: config.events.unmappedMaxBytes,
+    }),
     logger: options.logger,
+    maxBytes: config.events.unmappedMaxBytes,
   });
   stack.defer(() => unmappedNotifications.close());
   return { events, networkTokenEvents, unmappedNotifications };
@@ -180,18 +185,21 @@ export async function shutDownTracing(tracing: Tracing, logger: Logger): Promise
 
 /**
  * Opens the configured durable event log of `kind` (`EVENTS_BACKEND`): SQLite in `DATA_DIR` for one
- * gateway, Redis Streams shared by replicas; retention from `EVENTS_RETENTION_*`.
+ * gateway, Redis Streams shared by replicas; retention from `EVENTS_RETENTION_*`, with `overrides`
+ * (the unmapped log's own, `UNMAPPED_*`).
  */
 export async function openEventLog<E extends LogEvent>(
   config: Config,
   logger: Logger,
   kind: EventLogKind<E>,
+  overrides: Partial<RetentionPolicy> = {},
 ): Promise<EventLog<E>> {
-  const retention = {
+  const retention: RetentionPolicy = {
     maxAgeMs: config.events.retentionMaxAgeMs,
     maxCount: config.events.retentionMaxCount,
     // A replay is answered `duplicate` for as long as its signature verifies, whatever the retention.
     receiptMs: receiptPeriodMs(config.webhooks.toleranceS),
+    ...overrides,
   };
   if (config.events.backend === 'redis') {
     // Loaded only for a Redis deployment (issue 21 item 2, cold start).

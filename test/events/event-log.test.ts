@@ -18,7 +18,7 @@ import {
 import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
-import { unmappedNotificationOf } from '../../src/events/unmapped-notification.ts';
+import { UnmappedNotificationStore, unmappedNotificationOf } from '../../src/events/unmapped-notification.ts';
 import { cardEvent } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
@@ -449,5 +449,48 @@ describe.each(['sqlite', 'redis'])('%s unmapped notification log', (backend) => 
     ]);
     expect(await reopened.history({ tenants: ['tntsandbox2'] }, null, 10)).toEqual([]);
     await reopened.close();
+  });
+});
+
+describe.each(['sqlite', 'redis'])('%s unmapped notification store bounded in bytes', (backend) => {
+  it('drops the oldest entries once the stored ones exceed maxBytes, without waiting for the interval', async () => {
+    // Each entry's JSON text is exactly `entryBytes` long: ten of them fit in the bound, the 11th not.
+    const entryOf = (i: number) =>
+      unmappedNotificationOf(
+        Buffer.from(`{"n":${i}}`),
+        { n: i, pad: 'x'.repeat(400) },
+        { reason: 'no-tenant', id: `bytes-${String(i).padStart(2, '0')}` },
+        '2026-11-21T05:00:01.000Z',
+      );
+    const entryBytes = Buffer.byteLength(JSON.stringify(entryOf(10)));
+    const bounded = { ...retention, maxBytes: entryBytes * 10 };
+    const log =
+      backend === 'sqlite'
+        ? createSqliteEventLog({
+            dataDir: mkdtempSync(join(tmpdir(), 'cardgraph-log-')),
+            retention: bounded,
+            kind: UNMAPPED_NOTIFICATION_LOG,
+          })
+        : await createRedisEventLog({ ...onRedis(), retention: bounded, kind: UNMAPPED_NOTIFICATION_LOG });
+    const store = new UnmappedNotificationStore({
+      log,
+      logger: pino({ level: 'silent' }),
+      trimIntervalMs: 3_600_000,
+      maxBytes: bounded.maxBytes,
+    });
+    try {
+      for (let i = 0; i < 25; i++) expect(await store.record(entryOf(i))).toBe('published');
+      await store.settled();
+      // Retention ran on its own as entries arrived (the interval is an hour away).
+      expect((await store.history([''], null, 100)).length).toBeLessThan(25);
+      // One more run leaves exactly the newest ten.
+      expect(await log.trim()).toBeGreaterThanOrEqual(0);
+      const kept = await store.history([''], null, 100);
+      expect(kept.map((entry) => entry.id)).toEqual(
+        Array.from({ length: 10 }, (_, i) => `bytes-${String(15 + i).padStart(2, '0')}`),
+      );
+    } finally {
+      await store.close();
+    }
   });
 });
