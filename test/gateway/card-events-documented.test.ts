@@ -1,5 +1,7 @@
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
+import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
 import { graphql } from '../generated/index.ts';
 import {
   assertNoTestPanIn,
@@ -11,6 +13,7 @@ import {
   notification,
   postNotification,
   TEST_CARD_ID,
+  TEST_WEBHOOK_SECRET,
   useStack,
   waitForSubscribers,
 } from '../support/fixtures.ts';
@@ -91,7 +94,7 @@ const Unmapped = graphql(`
     unmappedNotifications(first: 50, vaultId: $vaultId) {
       __typename
       ... on QueryUnmappedNotificationsSuccess {
-        data { edges { node { id vaultId reason event receivedAt body truncated bodyBytes } } }
+        data { edges { node { id vaultId reason event receivedAt body bodyEncoding truncated bodyBytes } } }
       }
       ... on Error { code }
     }
@@ -355,6 +358,35 @@ describe('documented notifications on the gateway (issue 19 item 3)', () => {
     if (ofVault.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
       throw new Error(JSON.stringify(ofVault));
     expect(ofVault.data.unmappedNotifications.data.edges.map(({ node }) => node.reason)).toEqual(['NO_ID']);
+
+    // A signed body that is not UTF-8: kept as redacted bytes, counted, answered 200, unattributed.
+    const latin1 = Buffer.from(`{"id":"nu-1","summary":"caf\u00e9 ${pan}"}`, 'latin1');
+    const answer = await request(`${t.stack.url}/webhooks/card-events`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'vgs-signature': signWebhookBody(latin1, TEST_WEBHOOK_SECRET, Math.floor(Date.now() / 1000)),
+      },
+      body: latin1,
+    });
+    expect([
+      answer.statusCode,
+      ((await answer.body.json()) as { data: { status: string } }).data.status,
+    ]).toEqual([200, 'unmapped']);
+    expect(await counted()).toBe(before + 6);
+    const withBytes = await t.stack.execute(Unmapped, {}, gatewayOperator);
+    if (withBytes.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
+      throw new Error(JSON.stringify(withBytes));
+    const bytes = withBytes.data.unmappedNotifications.data.edges.at(-1)!.node;
+    expect([bytes.vaultId, bytes.reason, bytes.bodyEncoding, bytes.bodyBytes]).toEqual([
+      null,
+      'NOT_UTF8',
+      'BASE64',
+      latin1.length,
+    ]);
+    expect(Buffer.from(bytes.body, 'base64').toString('latin1')).toBe(
+      '{"id":"nu-1","summary":"caf\u00e9 411111******1111"}',
+    );
 
     // Without the scope (every upstream scope, but not operator:read): forbidden.
     const withoutScope = await t.stack.execute(Unmapped, {}, t.vault1Token);
