@@ -29,6 +29,11 @@ export interface ContextServices {
   logger: Logger;
   /** What one operation may ask for (src/config/limits.ts). */
   limits: Config['operationLimits'];
+  /**
+   * The vaults the gateway serves (the vault ids of `UPSTREAM_CREDENTIALS`): a token naming every
+   * one of them is a token of the whole gateway (src/schema/unmapped-notification.ts).
+   */
+  servedVaults: readonly string[];
 }
 
 /**

@@ -53,6 +53,15 @@ export const eventsSettings = {
     EVENTS_RETENTION_COUNT: integer(100, 10_000_000, 100_000).describe(
       'Retention of the event log: at most this many events are kept.',
     ),
+    UNMAPPED_RETENTION_HOURS: z.coerce
+      .number()
+      .positive()
+      .max(24 * 365)
+      .default(72)
+      .describe('Retention of the unmapped notifications, their own: entries older than this (hours) are dropped.'),
+    UNMAPPED_MAX_BYTES: integer(65_536, 1_073_741_824, 16_777_216).describe(
+      'Retention of the unmapped notifications: the oldest are dropped once the stored entries hold more than this (bytes of their JSON text).',
+    ),
   },
 } satisfies SettingsSection;
 
@@ -86,6 +95,15 @@ export interface EventsConfig {
   retentionMaxAgeMs: number;
   /** Retention: at most this many events are kept. */
   retentionMaxCount: number;
+  /**
+   * Retention of the unmapped notifications (`Query.unmappedNotifications`), their own: entries
+   * older than this (ms, `UNMAPPED_RETENTION_HOURS`) are dropped, and the oldest once the stored
+   * entries hold more than `unmappedMaxBytes` (`UNMAPPED_MAX_BYTES`, their JSON text); at most
+   * `retentionMaxCount` entries too.
+   */
+  unmappedRetentionMaxAgeMs: number;
+  /** Byte bound of the stored unmapped notifications (bytes of their JSON text). */
+  unmappedMaxBytes: number;
 }
 
 /** The Redis backend needs its address; Sentinel's two variables go together. */
@@ -122,5 +140,7 @@ export function eventsConfig(e: EventsEnv): EventsConfig {
     ...(e.REDIS_CACHE_URL || e.REDIS_URL ? { cacheRedisUrl: e.REDIS_CACHE_URL ?? e.REDIS_URL } : {}),
     retentionMaxAgeMs: Math.round(e.EVENTS_RETENTION_HOURS * 3_600_000),
     retentionMaxCount: e.EVENTS_RETENTION_COUNT,
+    unmappedRetentionMaxAgeMs: Math.round(e.UNMAPPED_RETENTION_HOURS * 3_600_000),
+    unmappedMaxBytes: e.UNMAPPED_MAX_BYTES,
   };
 }

@@ -16,6 +16,9 @@ export const webhooksSettings = {
     WEBHOOK_TOLERANCE_S: integer(1, 3600, 300).describe(
       'Maximum age (either direction) of a webhook signature timestamp (s).',
     ),
+    WEBHOOK_MAX_FUTURE_SKEW_S: integer(0, 86_400, 300).describe(
+      "How far after its receipt a notification's own time may be (s); a later one, or one that is no real date, is kept as sent and flagged (timestampFlag), ordered by its receipt, and never marks another event out of order.",
+    ),
   },
 } satisfies SettingsSection;
 
@@ -25,6 +28,12 @@ export interface WebhooksConfig {
   secrets: string[];
   /** Maximum age (either direction) of the signature timestamp `t`, in seconds. */
   toleranceS: number;
+  /**
+   * How far after its receipt a notification's own time may be, in seconds
+   * (`WEBHOOK_MAX_FUTURE_SKEW_S`); a later one, or one that is no real date, is kept as sent and
+   * flagged (`timestampFlag`), ordered by its receipt and never marks another event out of order.
+   */
+  maxFutureSkewS: number;
 }
 
 /** A signing secret for a process that was given none. */
@@ -34,7 +43,11 @@ export function generatedWebhookSecret(): string {
 
 /** {@link WebhooksConfig} from the parsed variables; a generated secret when none is set. */
 export function webhooksConfig(e: z.output<z.ZodObject<typeof webhooksSettings.shape>>): WebhooksConfig {
-  return { secrets: e.WEBHOOK_SECRETS ?? [generatedWebhookSecret()], toleranceS: e.WEBHOOK_TOLERANCE_S };
+  return {
+    secrets: e.WEBHOOK_SECRETS ?? [generatedWebhookSecret()],
+    toleranceS: e.WEBHOOK_TOLERANCE_S,
+    maxFutureSkewS: e.WEBHOOK_MAX_FUTURE_SKEW_S,
+  };
 }
 
 /** Remote mode needs the secrets the provider signs with. */

@@ -1,5 +1,6 @@
 import {
   type CardExpiry,
+  DEFAULT_MAX_FUTURE_SKEW_MS,
   definedOnly,
   type Envelope,
   isUnmasked,
@@ -13,6 +14,9 @@ import {
   readTimestamp,
   readYear,
   type SenderMembers,
+  type SettledTimestamp,
+  settleTimestamp,
+  type TimestampFlag,
   type UnmappedReason,
 } from './notification-envelope.ts';
 
@@ -75,6 +79,8 @@ export const ENROLLMENT_FAILURE_REASONS = [
  * - `cardId`: `details.card_id`, `CRD` + 1-64 letters or digits (absent when it holds a card number).
  * - `timestamp`, `occurredAt`, `createdAt`: ISO 8601 with a zone (a zone-less time is read as UTC);
  *   `timestamp` falls back to `occurredAt`, then to the time of receipt.
+ * - `timestampFlag`, `sentTimestamp`: set when the sent time is in the future or no real date
+ *   ({@link SettledTimestamp}); `timestamp` is then the fallback or the time of receipt.
  * - `newAccountNumber`, `oldAccountNumber`: masked to at most BIN and last four.
  * - `newExpiry`, `oldExpiry`: from the `MMYY` members; `expMonth` 1-12, `expYear` four digits.
  * - `failureReason`: the reason code of an `enrollment_failed` (e.g. `card-brand-not-supported`);
@@ -91,6 +97,8 @@ export interface CardEvent extends SenderMembers {
   readonly tenant: string;
   readonly cardId?: string;
   readonly timestamp: string;
+  readonly timestampFlag?: TimestampFlag;
+  readonly sentTimestamp?: string;
   readonly occurredAt?: string;
   readonly createdAt?: string;
   readonly newAccountNumber?: string;
@@ -129,8 +137,14 @@ function readFailureReason(details: Record<string, unknown>): string | undefined
  * Maps a read envelope to a {@link CardEvent} (frozen): a notification of the card family, or of an
  * unknown family (kept with type `other`). Every details member is optional.
  * @param receivedAt ISO 8601 time of receipt: the `timestamp` when the notification has none usable.
+ * @param maxFutureSkewMs how far after receipt `timestamp` may be before it is flagged (see
+ *   {@link settleTimestamp}).
  */
-export function cardEventOf(envelope: Envelope, receivedAt: string): CardEvent {
+export function cardEventOf(
+  envelope: Envelope,
+  receivedAt: string,
+  maxFutureSkewMs = DEFAULT_MAX_FUTURE_SKEW_MS,
+): CardEvent {
   const { details, event } = envelope;
   const canonical = event.family === 'card' ? `au_card.${event.kind}` : undefined;
   const type: CardEventType =
@@ -156,7 +170,7 @@ export function cardEventOf(envelope: Envelope, receivedAt: string): CardEvent {
     ...(event.name !== undefined ? { event: event.name } : {}),
     source: event.source,
     tenant: envelope.tenant,
-    timestamp: envelope.timestamp ?? receivedAt,
+    ...settleTimestamp(envelope, undefined, receivedAt, maxFutureSkewMs),
     ...card,
     ...readSenderMembers(envelope.body),
   };

@@ -15,12 +15,18 @@ import type { NetworkTokenEvent } from './network-token-event.ts';
  * events.
  */
 
-/** What every logged event has: notification id, tenant (vault id), kind and ISO 8601 `timestamp`. */
+/**
+ * What every logged event has: notification id, tenant (vault id), kind and ISO 8601 `timestamp`;
+ * `timestampFlag` when its own time was unusable (src/events/notification-envelope.ts
+ * `SettledTimestamp`): such an event is never flagged out of order and never makes a later event
+ * of its subject out of order.
+ */
 export interface LogEvent {
   readonly id: string;
   readonly tenant: string;
   readonly type: string;
   readonly timestamp: string;
+  readonly timestampFlag?: 'future' | 'invalid';
 }
 
 /**
@@ -82,10 +88,33 @@ export type AppendOutcome<E extends LogEvent = CardEvent> =
   | { outcome: 'appended'; event: Logged<E> }
   | { outcome: 'duplicate'; position: bigint | null };
 
-/** Retention of the log: entries older than `maxAgeMs` or beyond the newest `maxCount` are dropped. */
+/**
+ * Retention of the log: entries older than `maxAgeMs` or beyond the newest `maxCount` are dropped.
+ * `receiptMs`: how long after its receipt a (tenant, id) is still answered `duplicate` once its entry
+ * left the log (by age or count); at least the window in which one signed request verifies, so a
+ * replay of a notification whose event was trimmed is never appended (and delivered) again. The
+ * gateway sets it to {@link receiptPeriodMs} of the signature tolerance; 0 or absent: as long as the
+ * entry is retained.
+ */
 export interface RetentionPolicy {
   maxAgeMs: number;
   maxCount: number;
+  receiptMs?: number;
+  /**
+   * Bytes the stored entries (their JSON text) may take together; the oldest go first past it.
+   * Absent: no byte bound (the event logs, whose entries are small and bounded by `maxCount`).
+   */
+  maxBytes?: number;
+}
+
+/**
+ * How long receipts must be kept for a signature tolerance of `toleranceS` seconds, in ms: a
+ * signature with timestamp `t` verifies from `t - toleranceS` to `t + toleranceS` (whole seconds,
+ * either way), so two posts of one signed request can be up to twice the tolerance and a second
+ * apart.
+ */
+export function receiptPeriodMs(toleranceS: number): number {
+  return (2 * toleranceS + 1) * 1000;
 }
 
 /** Where the history connection resumes: after this (timestamp, position) pair. */

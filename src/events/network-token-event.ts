@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MAX_FUTURE_SKEW_MS,
   definedOnly,
   type Envelope,
   isPlainObject,
@@ -13,6 +14,9 @@ import {
   readTimestamp,
   readYear,
   type SenderMembers,
+  type SettledTimestamp,
+  settleTimestamp,
+  type TimestampFlag,
   type UnmappedReason,
 } from './notification-envelope.ts';
 
@@ -74,6 +78,9 @@ export interface NetworkTokenEvent extends SenderMembers {
   readonly cardExpYear?: number;
   readonly paymentAccountReference?: string;
   readonly timestamp: string;
+  /** See src/events/notification-envelope.ts {@link SettledTimestamp}. */
+  readonly timestampFlag?: TimestampFlag;
+  readonly sentTimestamp?: string;
   readonly occurredAt?: string;
   readonly createdAt?: string;
   readonly updatedAt?: string;
@@ -116,8 +123,14 @@ function readState(value: unknown): string | undefined {
  * Maps a read envelope of the network token family to a {@link NetworkTokenEvent} (frozen); every
  * details member is optional.
  * @param receivedAt ISO 8601 time of receipt: the `timestamp` when the notification has none usable.
+ * @param maxFutureSkewMs how far after receipt `timestamp` may be before it is flagged (see
+ *   {@link settleTimestamp}).
  */
-export function networkTokenEventOf(envelope: Envelope, receivedAt: string): NetworkTokenEvent {
+export function networkTokenEventOf(
+  envelope: Envelope,
+  receivedAt: string,
+  maxFutureSkewMs = DEFAULT_MAX_FUTURE_SKEW_MS,
+): NetworkTokenEvent {
   const { details, event } = envelope;
   const canonical = `network_token.${event.kind}`;
   const members = definedOnly({
@@ -141,7 +154,7 @@ export function networkTokenEventOf(envelope: Envelope, receivedAt: string): Net
     ...(event.name !== undefined ? { event: event.name } : {}),
     source: event.source,
     tenant: envelope.tenant,
-    timestamp: envelope.timestamp ?? readTimestamp(details.updated_at) ?? receivedAt,
+    ...settleTimestamp(envelope, readTimestamp(details.updated_at), receivedAt, maxFutureSkewMs),
     ...members,
     ...readSenderMembers(envelope.body),
   };

@@ -97,7 +97,72 @@ export function readTimestamp(value: unknown): string | undefined {
         ? `${zone.slice(0, 3)}:${zone.slice(3)}`
         : zone;
   const normalised = `${date}T${hour}${rest}${fraction ? fraction.slice(0, 7) : ''}${normalisedZone}`;
-  return Number.isNaN(Date.parse(normalised)) ? undefined : normalised;
+  return Number.isNaN(Date.parse(normalised)) || !isRealDate(date!) ? undefined : normalised;
+}
+
+/** True when `YYYY-MM-DD` names a day of the calendar (Date.parse rolls 2024-02-30 over to March 1). */
+function isRealDate(date: string): boolean {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  const parsed = new Date(Date.UTC(year, month - 1, day));
+  return (
+    parsed.getUTCFullYear() === year && parsed.getUTCMonth() === month - 1 && parsed.getUTCDate() === day
+  );
+}
+
+/** Default of how far ahead of its receipt a notification's time may be (ms; `WEBHOOK_MAX_FUTURE_SKEW_S`). */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 300_000;
+
+/** Longest kept text of a flagged `timestamp` as sent (characters). */
+export const MAX_SENT_TIMESTAMP_CHARS = 64;
+
+/**
+ * Why an event's own time could not be used: `future` (more than the allowed skew after its
+ * receipt), `invalid` (a `timestamp` was sent but is no date-time, or no real date, e.g. 2024-02-30).
+ */
+export type TimestampFlag = 'future' | 'invalid';
+
+/**
+ * An event's `timestamp` once checked: the notification's own time, or, when that is flagged
+ * (`timestampFlag`), a usable fallback member or the time of receipt; `sentTimestamp` then keeps
+ * what was sent (PAN-masked, at most {@link MAX_SENT_TIMESTAMP_CHARS}). A flagged event takes no
+ * part in the out-of-order marker of its subject (src/events/event-log.ts `LogEvent.timestampFlag`).
+ */
+export interface SettledTimestamp {
+  readonly timestamp: string;
+  readonly timestampFlag?: TimestampFlag;
+  readonly sentTimestamp?: string;
+}
+
+/**
+ * Settles the `timestamp` of the event of `envelope` ({@link SettledTimestamp}).
+ * @param fallback the kind's own time member (normalised) used when the envelope has none.
+ * @param receivedAt ISO 8601 time of receipt.
+ * @param maxFutureSkewMs how far after `receivedAt` the time may be before it is flagged `future`.
+ */
+export function settleTimestamp(
+  envelope: Envelope,
+  fallback: string | undefined,
+  receivedAt: string,
+  maxFutureSkewMs: number,
+): SettledTimestamp {
+  const sent = envelope.body.timestamp;
+  const invalid = typeof sent === 'string' && sent.length > 0 && readTimestamp(sent) === undefined;
+  const candidate = envelope.timestamp ?? fallback ?? receivedAt;
+  if (Date.parse(candidate) > Date.parse(receivedAt) + maxFutureSkewMs) {
+    return {
+      timestamp: receivedAt,
+      timestampFlag: invalid ? 'invalid' : 'future',
+      sentTimestamp: invalid ? readText(sent, MAX_SENT_TIMESTAMP_CHARS)! : candidate,
+    };
+  }
+  if (invalid) {
+    return {
+      timestamp: candidate,
+      timestampFlag: 'invalid',
+      sentTimestamp: readText(sent, MAX_SENT_TIMESTAMP_CHARS)!,
+    };
+  }
+  return { timestamp: candidate };
 }
 
 /** The vault id of `tenant`: 11 letters or digits (contract §2), else undefined. */
@@ -276,11 +341,11 @@ export function definedOnly<T extends Record<string, unknown>>(record: T): Parti
 
 /**
  * Why a signed notification could not be mapped to an event: `not-an-object` (the JSON body is an
- * array, string, number, …), `no-tenant` (no readable vault id: `tenant`, or `details.tenant_id` of a
- * network token notification), `no-id` (no readable notification `id`, so redeliveries could not be
- * recognised).
+ * array, string, number, …), `no-tenant` (no readable vault id: `tenant`, else `details.tenant_id`),
+ * `no-id` (no readable notification `id`, so redeliveries could not be recognised), `not-utf8` (the
+ * body is not UTF-8 text: kept as bytes, see src/events/unmapped-notification.ts).
  */
-export type UnmappedReason = 'not-an-object' | 'no-tenant' | 'no-id';
+export type UnmappedReason = 'not-an-object' | 'no-tenant' | 'no-id' | 'not-utf8';
 
 /** The members every mapped notification starts from; see {@link readEnvelope}. */
 export interface Envelope {
@@ -301,16 +366,15 @@ export type EnvelopeResult =
 
 /**
  * Reads what every notification needs to be mapped: an object with a notification `id`, a vault
- * (`tenant`, or a network token notification's `details.tenant_id`) and whatever `event` it names.
+ * (`tenant`, else `details.tenant_id`, for every kind) and whatever `event` it names.
  * Anything else is an {@link UnmappedReason}, with the members that could be read.
  */
 export function readEnvelope(json: unknown): EnvelopeResult {
   if (!isPlainObject(json)) return { ok: false, reason: 'not-an-object' };
   const event = classifyEvent(json.event);
   const details = readDetails(json.details) ?? {};
-  const tenant =
-    readVaultId(json.tenant) ??
-    (event.family === 'network_token' ? readVaultId(details.tenant_id) : undefined);
+  // Card and network token notifications alike may name their vault only in `details.tenant_id`.
+  const tenant = readVaultId(json.tenant) ?? readVaultId(details.tenant_id);
   const id = readNotificationId(json.id);
   if (tenant === undefined || id === undefined) {
     const known = definedOnly({ tenant, id, event: event.name });

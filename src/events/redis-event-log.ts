@@ -55,35 +55,71 @@ export interface RedisEventLogOptions<E extends LogEvent = CardEvent> {
 /**
  * Atomic append of a batch of events (group commit): for each event in order, drop a notification
  * id already seen for its tenant (earlier in the same batch included), flag an event older than the
- * newest of its subject, XADD, remember the (tenant, id) for the retention period. One script, so a
+ * newest of its subject, XADD, remember the (tenant, id) for the receipt period. One script, so a
  * crash can never leave an id marked as seen without its entry (which would lose the event on
- * redelivery). Ids remembered before dedupe was per tenant (`<prefix>:id:<id>`, written by earlier
- * versions) still count as seen until they expire, so an upgrade never appends a redelivery twice.
- * Each entry is also added to its tenant's history index, a sorted set scored by event timestamp
- * whose members are the stream ids zero-padded (`<15-digit ms>-<7-digit seq>`), so members of one
- * timestamp order by position.
- * KEYS, 5 per event: stream, (tenant, id) marker, subject-latest marker, legacy id marker, tenant
- * history index. ARGV: count, maxLen, ttlS, then 4 per event: id, tenant, timestampMs, body.
+ * redelivery). Each entry is also added to its tenant's history index, a sorted set scored by event
+ * timestamp whose members are the stream ids zero-padded (`<15-digit ms>-<7-digit seq>`), so members
+ * of one timestamp order by position.
+ *
+ * The (tenant, id) marker is {@link seenKey}: length-prefixed, so no tenant and id pair can spell
+ * another's key. Markers of earlier versions (`<prefix>:id:<tenant>:<id>`, and before dedupe was per
+ * tenant `<prefix>:id:<id>`) can be read as either form (`id:tntsandbox1:coll-1` is vault 1's
+ * `coll-1` or the old global marker of id `tntsandbox1:coll-1`), so one counts only when the entry
+ * it points at is that same (tenant, id); when the entry already left the stream, only for an event
+ * stamped before the first append with length-prefixed markers (the era key, set once from the
+ * server clock): a redelivery of a notification from that era is still recognised, and a new
+ * notification is never taken for an old one of another vault.
+ * KEYS: stream, era key, then 5 per event: (tenant, id) marker, subject-latest marker, legacy
+ * (tenant, id) marker, legacy id marker, tenant history index. ARGV: count, maxLen, ttlS, then 5 per
+ * event: id, tenant, timestampMs, body, unordered (1: its own time was flagged, so it neither reads
+ * nor moves the subject-latest marker and is never out of order; else 0).
  * Returns 3 values per event: appended (1) or duplicate (0), stream id, out of order (1/0).
  */
 const APPEND_SCRIPT = `
 local n = tonumber(ARGV[1])
+local stream = KEYS[1]
+local era = tonumber(redis.call('GET', KEYS[2]) or '-1')
+if era < 0 then
+  local now = redis.call('TIME')
+  era = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  redis.call('SET', KEYS[2], era)
+end
+local function legacy(key, id, tenant, ts)
+  local streamId = redis.call('GET', key)
+  if not streamId then return nil end
+  local entry = redis.call('XRANGE', stream, streamId, streamId)[1]
+  if not entry then
+    if ts < era then return streamId end
+    return nil
+  end
+  local fields = entry[2]
+  local entryId, entryTenant
+  for j = 1, #fields, 2 do
+    if fields[j] == 'id' then entryId = fields[j + 1] elseif fields[j] == 'tenant' then entryTenant = fields[j + 1] end
+  end
+  if entryId == id and entryTenant == tenant then return streamId end
+  return nil
+end
 local out = {}
 for i = 0, n - 1 do
-  local k = i * 5
-  local a = 3 + i * 4
-  local existing = redis.call('GET', KEYS[k + 2]) or redis.call('GET', KEYS[k + 4])
+  local k = 2 + i * 5
+  local a = 3 + i * 5
+  local ts = tonumber(ARGV[a + 3])
+  local existing = redis.call('GET', KEYS[k + 1])
+    or legacy(KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ts)
+    or legacy(KEYS[k + 4], ARGV[a + 1], ARGV[a + 2], ts)
   if existing then
     out[#out + 1] = 0
     out[#out + 1] = existing
     out[#out + 1] = 0
   else
-    local ts = tonumber(ARGV[a + 3])
-    local latest = tonumber(redis.call('GET', KEYS[k + 3]) or '-1')
     local ooo = 0
-    if latest > ts then ooo = 1 else redis.call('SET', KEYS[k + 3], ARGV[a + 3], 'EX', ARGV[3]) end
-    local id = redis.call('XADD', KEYS[k + 1], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[a + 1], 'tenant', ARGV[a + 2], 'ooo', ooo, 'body', ARGV[a + 4])
-    redis.call('SET', KEYS[k + 2], id, 'EX', ARGV[3])
+    if ARGV[a + 5] == '0' then
+      local latest = tonumber(redis.call('GET', KEYS[k + 2]) or '-1')
+      if latest > ts then ooo = 1 else redis.call('SET', KEYS[k + 2], ARGV[a + 3], 'EX', ARGV[3]) end
+    end
+    local id = redis.call('XADD', stream, 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[a + 1], 'tenant', ARGV[a + 2], 'ooo', ooo, 'body', ARGV[a + 4])
+    redis.call('SET', KEYS[k + 1], id, 'EX', ARGV[3])
     local dash = string.find(id, '-')
     redis.call('ZADD', KEYS[k + 5], ts, string.format('%015.0f-%07.0f', tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))))
     out[#out + 1] = 1
@@ -94,6 +130,15 @@ end
 return out
 `;
 const APPEND_SCRIPT_SHA = createHash('sha1').update(APPEND_SCRIPT).digest('hex');
+
+/**
+ * The (tenant, id) dedupe marker of an event: `<prefix>:seen:<tenant length>:<tenant>:<id>`. The
+ * length prefix makes the key unambiguous whatever characters tenant and id hold (an id may hold
+ * `:`), so no two pairs share one.
+ */
+export function seenKey(prefix: string, tenant: string, id: string): string {
+  return `${prefix}:seen:${tenant.length}:${tenant}:${id}`;
+}
 
 /** Most events one append script call carries; a longer queue is sent as several pipelined calls. */
 export const MAX_APPEND_BATCH = 256;
@@ -130,7 +175,7 @@ interface LogCommands {
     key: string,
     strategy: 'MAXLEN' | 'MINID',
     threshold: string | number,
-    options: { strategyModifier: '~' },
+    options?: { strategyModifier: '~' },
   ): Promise<number>;
   zRangeWithScores(
     key: string,
@@ -305,7 +350,7 @@ export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E
   readonly #prefix: string;
   readonly #streamKey: string;
   readonly #retention: RetentionPolicy;
-  /** Retention age in whole seconds: how long dedupe markers live. */
+  /** How long dedupe markers live, in whole seconds: the retention age or the receipt period, whichever is longer. */
   readonly #ttlS: number;
   readonly #now: () => number;
   readonly #blockMs: number;
@@ -341,7 +386,10 @@ export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E
       (this.#kind.name === 'card_events' ? 'cardgraph:{events}' : `cardgraph:{${this.#kind.name}}`);
     this.#streamKey = `${this.#prefix}:stream`;
     this.#retention = options.retention;
-    this.#ttlS = Math.max(1, Math.ceil(options.retention.maxAgeMs / 1000));
+    this.#ttlS = Math.max(
+      1,
+      Math.ceil(Math.max(options.retention.maxAgeMs, options.retention.receiptMs ?? 0) / 1000),
+    );
     this.#now = options.now ?? Date.now;
     this.#blockMs = options.blockMs ?? 2000;
     this.#minReplicasAck = options.minReplicasAck ?? 0;
@@ -396,15 +444,24 @@ export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E
     const { commands } = this.#redis;
     // The (tenant, id) dedupe marker holds the entry's stream id (APPEND_SCRIPT); a marker outliving
     // its entry (retention by count) finds none.
-    const streamIds = await Promise.all(ids.map((id) => commands.get(`${this.#prefix}:id:${tenant}:${id}`)));
+    const streamIds = await Promise.all(
+      ids.map(
+        async (id) =>
+          (await commands.get(seenKey(this.#prefix, tenant, id))) ??
+          (await commands.get(`${this.#prefix}:id:${tenant}:${id}`)),
+      ),
+    );
     const found = await Promise.all(
       streamIds.map((streamId) =>
         streamId ? (commands.xRange(this.#streamKey, streamId, streamId) as Promise<StreamMessage[]>) : [],
       ),
     );
+    // A marker of an earlier version may name another (tenant, id) (see APPEND_SCRIPT): only the
+    // entry of this very pair is one of these.
+    const wanted = new Set(ids);
     return found
       .flatMap((messages) => messages.slice(0, 1).map((message) => this.#fromMessage(message)))
-      .filter((event) => event.tenant === tenant);
+      .filter((event) => event.tenant === tenant && wanted.has(event.id));
   }
 
   async tail(listener: (event: Logged<E>) => void): Promise<() => void> {
@@ -428,7 +485,35 @@ export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E
     const byCount = await this.#redis.commands.xTrim(this.#streamKey, 'MAXLEN', this.#retention.maxCount, {
       strategyModifier: '~',
     });
-    return Number(byAge) + Number(byCount);
+    const byBytes =
+      this.#retention.maxBytes === undefined ? 0 : await this.#trimBytes(this.#retention.maxBytes);
+    return Number(byAge) + Number(byCount) + byBytes;
+  }
+
+  /**
+   * Drops the oldest entries beyond `maxBytes` of bodies (UTF-8 bytes of their JSON), exactly: the
+   * stream is read newest first (XREVRANGE pages) until the bound is passed, then trimmed to the
+   * oldest entry that fits (XTRIM MINID). Reads at most about `maxBytes`.
+   * @returns how many entries were dropped.
+   */
+  async #trimBytes(maxBytes: number): Promise<number> {
+    const { commands } = this.#redis;
+    let total = 0;
+    let kept: string | undefined;
+    let end = '+';
+    for (;;) {
+      const page = (await commands.xRevRange(this.#streamKey, end, '-', { COUNT: 200 })) as StreamMessage[];
+      for (const message of page) {
+        total += Buffer.byteLength(message.message.body ?? '');
+        if (total > maxBytes) {
+          if (kept === undefined) return Number(await commands.xTrim(this.#streamKey, 'MAXLEN', 0));
+          return Number(await commands.xTrim(this.#streamKey, 'MINID', kept));
+        }
+        kept = message.id;
+      }
+      if (page.length < 200) return 0;
+      end = `(${page[page.length - 1]!.id}`;
+    }
   }
 
   async ping(): Promise<void> {
@@ -549,17 +634,23 @@ export class RedisEventLog<E extends LogEvent = CardEvent> implements EventLog<E
   async #commit(batch: PendingAppend<E>[]): Promise<(() => void) | undefined> {
     let reply: (number | string)[];
     try {
-      const keys: string[] = [];
+      const keys: string[] = [this.#streamKey, `${this.#prefix}:seen-era`];
       const args: string[] = [String(batch.length), String(this.#retention.maxCount), String(this.#ttlS)];
       for (const { event } of batch) {
         keys.push(
-          this.#streamKey,
-          `${this.#prefix}:id:${event.tenant}:${event.id}`,
+          seenKey(this.#prefix, event.tenant, event.id),
           `${this.#prefix}:latest:${event.tenant}:${this.#kind.subjectOf(event)}`,
+          `${this.#prefix}:id:${event.tenant}:${event.id}`,
           `${this.#prefix}:id:${event.id}`,
           this.#historyKey(event.tenant),
         );
-        args.push(event.id, event.tenant, String(Date.parse(event.timestamp)), JSON.stringify(event));
+        args.push(
+          event.id,
+          event.tenant,
+          String(Date.parse(event.timestamp)),
+          JSON.stringify(event),
+          event.timestampFlag === undefined ? '0' : '1',
+        );
       }
       reply = (await this.#runAppendScript(keys, args)) as (number | string)[];
     } catch (error) {

@@ -5,9 +5,9 @@
  * only then answered, so each acknowledged notification is durable and concurrent appends share the
  * commit's cost. The event loop of the gateway never waits for a commit.
  *
- * Messages in: `{ kind: 'append', seq, id, tenant, subject, type, timestampMs, receivedMs, body }` (the
+ * Messages in: `{ kind: 'append', seq, id, tenant, subject, type, timestampMs, receivedMs, body, unordered }` (the
  * event serialized once by the log, so no nested object is cloned across the thread boundary), `{ kind: 'trim', seq, nowMs, maxAgeMs,
- * maxCount }`, `{ kind: 'close' }`. Out: one `{ kind: 'batch', replies }` per commit, each reply
+ * maxCount, receiptMs }`, `{ kind: 'close' }`. Out: one `{ kind: 'batch', replies }` per commit, each reply
  * `{ seq, position, outOfOrder }` (appended), `{ seq, duplicate: position | null }`, `{ seq, dropped }`
  * (trim) or `{ seq, error }`; `{ kind: 'closed' }` after close.
  */
@@ -28,12 +28,23 @@ export interface WriterAppend {
   timestampMs: number;
   receivedMs: number;
   body: string;
+  /** The event's own time was flagged: it neither is nor makes another event out of order. */
+  unordered: boolean;
 }
 
 /** A request to the writer. */
 export type WriterRequest =
   | WriterAppend
-  | { kind: 'trim'; seq: number; nowMs: number; maxAgeMs: number; maxCount: number }
+  | {
+      kind: 'trim';
+      seq: number;
+      nowMs: number;
+      maxAgeMs: number;
+      maxCount: number;
+      receiptMs: number;
+      /** 0: no byte bound. */
+      maxBytes: number;
+    }
   | { kind: 'close' };
 
 /** One answer of the writer, by request `seq`. */
@@ -52,14 +63,19 @@ const db = new DatabaseSync(file);
 db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;');
 // The table and its schema are created (and migrated) by the log before the writer starts.
 const findById = db.prepare(`SELECT position FROM ${table} WHERE tenant = ? AND id = ?`);
+// Receipts of entries retention already dropped (see createTableSql of sqlite-event-log.ts).
+const findReceipt = db.prepare(`SELECT position FROM ${table}_receipts WHERE tenant = ? AND id = ?`);
 // One statement per append: the out-of-order flag (an earlier-stamped event of the same subject is
 // already logged) is computed by the insert itself, from the (tenant, subject, timestamp_ms) index.
 // The `WHERE true` makes the `ON CONFLICT` clause parse after an `INSERT … SELECT`. Parameters:
-// ?1 id, ?2 tenant, ?3 subject, ?4 type, ?5 timestamp_ms, ?6 received_ms, ?7 body.
+// ?1 id, ?2 tenant, ?3 subject, ?4 type, ?5 timestamp_ms, ?6 received_ms, ?7 body, ?8 unordered.
+// Rows whose own time was flagged (`unordered`) are left out of the newest time, read from the end of
+// the index backwards (usually its last row).
 const insert = db.prepare(`
-  INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body)
+  INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body, unordered)
   SELECT ?1, ?2, ?3, ?4, ?5, ?6,
-    COALESCE((SELECT MAX(timestamp_ms) FROM ${table} WHERE tenant = ?2 AND ${subject} = ?3) > ?5, 0), ?7
+    CASE WHEN ?8 THEN 0 ELSE COALESCE((SELECT timestamp_ms FROM ${table} WHERE tenant = ?2 AND ${subject} = ?3
+      AND unordered = 0 ORDER BY timestamp_ms DESC LIMIT 1) > ?5, 0) END, ?7, ?8
   WHERE true
   ON CONFLICT (tenant, id) DO NOTHING
   RETURNING position, out_of_order AS outOfOrder`);
@@ -68,14 +84,27 @@ const insert = db.prepare(`
 // walk in position order that stops there (no index on `received_ms`, one b-tree less per append).
 // Should the wall clock step back, rows after that first one may be kept past their age until the
 // count limit or a later trim removes them; a row younger than the cut-off is never dropped.
-const deleteOlder = db.prepare(`
-  DELETE FROM ${table} WHERE position < COALESCE(
+const firstYoungerThan = db.prepare(`
+  SELECT COALESCE(
     (SELECT position FROM ${table} WHERE received_ms >= ? ORDER BY position LIMIT 1),
-    (SELECT MAX(position) FROM ${table}) + 1)`);
-const deleteBeyond = db.prepare(
-  `DELETE FROM ${table} WHERE position <= (SELECT MAX(position) FROM ${table}) - ?`,
-);
-for (const statement of [findById, insert]) statement.setReadBigInts(true);
+    (SELECT MAX(position) FROM ${table}) + 1, 0) AS position`);
+const countCut = db.prepare(`SELECT COALESCE(MAX(position), 0) + 1 - ? AS position FROM ${table}`);
+// Before rows go, those received within the receipt period leave their receipt (a replay of them is
+// then still a duplicate); receipts past the period go.
+const keepReceipts = db.prepare(`
+  INSERT OR IGNORE INTO ${table}_receipts (tenant, id, position, received_ms)
+  SELECT tenant, id, position, received_ms FROM ${table} WHERE position < ? AND received_ms >= ?`);
+const deleteBefore = db.prepare(`DELETE FROM ${table} WHERE position < ?`);
+// The newest row whose body, with the bodies of every newer row, exceeds the byte bound: it and
+// everything before it go. A walk of the whole table, newest first: only the unmapped log (small,
+// bounded) has a byte bound.
+const bytesCut = db.prepare(`
+  SELECT COALESCE((SELECT position FROM (
+    SELECT position, SUM(length(CAST(body AS BLOB))) OVER (ORDER BY position DESC) AS total FROM ${table})
+    WHERE total > ? ORDER BY position DESC LIMIT 1) + 1, 0) AS position`);
+const deleteReceipts = db.prepare(`DELETE FROM ${table}_receipts WHERE received_ms < ?`);
+for (const statement of [findById, findReceipt, insert, firstYoungerThan, countCut, bytesCut])
+  statement.setReadBigInts(true);
 
 let queue: WriterRequest[] = [];
 let scheduled = false;
@@ -83,10 +112,22 @@ let closing = false;
 
 function apply(request: Exclude<WriterRequest, { kind: 'close' }>): WriterReply {
   if (request.kind === 'trim') {
-    const byAge = deleteOlder.run(request.nowMs - request.maxAgeMs);
-    const byCount = deleteBeyond.run(request.maxCount);
-    return { seq: request.seq, dropped: Number(byAge.changes) + Number(byCount.changes) };
+    // Rows before `cut` are older than the age limit, beyond the newest `maxCount` or `maxBytes`.
+    const byAge = (firstYoungerThan.get(request.nowMs - request.maxAgeMs) as { position: bigint }).position;
+    const byCount = (countCut.get(request.maxCount) as { position: bigint }).position;
+    let cut = byAge > byCount ? byAge : byCount;
+    if (request.maxBytes > 0) {
+      const byBytes = (bytesCut.get(request.maxBytes) as { position: bigint }).position;
+      if (byBytes > cut) cut = byBytes;
+    }
+    const receiptsFrom = request.nowMs - request.receiptMs;
+    if (request.receiptMs > 0) keepReceipts.run(cut, receiptsFrom);
+    const dropped = deleteBefore.run(cut);
+    deleteReceipts.run(receiptsFrom);
+    return { seq: request.seq, dropped: Number(dropped.changes) };
   }
+  const receipt = findReceipt.get(request.tenant, request.id) as { position: bigint } | undefined;
+  if (receipt) return { seq: request.seq, duplicate: receipt.position };
   // Statements of one batch run in order: a later event of the same subject sees the earlier ones.
   const inserted = insert.get(
     request.id,
@@ -96,6 +137,7 @@ function apply(request: Exclude<WriterRequest, { kind: 'close' }>): WriterReply 
     request.timestampMs,
     request.receivedMs,
     request.body,
+    request.unordered ? 1 : 0,
   ) as { position: bigint; outOfOrder: bigint } | undefined;
   if (!inserted) {
     const existing = findById.get(request.tenant, request.id) as { position: bigint } | undefined;

@@ -37,10 +37,17 @@ export interface SqliteEventLogOptions<E extends LogEvent> {
  * 1 → 2: the `(received_ms)` index of each table is dropped (issue 13: one b-tree less per append).
  * Retention by age goes by position instead: one writer appends in arrival order, so `received_ms`
  * rises with position (see src/events/sqlite-event-log-writer.ts).
+ * 2 → 3: column `unordered` (1: the event's own time was flagged, so it takes no part in the
+ * out-of-order marker of its subject), added to each existing table with default 0.
  */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
-/** `CREATE TABLE` of an event table of `kind`, deduplicated by (tenant, id). */
+/**
+ * `CREATE TABLE` of an event table of `kind`, deduplicated by (tenant, id), and of its receipts:
+ * the (tenant, id, position, received_ms) of entries retention dropped while they were younger than
+ * the receipt period ({@link RetentionPolicy.receiptMs}), so a replay of them is still a duplicate.
+ * Rows move there only when trimmed, so an append pays one lookup in a small table, not one insert.
+ */
 function createTableSql(table: string, subject: string): string {
   return `CREATE TABLE IF NOT EXISTS ${table} (
       position INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -52,11 +59,19 @@ function createTableSql(table: string, subject: string): string {
       received_ms INTEGER NOT NULL,
       out_of_order INTEGER NOT NULL,
       body TEXT NOT NULL,
+      unordered INTEGER NOT NULL DEFAULT 0,
       UNIQUE (tenant, id)
     );
     CREATE INDEX IF NOT EXISTS ${table}_tenant_position ON ${table} (tenant, position);
     CREATE INDEX IF NOT EXISTS ${table}_tenant_timestamp ON ${table} (tenant, timestamp_ms, position);
-    CREATE INDEX IF NOT EXISTS ${table}_subject_timestamp ON ${table} (tenant, ${subject}, timestamp_ms);`;
+    CREATE INDEX IF NOT EXISTS ${table}_subject_timestamp ON ${table} (tenant, ${subject}, timestamp_ms);
+    CREATE TABLE IF NOT EXISTS ${table}_receipts (
+      tenant TEXT NOT NULL,
+      id TEXT NOT NULL,
+      position INTEGER NOT NULL,
+      received_ms INTEGER NOT NULL,
+      PRIMARY KEY (tenant, id)
+    ) WITHOUT ROWID;`;
 }
 
 /**
@@ -98,9 +113,17 @@ function migrate(db: DatabaseSync): void {
       db.exec(`
         DROP INDEX IF EXISTS card_events_received;
         DROP INDEX IF EXISTS network_token_events_received;
-        PRAGMA user_version = ${SCHEMA_VERSION};
       `);
     }
+    if (version < 3) {
+      for (const table of ['card_events', 'network_token_events', 'unmapped_notifications']) {
+        const columns = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+        if (columns.length > 0 && !columns.some((column) => column.name === 'unordered')) {
+          db.exec(`ALTER TABLE ${table} ADD COLUMN unordered INTEGER NOT NULL DEFAULT 0`);
+        }
+      }
+    }
+    if (version < SCHEMA_VERSION) db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec('COMMIT');
   } catch (error) {
     db.exec('ROLLBACK');
@@ -218,6 +241,7 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
         type: event.type,
         timestampMs: Date.parse(event.timestamp),
         receivedMs: now(),
+        unordered: event.timestampFlag !== undefined,
         // Serialized here, once: a flat message of strings crosses to the writer thread for less
         // than the event object's structured clone, and the writer stores this text as it is.
         body: JSON.stringify(event),
@@ -280,6 +304,8 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
         nowMs: now(),
         maxAgeMs: options.retention.maxAgeMs,
         maxCount: options.retention.maxCount,
+        receiptMs: options.retention.receiptMs ?? 0,
+        maxBytes: options.retention.maxBytes ?? 0,
       });
       if ('error' in reply) throw new Error(`event log retention failed: ${reply.error}`);
       return 'dropped' in reply ? reply.dropped : 0;

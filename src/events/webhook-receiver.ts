@@ -7,8 +7,12 @@ import { SIGNATURE_HEADER, type SignatureFailure, verifyWebhookSignature } from 
 import { cardEventOf } from './card-event.ts';
 import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
 import { type NetworkTokenEvent, networkTokenEventOf } from './network-token-event.ts';
-import { readEnvelope } from './notification-envelope.ts';
-import { type UnmappedNotificationSink, unmappedNotificationOf } from './unmapped-notification.ts';
+import { DEFAULT_MAX_FUTURE_SKEW_MS, readEnvelope } from './notification-envelope.ts';
+import {
+  type UnmappedNotificationSink,
+  undecodableNotificationOf,
+  unmappedNotificationOf,
+} from './unmapped-notification.ts';
 
 /** Where the gateway mounts the receiver (specification "Events", setup step 1). */
 export const CARD_EVENTS_WEBHOOK_PATH = '/webhooks/card-events';
@@ -30,6 +34,11 @@ export const WEBHOOK_RETRY_AFTER_S = 5;
  * - `networkTokens`: where network token notifications (`network_token.*`,
  *   `cmp_network_token.*`) are published.
  * - `unmapped`: where signed notifications that cannot be mapped to an event are stored.
+ * - `servedVaults`: the vaults the gateway serves (`UPSTREAM_CREDENTIALS`); an unmapped notification
+ *   naming another vault is stored unattributed (its vault kept as `namedVault`), so only an operator
+ *   of the whole gateway sees it. Absent: every readable vault is taken as served.
+ * - `maxFutureSkewS`: how far after its receipt an event's own time may be (`WEBHOOK_MAX_FUTURE_SKEW_S`,
+ *   default 300 s); later, or not a real date, it is kept as sent and flagged (`timestampFlag`).
  */
 export interface WebhookReceiverOptions {
   secrets: readonly string[];
@@ -38,6 +47,8 @@ export interface WebhookReceiverOptions {
   bus: CardEventBus;
   networkTokens: NetworkTokenEventSink;
   unmapped: UnmappedNotificationSink;
+  servedVaults?: readonly string[];
+  maxFutureSkewS?: number;
   maxBodyBytes?: number;
   now?: () => number;
   metrics?: Metrics;
@@ -155,7 +166,8 @@ type Subject = 'card event' | 'network token' | 'unmapped';
  * 2. body over `maxBodyBytes`: 413 `payload-too-large`;
  * 3. `vgs-signature` checked on the raw bytes against every secret: 401 `missing-signature`,
  *    `malformed-signature`, `stale-timestamp` or `bad-signature`;
- * 4. body not UTF-8 JSON: 400 `malformed-json` (whatever the declared media type);
+ * 4. body not UTF-8: stored as bytes in `unmapped` (reason `not-utf8`) and answered 200 `unmapped`;
+ *    UTF-8 but not JSON: 400 `malformed-json` (whatever the declared media type);
  * 5. mapped tolerantly (src/events/notification-envelope.ts): an object with a notification `id` and
  *    a vault becomes a network token event (`network_token.*`, `cmp_network_token.*`) or a card
  *    event (`au_card.*`, `cmp_au_card.*`, and any unknown kind as type `other`), published to
@@ -181,6 +193,8 @@ export class WebhookReceiver {
   readonly #bus: CardEventBus;
   readonly #networkTokens: NetworkTokenEventSink;
   readonly #unmapped: UnmappedNotificationSink;
+  readonly #servedVaults: ReadonlySet<string> | undefined;
+  readonly #maxFutureSkewMs: number;
   readonly #maxBodyBytes: number;
   readonly #now: () => number;
   readonly #metrics: Metrics | undefined;
@@ -195,6 +209,8 @@ export class WebhookReceiver {
     this.#bus = options.bus;
     this.#networkTokens = options.networkTokens;
     this.#unmapped = options.unmapped;
+    this.#servedVaults = options.servedVaults && new Set(options.servedVaults);
+    this.#maxFutureSkewMs = (options.maxFutureSkewS ?? DEFAULT_MAX_FUTURE_SKEW_MS / 1000) * 1000;
     this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_WEBHOOK_BODY_BYTES;
     this.#now = options.now ?? Date.now;
     this.#metrics = options.metrics;
@@ -236,9 +252,23 @@ export class WebhookReceiver {
     const body = await this.#readVerifiedBody(req, res);
     if (body === undefined) return;
 
+    let text: string;
+    try {
+      text = utf8.decode(body);
+    } catch {
+      // Signed, so kept (as bytes) and acknowledged: the sender is trusted to sign, not to encode.
+      const entry = undecodableNotificationOf(body, new Date(this.#now()).toISOString());
+      await this.#store(
+        res,
+        'unmapped',
+        { id: entry.id, tenant: entry.tenant, type: 'none', reason: entry.reason },
+        () => this.#unmapped.record(entry),
+      );
+      return;
+    }
     let json: unknown;
     try {
-      json = JSON.parse(utf8.decode(body));
+      json = JSON.parse(text);
     } catch {
       // The SyntaxError's message quotes the body, so it is neither returned nor logged.
       this.#refuse(
@@ -314,7 +344,13 @@ export class WebhookReceiver {
     const receivedAt = new Date(this.#now()).toISOString();
     const read = readEnvelope(json);
     if (!read.ok) {
-      const entry = unmappedNotificationOf(raw, json, read, receivedAt);
+      const { tenant, ...rest } = read;
+      // A vault the gateway does not serve attributes nothing: kept as named, listed as unattributed.
+      const attribution =
+        tenant === undefined || !this.#servedVaults || this.#servedVaults.has(tenant)
+          ? read
+          : { ...rest, namedVault: tenant };
+      const entry = unmappedNotificationOf(raw, json, attribution, receivedAt);
       await this.#store(
         res,
         'unmapped',
@@ -325,7 +361,7 @@ export class WebhookReceiver {
     }
     const { envelope } = read;
     if (envelope.event.family === 'network_token') {
-      const event: NetworkTokenEvent = networkTokenEventOf(envelope, receivedAt);
+      const event: NetworkTokenEvent = networkTokenEventOf(envelope, receivedAt, this.#maxFutureSkewMs);
       await this.#store(
         res,
         'network token',
@@ -334,7 +370,7 @@ export class WebhookReceiver {
       );
       return;
     }
-    const event = cardEventOf(envelope, receivedAt);
+    const event = cardEventOf(envelope, receivedAt, this.#maxFutureSkewMs);
     await this.#store(
       res,
       'card event',

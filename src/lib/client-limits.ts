@@ -42,11 +42,37 @@ const CLIENT_ADDRESS = Symbol('cardgraph.clientAddress');
 type ProxiedSocket = Socket & { [CLIENT_ADDRESS]?: string };
 
 /**
- * The address a connection is counted under: the client a trusted balancer named in the connection's
- * PROXY protocol header, else the peer (`socket.remoteAddress`; `unknown` once it is gone).
+ * The address a connection is counted under, in {@link normalizeAddress}'s form: the client a
+ * trusted balancer named in the connection's PROXY protocol header, else the peer
+ * (`socket.remoteAddress`; `unknown` once it is gone).
  */
 export function clientAddressOf(socket: Socket): string {
-  return (socket as ProxiedSocket)[CLIENT_ADDRESS] ?? socket.remoteAddress ?? 'unknown';
+  const address = (socket as ProxiedSocket)[CLIENT_ADDRESS] ?? socket.remoteAddress;
+  return address === undefined ? 'unknown' : normalizeAddress(address);
+}
+
+const MAPPED_IPV4 = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
+
+/**
+ * One spelling per client address, so one client is counted once however it was written: an
+ * IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, `0:0:0:0:0:ffff:7f00:1`: how a dual-stack listener
+ * or a PROXY header may name an IPv4 client) becomes its dotted IPv4 form, any other IPv6 address
+ * its canonical text (RFC 5952: lower case, longest zero run compressed, as the WHATWG URL parser
+ * writes it). Anything else (IPv4, a zone-scoped or unparsable text) is returned as given.
+ */
+export function normalizeAddress(address: string): string {
+  if (!isIPv6(address)) return address;
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
+  const mapped = MAPPED_IPV4.exec(canonical);
+  if (!mapped) return canonical;
+  const high = Number.parseInt(mapped[1]!, 16);
+  const low = Number.parseInt(mapped[2]!, 16);
+  return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
 }
 
 /**

@@ -12,6 +12,8 @@ import {
   type LogEvent,
   type LoggedCardEvent,
   NETWORK_TOKEN_EVENT_LOG,
+  type RetentionPolicy,
+  receiptPeriodMs,
 } from '../events/event-log.ts';
 import {
   createNetworkTokenEventStream,
@@ -94,6 +96,7 @@ export async function openServices(
     bus: streams.events,
     networkTokens: streams.networkTokenEvents,
     unmapped: streams.unmappedNotifications,
+    servedVaults: Object.keys(config.upstream.credentials),
   });
   return { ...streams, services, apqStore, readiness, webhooks };
 }
@@ -134,8 +137,12 @@ async function openEventStreams(
   });
   stack.defer(() => networkTokenEvents.close());
   const unmappedNotifications = new UnmappedNotificationStore({
-    log: await openEventLog(config, options.logger, UNMAPPED_NOTIFICATION_LOG),
+    log: await openEventLog(config, options.logger, UNMAPPED_NOTIFICATION_LOG, {
+      maxAgeMs: config.events.unmappedRetentionMaxAgeMs,
+      maxBytes: config.events.unmappedMaxBytes,
+    }),
     logger: options.logger,
+    maxBytes: config.events.unmappedMaxBytes,
   });
   stack.defer(() => unmappedNotifications.close());
   return { events, networkTokenEvents, unmappedNotifications };
@@ -162,6 +169,7 @@ function createContextServices(
       maxWaitMs: config.upstream.timeoutMs,
     }),
     limits: config.operationLimits,
+    servedVaults: Object.keys(config.upstream.credentials),
   };
 }
 
@@ -176,14 +184,22 @@ export async function shutDownTracing(tracing: Tracing, logger: Logger): Promise
 
 /**
  * Opens the configured durable event log of `kind` (`EVENTS_BACKEND`): SQLite in `DATA_DIR` for one
- * gateway, Redis Streams shared by replicas; retention from `EVENTS_RETENTION_*`.
+ * gateway, Redis Streams shared by replicas; retention from `EVENTS_RETENTION_*`, with `overrides`
+ * (the unmapped log's own, `UNMAPPED_*`).
  */
 export async function openEventLog<E extends LogEvent>(
   config: Config,
   logger: Logger,
   kind: EventLogKind<E>,
+  overrides: Partial<RetentionPolicy> = {},
 ): Promise<EventLog<E>> {
-  const retention = { maxAgeMs: config.events.retentionMaxAgeMs, maxCount: config.events.retentionMaxCount };
+  const retention: RetentionPolicy = {
+    maxAgeMs: config.events.retentionMaxAgeMs,
+    maxCount: config.events.retentionMaxCount,
+    // A replay is answered `duplicate` for as long as its signature verifies, whatever the retention.
+    receiptMs: receiptPeriodMs(config.webhooks.toleranceS),
+    ...overrides,
+  };
   if (config.events.backend === 'redis') {
     // Loaded only for a Redis deployment (issue 21 item 2, cold start).
     const { createRedisEventLog } = await import('../events/redis-event-log.ts');

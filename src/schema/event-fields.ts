@@ -86,9 +86,26 @@ interface LoggedEvent {
   timestampMs: number;
   outOfOrder: boolean;
   timestamp: string;
+  timestampFlag?: 'future' | 'invalid';
+  sentTimestamp?: string;
   occurredAt?: string;
   createdAt?: string;
 }
+
+/** Why an event's own time was not used as its `timestamp` (src/events/notification-envelope.ts `TimestampFlag`). */
+const EventTimestampFlagEnum = builder.enumType('EventTimestampFlag', {
+  description: "Why a notification's own time was not used as the event's `timestamp`.",
+  values: {
+    FUTURE: {
+      value: 'future',
+      description: 'It was later than the time of receipt by more than the gateway allows.',
+    },
+    INVALID: {
+      value: 'invalid',
+      description: 'It was no date-time, or no real date (for example February 30).',
+    },
+  } as const,
+});
 
 /**
  * The fields every accepted notification exposes: `cursor` (its position in `log`), `outOfOrder`
@@ -107,6 +124,19 @@ export function loggedEventFields<Event extends LoggedEvent>(
       type: 'DateTime',
       description: descriptions.timestamp,
       resolve: (e) => e.timestamp,
+    }),
+    timestampFlag: t.field({
+      type: EventTimestampFlagEnum,
+      nullable: true,
+      description:
+        "Set when the notification's own time could not be used: `timestamp` is then another time member of the notification or the time of receipt, `sentTimestamp` what was sent, and the event is never `outOfOrder` nor makes another event so. Null for a usable time.",
+      resolve: (e) => e.timestampFlag,
+    }),
+    sentTimestamp: t.string({
+      nullable: true,
+      description:
+        'The time the notification sent (as sent when it was no date-time, else normalised; at most 64 characters), when `timestampFlag` is set; else null.',
+      resolve: (e) => e.sentTimestamp,
     }),
     occurredAt: t.field({
       type: 'DateTime',

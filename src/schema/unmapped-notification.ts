@@ -14,10 +14,12 @@ import { vaultIdArg, vaultOf } from './vault.ts';
  * granted only when a token names it: reading what senders posted is an operator's task, not a card
  * client's, so no upstream scope implies it.
  *
- * Tenancy: an operator sees the entries of the vaults of their token, and the unattributed entries
- * (no readable vault). The webhook endpoint and its signing secrets belong to the gateway, not to a
- * vault, so a notification that names no vault can only be the operator's to look at; its body is
- * redacted like every stored notification (card numbers masked, security codes removed).
+ * Tenancy: an operator sees the entries of the vaults of their token. The unattributed entries (no
+ * readable vault, or a vault the gateway does not serve) belong to no vault: the webhook endpoint and
+ * its signing secrets are the gateway's, so only an operator of the whole gateway sees them, i.e. a
+ * token with `operator:read` that names every vault the gateway serves (`UPSTREAM_CREDENTIALS`,
+ * `context.servedVaults`). One vault's operator never does: such a body may be another vault's
+ * notification with a misspelt `tenant`. Bodies are redacted like every stored notification.
  */
 
 const UnmappedReasonEnum = builder.enumType('UnmappedNotificationReason', {
@@ -26,12 +28,27 @@ const UnmappedReasonEnum = builder.enumType('UnmappedNotificationReason', {
     NOT_AN_OBJECT: { value: 'not-an-object', description: 'The JSON body is not an object.' },
     NO_TENANT: {
       value: 'no-tenant',
-      description:
-        'No vault could be read (`tenant`, or `details.tenant_id` of a network token notification).',
+      description: 'No vault could be read (`tenant`, else `details.tenant_id`).',
     },
     NO_ID: {
       value: 'no-id',
       description: 'No notification `id` could be read, so redeliveries could not be recognised.',
+    },
+    NOT_UTF8: {
+      value: 'not-utf8',
+      description: 'The body is not UTF-8 text; it is kept as bytes (`bodyEncoding` is `BASE64`).',
+    },
+  } as const,
+});
+
+const BodyEncodingEnum = builder.enumType('UnmappedNotificationBodyEncoding', {
+  description: 'How the `body` of an unmapped notification is written.',
+  values: {
+    JSON: { value: 'json', description: 'JSON text, as received once redacted.' },
+    BASE64: {
+      value: 'base64',
+      description:
+        'Base64 of the bytes of a body that is not UTF-8 text, redacted where they spell card numbers or security codes.',
     },
   } as const,
 });
@@ -49,8 +66,10 @@ const UnmappedNotificationRef = builder
       }),
       vaultId: t.string({
         nullable: true,
-        description: 'The vault the notification named, or null when none could be read.',
-        resolve: (entry) => (entry.tenant === UNATTRIBUTED_TENANT ? null : entry.tenant),
+        description:
+          'The vault the notification named (also one this gateway does not serve), or null when none could be read.',
+        resolve: (entry) =>
+          entry.tenant === UNATTRIBUTED_TENANT ? (entry.namedVault ?? null) : entry.tenant,
       }),
       reason: t.field({
         type: UnmappedReasonEnum,
@@ -69,8 +88,13 @@ const UnmappedNotificationRef = builder
       }),
       body: t.string({
         description:
-          'The body as JSON text, redacted: card numbers masked to BIN and last four, security codes replaced by `[redacted]`; cut to 16,384 characters (see `truncated`).',
+          'The body as JSON text (base64 of its bytes when it is not UTF-8, see `bodyEncoding`), redacted: card numbers masked to BIN and last four, security codes replaced by `[redacted]`; cut to 16,384 characters, or bytes (see `truncated`).',
         resolve: (entry) => entry.body,
+      }),
+      bodyEncoding: t.field({
+        type: BodyEncodingEnum,
+        description: 'How `body` is written: JSON text, or base64 of the bytes of a body that is not UTF-8.',
+        resolve: (entry) => entry.bodyEncoding ?? 'json',
       }),
       truncated: t.boolean({
         description: 'True when `body` was cut.',
@@ -87,7 +111,7 @@ builder.queryField('unmappedNotifications', (t) =>
   t.connection({
     type: UnmappedNotificationRef,
     description:
-      "Signed notifications the gateway acknowledged but could not map to an event (issue 19 item 3), oldest first by receipt, within the event retention period; needs the `operator:read` scope. Without `vaultId`: those of the token's vaults and those naming no vault; with `vaultId`: that vault's only. Forward pagination only (`first`, `after`).",
+      "Signed notifications the gateway acknowledged but could not map to an event, oldest first by receipt, within the event retention period; needs the `operator:read` scope. Without `vaultId`: those of the token's vaults, and, for a token naming every vault this gateway serves, those naming no vault or a vault it does not serve; with `vaultId`: that vault's only. Forward pagination only (`first`, `after`).",
     authScopes: { scope: 'operator:read' },
     extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
     errors: { types: [InputValidationError] },
@@ -99,8 +123,19 @@ builder.queryField('unmappedNotifications', (t) =>
   }),
 );
 
-/** The tenants an operator may read: `vaultId` (checked against the token), else the token's vaults and the unattributed entries. */
+/**
+ * The tenants an operator may read: `vaultId` (checked against the token), else the token's vaults,
+ * and the unattributed entries for an operator of the whole gateway ({@link isWholeGatewayOperator}).
+ */
 function tenantsOf(context: GraphQLContext, vaultId: string | null | undefined): string[] {
   if (vaultId) return [vaultOf(context, vaultId)];
-  return [...(context.viewer?.vaults ?? []), UNATTRIBUTED_TENANT];
+  const vaults = context.viewer?.vaults ?? [];
+  return isWholeGatewayOperator(vaults, context.servedVaults)
+    ? [...vaults, UNATTRIBUTED_TENANT]
+    : [...vaults];
+}
+
+/** True when a token's `vaults` include every vault of `servedVaults` (and it serves at least one). */
+export function isWholeGatewayOperator(vaults: readonly string[], servedVaults: readonly string[]): boolean {
+  return servedVaults.length > 0 && servedVaults.every((vault) => vaults.includes(vault));
 }

@@ -149,8 +149,12 @@ const UNTRUSTED_CERTIFICATE_CODES = new Set([
   // undici's wrapper of a failed TLS handshake with the proxy itself.
   'UND_ERR_PRX_TLS',
 ]);
-/** undici's message when the proxy answers the CONNECT with another status than 200. */
-const TUNNEL_REFUSED = /Proxy response \((\d{3})\)/;
+/**
+ * undici's messages when the proxy refuses: another status than 200 to the CONNECT of a tunnelled
+ * (`https://`) upstream, or 407 to a request it forwards to an `http://` upstream (no tunnel: undici
+ * turns that answer into an InvalidArgumentError).
+ */
+const TUNNEL_REFUSED = /Proxy response \((\d{3})\)|^Proxy Authentication Required \((407)\)$/;
 
 /** One outbound forward proxy: its pooled agent (and the retrying view of it) and its `host:port`. */
 interface ProxyRoute {
@@ -470,7 +474,7 @@ function transportError(
   if (proxy !== undefined) {
     const tunnel = TUNNEL_REFUSED.exec(error instanceof Error ? error.message : '');
     if (tunnel) {
-      const answered = Number(tunnel[1]);
+      const answered = Number(tunnel[1] ?? tunnel[2]);
       return answered === 407
         ? new UpstreamError({ ...base, code: 'proxy-authentication-failed', retryable: false })
         : new UpstreamError({ ...base, code: 'proxy-refused', retryable: answered >= 500 });

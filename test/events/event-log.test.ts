@@ -17,7 +17,11 @@ import {
 import type { NetworkTokenEvent } from '../../src/events/network-token-event.ts';
 import { createRedisEventLog } from '../../src/events/redis-event-log.ts';
 import { createSqliteEventLog } from '../../src/events/sqlite-event-log.ts';
-import { UNMAPPED_NOTIFICATION_LOG, unmappedNotificationOf } from '../../src/events/unmapped-notification.ts';
+import {
+  UNMAPPED_NOTIFICATION_LOG,
+  UnmappedNotificationStore,
+  unmappedNotificationOf,
+} from '../../src/events/unmapped-notification.ts';
 import { cardEvent } from '../support/fixtures.ts';
 import { type RedisServer, startRedisServer } from '../support/redis-server.ts';
 
@@ -359,12 +363,46 @@ describe('sqlite schema migration', () => {
     expect(await retainedIds(log)).toEqual([fresh.id]);
     await log.close();
     const migrated = new DatabaseSync(join(dataDir, 'card-events.sqlite'), { readOnly: true });
-    expect(migrated.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    expect(migrated.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
     const indexes = migrated
       .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%received%'")
       .all();
     migrated.close();
     expect(indexes).toEqual([]);
+  });
+});
+
+describe('sqlite schema migration to version 3', () => {
+  it('adds the unordered column to a version 2 file, keeping its rows and their out-of-order marker', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardgraph-log-'));
+    const first = createSqliteEventLog({ dataDir, retention });
+    const kept = event({ timestamp: '2026-11-21T05:01:03.000Z' });
+    await first.append(kept);
+    await first.close();
+    const file = new DatabaseSync(join(dataDir, 'card-events.sqlite'));
+    // Version 2 had no unordered column.
+    file.exec('ALTER TABLE card_events DROP COLUMN unordered; PRAGMA user_version = 2;');
+    file.close();
+
+    const log = createSqliteEventLog({ dataDir, retention });
+    const flagged = await log.append(
+      event({ timestamp: '2026-11-21T05:01:04.000Z', timestampFlag: 'future' }),
+    );
+    const earlier = await log.append(event({ timestamp: '2026-11-21T05:01:02.000Z' }));
+    expect([flagged.outcome, earlier.outcome === 'appended' && earlier.event.outOfOrder]).toEqual([
+      'appended',
+      true,
+    ]);
+    expect((await retainedIds(log)).includes(kept.id)).toBe(true);
+    await log.close();
+    const migrated = new DatabaseSync(join(dataDir, 'card-events.sqlite'), { readOnly: true });
+    expect(migrated.prepare('PRAGMA user_version').get()).toEqual({ user_version: 3 });
+    expect(migrated.prepare('SELECT unordered FROM card_events ORDER BY position').all()).toEqual([
+      { unordered: 0 },
+      { unordered: 1 },
+      { unordered: 0 },
+    ]);
+    migrated.close();
   });
 });
 
@@ -414,5 +452,48 @@ describe.each(['sqlite', 'redis'])('%s unmapped notification log', (backend) => 
     ]);
     expect(await reopened.history({ tenants: ['tntsandbox2'] }, null, 10)).toEqual([]);
     await reopened.close();
+  });
+});
+
+describe.each(['sqlite', 'redis'])('%s unmapped notification store bounded in bytes', (backend) => {
+  it('drops the oldest entries once the stored ones exceed maxBytes, without waiting for the interval', async () => {
+    // Each entry's JSON text is exactly `entryBytes` long: ten of them fit in the bound, the 11th not.
+    const entryOf = (i: number) =>
+      unmappedNotificationOf(
+        Buffer.from(`{"n":${i}}`),
+        { n: i, pad: 'x'.repeat(400) },
+        { reason: 'no-tenant', id: `bytes-${String(i).padStart(2, '0')}` },
+        '2026-11-21T05:00:01.000Z',
+      );
+    const entryBytes = Buffer.byteLength(JSON.stringify(entryOf(10)));
+    const bounded = { ...retention, maxBytes: entryBytes * 10 };
+    const log =
+      backend === 'sqlite'
+        ? createSqliteEventLog({
+            dataDir: mkdtempSync(join(tmpdir(), 'cardgraph-log-')),
+            retention: bounded,
+            kind: UNMAPPED_NOTIFICATION_LOG,
+          })
+        : await createRedisEventLog({ ...onRedis(), retention: bounded, kind: UNMAPPED_NOTIFICATION_LOG });
+    const store = new UnmappedNotificationStore({
+      log,
+      logger: pino({ level: 'silent' }),
+      trimIntervalMs: 3_600_000,
+      maxBytes: bounded.maxBytes,
+    });
+    try {
+      for (let i = 0; i < 25; i++) expect(await store.record(entryOf(i))).toBe('published');
+      await store.settled();
+      // Retention ran on its own as entries arrived (the interval is an hour away).
+      expect((await store.history([''], null, 100)).length).toBeLessThan(25);
+      // One more run leaves exactly the newest ten.
+      expect(await log.trim()).toBeGreaterThanOrEqual(0);
+      const kept = await store.history([''], null, 100);
+      expect(kept.map((entry) => entry.id)).toEqual(
+        Array.from({ length: 10 }, (_, i) => `bytes-${String(15 + i).padStart(2, '0')}`),
+      );
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CardEvent } from '../../src/events/card-event.ts';
 import type { CardEventBus } from '../../src/events/card-event-bus.ts';
+import { bodyDigestId } from '../../src/events/unmapped-notification.ts';
 import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
 import {
   CARD_INTERFACE_TEST_CARD_IDS,
@@ -196,8 +197,51 @@ describe('POST /webhooks/card-events', () => {
     });
     expect(text).not.toContain('4111');
     expect(logLines.join('\n')).not.toContain('4111');
-    expect((await post(Buffer.from([0x7b, 0xff, 0x7d]))).status).toBe(400);
     expect(published).toEqual([]);
+  });
+
+  it('keeps a signed body that is not UTF-8 as redacted bytes (base64), unattributed, and answers 200', async () => {
+    // Latin-1 JSON: `é` is 0xe9, no UTF-8; a PAN and a security code inside.
+    const latin1 = Buffer.from(
+      '{"id":"nu-1","tenant":"tntsandbox1","summary":"caf\u00e9 4111111111111111","cvc":"737"}',
+      'latin1',
+    );
+    const invalid = Buffer.concat([Buffer.from([0x7b, 0xff]), Buffer.from(' 4111111111111111}')]);
+    const answers = [await post(latin1), await post(invalid), await post(latin1)];
+    expect(answers.map(({ status, text }) => [status, JSON.parse(text).data.status])).toEqual([
+      [200, 'unmapped'],
+      [200, 'unmapped'],
+      [200, 'duplicate'],
+    ]);
+    expect(receiver.unmapped).toEqual([
+      {
+        id: bodyDigestId(latin1),
+        tenant: '',
+        type: 'not-utf8',
+        reason: 'not-utf8',
+        timestamp: new Date(NOW_MS).toISOString(),
+        body: Buffer.from(
+          '{"id":"nu-1","tenant":"tntsandbox1","summary":"caf\u00e9 411111******1111","cvc":"[redacted]"}',
+          'latin1',
+        ).toString('base64'),
+        truncated: false,
+        bodyBytes: latin1.length,
+        bodyEncoding: 'base64',
+      },
+      {
+        id: bodyDigestId(invalid),
+        tenant: '',
+        type: 'not-utf8',
+        reason: 'not-utf8',
+        timestamp: new Date(NOW_MS).toISOString(),
+        body: Buffer.from([0x7b, 0xff, ...Buffer.from(' 411111******1111}')]).toString('base64'),
+        truncated: false,
+        bodyBytes: invalid.length,
+        bodyEncoding: 'base64',
+      },
+    ]);
+    expect(published).toEqual([]);
+    expect(logLines.join('\n')).not.toContain('4111111111111111');
   });
 
   it('accepts the documented v1 per-event subsets and cmp_au_card.* with a 52-character card id', async () => {

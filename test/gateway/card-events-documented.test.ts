@@ -1,5 +1,7 @@
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
+import { signWebhookBody } from '../../src/lib/webhook-signature.ts';
 import { graphql } from '../generated/index.ts';
 import {
   assertNoTestPanIn,
@@ -11,6 +13,7 @@ import {
   notification,
   postNotification,
   TEST_CARD_ID,
+  TEST_WEBHOOK_SECRET,
   useStack,
   waitForSubscribers,
 } from '../support/fixtures.ts';
@@ -91,7 +94,7 @@ const Unmapped = graphql(`
     unmappedNotifications(first: 50, vaultId: $vaultId) {
       __typename
       ... on QueryUnmappedNotificationsSuccess {
-        data { edges { node { id vaultId reason event receivedAt body truncated bodyBytes } } }
+        data { edges { node { id vaultId reason event receivedAt body bodyEncoding truncated bodyBytes } } }
       }
       ... on Error { code }
     }
@@ -240,6 +243,34 @@ describe('documented notifications on the gateway (issue 19 item 3)', () => {
     await waitForTokenSubscribers(t.stack.app, vault, 0);
   });
 
+  it('delivers a card notification naming its vault only in details.tenant_id to that vault alone', async () => {
+    const live = collect(t.stack.wsClient(t.vault2Token), LiveCardEvents, {}, 1);
+    await waitForSubscribers(t.stack.app, 'tntsandbox2', 1);
+    const body = notification({ envelope: { tenant: undefined }, details: { tenant_id: 'tntsandbox2' } });
+    expect(await postNotification(t.stack.url, body)).toEqual({
+      status: 200,
+      body: { data: { id: body.id, status: 'accepted' } },
+    });
+    const [result] = await live;
+    expect(result?.errors).toBeUndefined();
+    expect(result?.data?.cardEvents).toMatchObject({
+      id: body.id,
+      type: 'UPDATED',
+      event: 'au_card.updated',
+      source: 'ACCOUNT_UPDATER',
+      cardId: TEST_CARD_ID,
+    });
+    const ofVault1 = await t.stack.execute(CardEventHistory, {}, t.vault1Token);
+    if (ofVault1.data?.cardEvents.__typename !== 'QueryCardEventsSuccess')
+      throw new Error(JSON.stringify(ofVault1));
+    expect(ofVault1.data.cardEvents.data.edges.map(({ node }) => node.id)).not.toContain(body.id);
+    const ofVault2 = await t.stack.execute(CardEventHistory, {}, t.vault2Token);
+    if (ofVault2.data?.cardEvents.__typename !== 'QueryCardEventsSuccess')
+      throw new Error(JSON.stringify(ofVault2));
+    expect(ofVault2.data.cardEvents.data.edges.map(({ node }) => node.id)).toEqual([body.id]);
+    await waitForSubscribers(t.stack.app, 'tntsandbox2', 0);
+  });
+
   it('acknowledges an unmappable notification, stores it redacted, counts it and lists it to operator:read of its vault only', async () => {
     const pan = '4111111111111111';
     const counted = async () =>
@@ -253,10 +284,15 @@ describe('documented notifications on the gateway (issue 19 item 3)', () => {
       details: { old_account_number: pan },
     });
     const notObject = `[${pan}]`;
+    // A vault with a trailing space, and a vault this gateway does not serve: neither attributes it.
+    const trailingSpace = notification({ tenant: 'tntsandbox1 ' });
+    const unserved = notification({ tenant: 'tntsandbox3', envelope: { id: undefined } });
     const answers = [
       await postNotification(t.stack.url, noTenant),
       await postNotification(t.stack.url, noId),
       await postNotification(t.stack.url, notObject),
+      await postNotification(t.stack.url, trailingSpace),
+      await postNotification(t.stack.url, unserved),
     ];
     expect(
       answers.map((answer) => [answer.status, (answer.body as { data: { status: string } }).data.status]),
@@ -264,11 +300,17 @@ describe('documented notifications on the gateway (issue 19 item 3)', () => {
       [200, 'unmapped'],
       [200, 'unmapped'],
       [200, 'unmapped'],
+      [200, 'unmapped'],
+      [200, 'unmapped'],
     ]);
-    expect(await counted()).toBe(before + 3);
+    expect(await counted()).toBe(before + 5);
 
-    const operator = await t.stack.token({ vaults: ['tntsandbox1'], scopes: ['operator:read'] });
-    const listed = await t.stack.execute(Unmapped, {}, operator);
+    // An operator of the whole gateway: a token naming every vault it serves (both sandbox vaults).
+    const gatewayOperator = await t.stack.token({
+      vaults: ['tntsandbox1', 'tntsandbox2'],
+      scopes: ['operator:read'],
+    });
+    const listed = await t.stack.execute(Unmapped, {}, gatewayOperator);
     expect(listed.errors).toBeUndefined();
     const result = listed.data?.unmappedNotifications;
     if (result?.__typename !== 'QueryUnmappedNotificationsSuccess') throw new Error(JSON.stringify(listed));
@@ -277,27 +319,74 @@ describe('documented notifications on the gateway (issue 19 item 3)', () => {
       [null, 'NO_TENANT', 'au_card.updated'],
       ['tntsandbox1', 'NO_ID', 'au_card.updated'],
       [null, 'NOT_AN_OBJECT', null],
+      [null, 'NO_TENANT', 'au_card.updated'],
+      ['tntsandbox3', 'NO_ID', 'au_card.updated'],
     ]);
     expect(nodes[0]!.id).toBe(noTenant.id);
     expect(nodes[2]!.id).toMatch(/^body-sha256:[a-p]{64}$/);
+    expect(nodes[3]!.id).toBe(trailingSpace.id);
     expect(JSON.parse(nodes[0]!.body).summary).toBe('card 411111******1111');
     expect(JSON.parse(nodes[1]!.body).cvc).toBe('[redacted]');
     expect(nodes[2]).toMatchObject({ body: '["411111******1111"]', truncated: false, bodyBytes: 18 });
     assertNoTestPanIn(JSON.stringify(listed));
 
-    // Another vault's operator sees the unattributed entries, not tntsandbox1's.
+    // One vault's operator sees that vault's entries only: never the unattributed ones.
+    const operator = await t.stack.token({ vaults: ['tntsandbox1'], scopes: ['operator:read'] });
+    const own = await t.stack.execute(Unmapped, {}, operator);
+    if (own.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
+      throw new Error(JSON.stringify(own));
+    expect(own.data.unmappedNotifications.data.edges.map(({ node }) => [node.vaultId, node.reason])).toEqual([
+      ['tntsandbox1', 'NO_ID'],
+    ]);
     const otherOperator = await t.stack.token({ vaults: ['tntsandbox2'], scopes: ['operator:read'] });
     const other = await t.stack.execute(Unmapped, {}, otherOperator);
     if (other.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
       throw new Error(JSON.stringify(other));
-    expect(other.data.unmappedNotifications.data.edges.map(({ node }) => node.reason)).toEqual([
-      'NO_TENANT',
-      'NOT_AN_OBJECT',
+    expect(other.data.unmappedNotifications.data.edges).toEqual([]);
+    // A token naming the unserved vault is no operator of the gateway either.
+    const unservedOperator = await t.stack.token({
+      vaults: ['tntsandbox1', 'tntsandbox3'],
+      scopes: ['operator:read'],
+    });
+    const fromUnserved = await t.stack.execute(Unmapped, {}, unservedOperator);
+    if (fromUnserved.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
+      throw new Error(JSON.stringify(fromUnserved));
+    expect(fromUnserved.data.unmappedNotifications.data.edges.map(({ node }) => node.reason)).toEqual([
+      'NO_ID',
     ]);
-    const ofVault = await t.stack.execute(Unmapped, { vaultId: 'tntsandbox1' }, operator);
+    const ofVault = await t.stack.execute(Unmapped, { vaultId: 'tntsandbox1' }, gatewayOperator);
     if (ofVault.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
       throw new Error(JSON.stringify(ofVault));
     expect(ofVault.data.unmappedNotifications.data.edges.map(({ node }) => node.reason)).toEqual(['NO_ID']);
+
+    // A signed body that is not UTF-8: kept as redacted bytes, counted, answered 200, unattributed.
+    const latin1 = Buffer.from(`{"id":"nu-1","summary":"caf\u00e9 ${pan}"}`, 'latin1');
+    const answer = await request(`${t.stack.url}/webhooks/card-events`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'vgs-signature': signWebhookBody(latin1, TEST_WEBHOOK_SECRET, Math.floor(Date.now() / 1000)),
+      },
+      body: latin1,
+    });
+    expect([
+      answer.statusCode,
+      ((await answer.body.json()) as { data: { status: string } }).data.status,
+    ]).toEqual([200, 'unmapped']);
+    expect(await counted()).toBe(before + 6);
+    const withBytes = await t.stack.execute(Unmapped, {}, gatewayOperator);
+    if (withBytes.data?.unmappedNotifications.__typename !== 'QueryUnmappedNotificationsSuccess')
+      throw new Error(JSON.stringify(withBytes));
+    const bytes = withBytes.data.unmappedNotifications.data.edges.at(-1)!.node;
+    expect([bytes.vaultId, bytes.reason, bytes.bodyEncoding, bytes.bodyBytes]).toEqual([
+      null,
+      'NOT_UTF8',
+      'BASE64',
+      latin1.length,
+    ]);
+    expect(Buffer.from(bytes.body, 'base64').toString('latin1')).toBe(
+      '{"id":"nu-1","summary":"caf\u00e9 411111******1111"}',
+    );
 
     // Without the scope (every upstream scope, but not operator:read): forbidden.
     const withoutScope = await t.stack.execute(Unmapped, {}, t.vault1Token);

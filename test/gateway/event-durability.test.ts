@@ -304,9 +304,12 @@ const UnmappedIds = graphql(`
   }
 `);
 
-/** Ids of every unmapped notification an `operator:read` token of tntsandbox1 sees (one page of 500). */
+/**
+ * Ids of every unmapped notification an operator of the whole gateway sees (an `operator:read`
+ * token naming both sandbox vaults, which sees the unattributed entries; one page of 500).
+ */
 async function unmappedIds(gatewayUrl: string): Promise<string[]> {
-  const operator = await testToken({ vaults: ['tntsandbox1'], scopes: ['operator:read'] });
+  const operator = await testToken({ vaults: ['tntsandbox1', 'tntsandbox2'], scopes: ['operator:read'] });
   const { body } = await postGraphql(gatewayUrl, { query: print(UnmappedIds) }, operator);
   const result = (body as { data?: Ed_UnmappedIdsQuery }).data?.unmappedNotifications;
   if (result?.__typename !== 'QueryUnmappedNotificationsSuccess') throw new Error(JSON.stringify(body));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readProxyHeader, trustedProxyMatcher } from '../../src/lib/client-limits.ts';
+import { normalizeAddress, readProxyHeader, trustedProxyMatcher } from '../../src/lib/client-limits.ts';
 
 /** PROXY protocol v2 header (HAProxy's specification §2.2): signature, command, family, addresses. */
 function v2(command: number, family: number, addresses: Buffer): Buffer {
@@ -84,5 +84,22 @@ describe('trustedProxyMatcher', () => {
       false,
     ]);
     expect(trustedProxyMatcher([])('10.0.0.5')).toBe(false);
+  });
+});
+
+describe('normalizeAddress', () => {
+  it('writes an IPv4-mapped IPv6 address as IPv4 and any other IPv6 address canonically', () => {
+    expect(
+      ['::ffff:127.0.0.1', '::FFFF:127.0.0.1', '0:0:0:0:0:ffff:7f00:1', '::ffff:7f00:1', '127.0.0.1'].map(
+        normalizeAddress,
+      ),
+    ).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1', '127.0.0.1', '127.0.0.1']);
+    expect(['2001:DB8:0:0:0:0:0:7', '2001:db8::7', '::1', '0:0:0:0:0:0:0:1'].map(normalizeAddress)).toEqual([
+      '2001:db8::7',
+      '2001:db8::7',
+      '::1',
+      '::1',
+    ]);
+    expect(['fe80::1%eth0', 'unknown'].map(normalizeAddress)).toEqual(['fe80::1%eth0', 'unknown']);
   });
 });

@@ -146,6 +146,32 @@ describe('per-address connection cap behind HAProxy (TRUSTED_PROXIES, PROXY prot
     const otherClient = await viaProxy('198.51.100.8');
     await expect.poll(otherClient.received).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
 
+    // One client however its address is spelt: IPv4, IPv4-mapped IPv6 in v1 (TCP6) and v2 headers.
+    const v2Mapped = Buffer.alloc(16 + 36);
+    Buffer.from('0d0a0d0a000d0a515549540a2121', 'hex').copy(v2Mapped);
+    v2Mapped.writeUInt16BE(36, 14);
+    Buffer.from('00000000000000000000ffffc6336414', 'hex').copy(v2Mapped, 16);
+    const spellings = [
+      'PROXY TCP4 198.51.100.20 127.0.0.1 40000 4000\r\n',
+      'PROXY TCP6 ::ffff:198.51.100.20 ::1 40000 4000\r\n',
+      'PROXY TCP6 ::FFFF:c633:6414 ::1 40000 4000\r\n',
+      v2Mapped,
+    ];
+    const mixed = [];
+    for (const header of spellings) {
+      const connection = await rawConnection(gateway.url, HAPROXY_SOURCE_ADDRESS);
+      opened.push(connection.socket);
+      connection.socket.write(header);
+      connection.socket.write(HEALTH_REQUEST());
+      mixed.push(connection);
+    }
+    for (const connection of mixed) {
+      await expect.poll(connection.received).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    }
+    const overCapMixed = await viaProxy('198.51.100.20');
+    await expect.poll(overCapMixed.closed).toBe(true);
+    expect(overCapMixed.received()).toMatch(/^HTTP\/1\.1 429 Too Many Requests\r\n/);
+
     // The trusted address without a header: closed unanswered (it could be a client's own bytes).
     const bare = await rawConnection(gateway.url, HAPROXY_SOURCE_ADDRESS);
     opened.push(bare.socket);

@@ -293,6 +293,34 @@ describe('the outbound forward proxy (UPSTREAM_PROXY, UPSTREAM_CA_FILE)', () => 
     }
   });
 
+  it('fails with proxy-authentication-failed on wrong proxy credentials for a forwarded http:// upstream', async () => {
+    const wrong = 'wrong-Password-16180';
+    const { client, lines } = rawAccountUpdater(
+      config({
+        UPSTREAM_PROXY: proxyUrl(wrong),
+        UPSTREAM_CA_FILE: proxy.caFile,
+        ACCOUNT_UPDATER_URL: `${sandbox.url}/account-updater`,
+      }).upstream,
+    );
+    const error = (await rejectionOf(
+      client.getCard('tntsandbox1', 'CRDnotthere00000000000000'),
+    )) as UpstreamError;
+    expect(error).toMatchObject({
+      area: 'account-updater',
+      code: 'proxy-authentication-failed',
+      proxy: `localhost:${proxy.port}`,
+      retryable: false,
+    });
+    expect(error.message).toBe(
+      `upstream account-updater GET /account-updater/cards/CRDnotthere00000000000000 failed: proxy-authentication-failed via proxy localhost:${proxy.port}`,
+    );
+    const shown = [inspect(error, { depth: 5 }), JSON.stringify(error), lines.join('\n')];
+    for (const text of shown) {
+      expect(text).not.toContain(wrong);
+      expect(text).not.toContain(Buffer.from(`${PROXY_USER}:${wrong}`).toString('base64'));
+    }
+  });
+
   it('gives upstream-timeout naming the proxy at the call deadline when the proxy never answers', async () => {
     // Accepts the TCP connection and never says a word (no TLS handshake, no CONNECT answer); its
     // sockets are destroyed (leftovers run last registered first) before it closes.
