@@ -58,7 +58,9 @@ export const eventsSettings = {
       .positive()
       .max(24 * 365)
       .default(72)
-      .describe('Retention of the unmapped notifications, their own: entries older than this (hours) are dropped.'),
+      .describe(
+        'Retention of the unmapped notifications, their own: entries older than this (hours) are dropped.',
+      ),
     UNMAPPED_MAX_BYTES: integer(65_536, 1_073_741_824, 16_777_216).describe(
       'Retention of the unmapped notifications: the oldest are dropped once the stored entries hold more than this (bytes of their JSON text).',
     ),
