@@ -388,6 +388,12 @@ export function createGraphqlHttpHandler(options: {
         return;
       }
     }
+    // An SSE request the shared streams did not take (a refusal, a subscription they do not share):
+    // Yoga's SSE processor, which frames one result as a stream of one event too.
+    if (sse) {
+      await send(res, await sseProcessor(result as never, yoga.fetchAPI, 'text/event-stream'));
+      return;
+    }
     const { mediaType, sse: streamable, listed } = negotiate(req.headers.accept);
     if (isAsyncIterable(result)) {
       if (streamable) {
