@@ -2,6 +2,7 @@ import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphq
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { isPromise, type Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../context.ts';
+import { usesIncrementalDelivery } from '../lib/incremental-delivery.ts';
 
 /**
  * Compiled execution (graphql-jit) of queries, on every transport that executes through envelop
@@ -16,7 +17,8 @@ import type { GraphQLContext } from '../context.ts';
  * only read (per-request DataLoaders serve the second run what the first one loaded, so it makes no
  * new upstream calls for the same keys); the context's upstream call budget starts afresh for the
  * second run, so its answer is the one graphql-js alone gives (an erroring query may thus reach the
- * upstream up to twice its budget). Mutations, subscriptions and documents graphql-jit cannot
+ * upstream up to twice its budget). Mutations, subscriptions, documents using `@defer` or `@stream`
+ * (graphql-jit would answer them whole, ignoring the directives) and documents graphql-jit cannot
  * compile always run on graphql-js. The compiled functions live as long as their parsed document (a
  * WeakMap over Yoga's parser cache, src/runtime/document-cache.ts).
  *
@@ -37,7 +39,10 @@ export function useCompiledExecution(): Plugin {
     let query = byName.get(key);
     if (query === undefined) {
       query = null;
-      if (getOperationAST(args.document, args.operationName)?.operation === 'query') {
+      if (
+        getOperationAST(args.document, args.operationName)?.operation === 'query' &&
+        !usesIncrementalDelivery(args.document)
+      ) {
         const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
         if (isCompiledQuery(result)) query = result;
       }

@@ -19,6 +19,7 @@ import { useCsrfPrevention } from '../plugins/csrf-prevention.ts';
 import { useErrorMasking } from '../plugins/error-masking.ts';
 import { developmentTokenIssuer, useLocalGraphiQL } from '../plugins/graphiql.ts';
 import { useGraphQLSSE } from '../plugins/graphql-sse.ts';
+import { useIncrementalDelivery } from '../plugins/incremental-delivery.ts';
 import { useIntrospectionSwitch } from '../plugins/introspection.ts';
 import { useOperationLimits } from '../plugins/operation-limits.ts';
 import { useOperationMetrics } from '../plugins/operation-metrics.ts';
@@ -62,7 +63,7 @@ export interface GraphQLRuntime {
 
 /**
  * The GraphQL runtime: the schema under Yoga at `/graphql` with one plugin per concern (viewer auth,
- * shared subscription results, request ids, access-line details, operation metrics and spans,
+ * incremental delivery (`@defer`, `@stream`), shared subscription results, request ids, access-line details, operation metrics and spans,
  * GraphiQL, introspection switch, card-data redaction, token expiry, CSRF prevention, request input
  * checks, persisted operations, SSE, operation limits) and error masking. GraphiQL opens with the
  * example operations.
@@ -115,6 +116,8 @@ export async function createRuntime(options: {
     parserAndValidationCache: parserAndValidationCaches(),
     plugins: [
       useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
+      // @defer and @stream; before the plugins reading results, which then see merged JSON answers whole.
+      useIncrementalDelivery(),
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
       useSharedSubscriptionResults(),
       // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
