@@ -29,12 +29,8 @@ export function usesIncrementalDelivery(document: DocumentNode): boolean {
   return found;
 }
 
-/** One entry of a later part's `incremental` list. */
+/** One entry of a later part's `incremental` list, as far as the gateway reads it. */
 export interface IncrementalPayload {
-  data?: Record<string, unknown> | null;
-  items?: readonly unknown[] | null;
-  path?: readonly (string | number)[];
-  label?: string;
   errors?: readonly GraphQLError[];
   extensions?: Record<string, unknown>;
 }

@@ -56,7 +56,11 @@ async function mergeParts(parts: AsyncIterable<ExecutionResult>): Promise<Execut
   let merged: ExecutionResult | undefined;
   for await (const part of parts) {
     if (!merged) {
-      const { hasNext: _hasNext, pending: _pending, ...first } = part as ExecutionResult & {
+      const {
+        hasNext: _hasNext,
+        pending: _pending,
+        ...first
+      } = part as ExecutionResult & {
         pending?: unknown;
       };
       merged = first;

@@ -283,7 +283,8 @@ export function registerCardAttributeRoutes(router: Router, deps: CardAttributeD
       const entry = lookupBin(table, digits);
       // A slow lookup (tests of incremental delivery): the answer waits, the checks above did not.
       const delay = deps.delay;
-      if (delay && delay.ms > 0) await new Promise<void>((resolve) => delay.timers.schedule(delay.ms, resolve));
+      if (delay && delay.ms > 0)
+        await new Promise<void>((resolve) => delay.timers.schedule(delay.ms, resolve));
       if (!entry) throw unknown('no card attributes are known for this BIN');
       sendJson(res, 200, cardAttributesOf(table, entry, wire), JSON_MEDIA_TYPE);
     },
