@@ -2,8 +2,16 @@ import { type ExecutionResult, mergeIncrementalResult } from '@graphql-tools/uti
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { getOperationAST } from 'graphql';
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import { usesIncrementalDelivery } from '../lib/incremental-delivery.ts';
+import { type IncrementalPart, usesIncrementalDelivery } from '../lib/incremental-delivery.ts';
 import { GRAPHQL_SSE_PATH } from './graphql-sse.ts';
+
+/** The gateway's error masking (src/plugins/error-masking.ts) as Yoga applies it to `errors`. */
+export interface ErrorMasking {
+  /** Masks one error: typed gateway errors keep message and code, anything else becomes `message`. */
+  maskError(error: Error, message: string): Error;
+  /** The message of a masked error (`Unexpected error.`). */
+  message: string;
+}
 
 /** Media types whose answers carry parts (Yoga's multipart and SSE result processors). */
 const STREAMING_MEDIA_TYPES = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(;|,|$)/i;
@@ -20,23 +28,46 @@ const STREAMING_MEDIA_TYPES = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(
  *   errors of every part in order), instead of Yoga's multipart answer to `*\/*` or its 406 to JSON
  *   only. So a plain JSON client never meets a stream it did not ask for.
  *
+ * The errors of deferred fragments and streamed items (in a later part's `incremental` entries) are
+ * masked with `masking`, as Yoga masks those of `errors` (a merged answer has them in `errors`).
  * Register it before the plugins that read execution results (metrics, access line): a merged
- * answer reaches them as one result; a stream of parts reaches their `onNext`.
+ * answer reaches them as one result; a stream of parts reaches their `onNext`, masked.
  */
-export function useIncrementalDelivery(): Plugin {
+export function useIncrementalDelivery(masking: ErrorMasking): Plugin {
+  const maskEntries = (part: ExecutionResult): ExecutionResult => {
+    const incremental = (part as IncrementalPart).incremental;
+    if (!incremental?.some((entry) => entry.errors?.length)) return part;
+    return {
+      ...part,
+      incremental: incremental.map((entry) =>
+        entry.errors?.length
+          ? { ...entry, errors: entry.errors.map((error) => masking.maskError(error, masking.message)) }
+          : entry,
+      ),
+    } as ExecutionResult;
+  };
   return {
     onPluginInit({ addPlugin }) {
       // Typed for a context of any members; Yoga's initial context has fixed ones.
       addPlugin(useDeferStream() as unknown as Plugin<YogaInitialContext>);
     },
     onExecute({ args, executeFn, setExecuteFn }) {
+      if (!usesIncrementalDelivery(args.document)) return undefined;
       const request = (args.contextValue as { request?: Request } | undefined)?.request;
-      if (!request || acceptsParts(request) || !usesIncrementalDelivery(args.document)) return;
-      if (getOperationAST(args.document, args.operationName)?.operation === 'subscription') return;
-      setExecuteFn(async (run) => {
-        const result = await executeFn(run);
-        return isAsyncIterable(result) ? mergeParts(result as AsyncIterable<ExecutionResult>) : result;
-      });
+      const operation = getOperationAST(args.document, args.operationName)?.operation;
+      if (request && !acceptsParts(request) && operation !== 'subscription') {
+        setExecuteFn(async (run) => {
+          const result = await executeFn(run);
+          return isAsyncIterable(result) ? mergeParts(result as AsyncIterable<ExecutionResult>) : result;
+        });
+      }
+      // Yoga's error masking reads `errors` of each part, not those of its `incremental` entries.
+      return {
+        onExecuteDone({ result }) {
+          if (!isAsyncIterable(result)) return undefined;
+          return { onNext: ({ result: part, setResult }) => setResult(maskEntries(part as ExecutionResult)) };
+        },
+      };
     },
   };
 }

@@ -101,6 +101,7 @@ export async function createRuntime(options: {
   if (config.graphql.graphiql && !config.graphql.introspection) {
     logger.warn('GRAPHIQL=on with INTROSPECTION=off: GraphiQL runs operations but shows no schema');
   }
+  const errorMasking = useErrorMasking();
   const yoga = createYoga<ServerContext, GraphQLContext>({
     // FEDERATION=on: the same schema as a Federation v2 subgraph (src/schema/subgraph.ts).
     schema: config.federation.subgraph ? await subgraphSchema() : schema,
@@ -117,7 +118,10 @@ export async function createRuntime(options: {
     plugins: [
       useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
       // @defer and @stream; before the plugins reading results, which then see merged JSON answers whole.
-      useIncrementalDelivery(),
+      useIncrementalDelivery({
+        maskError: (error, message) => errorMasking.maskError!(error, message, false),
+        message: 'Unexpected error.',
+      }),
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
       useSharedSubscriptionResults(),
       // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
@@ -152,7 +156,7 @@ export async function createRuntime(options: {
       // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
       useValidationCache(),
     ],
-    maskedErrors: useErrorMasking(),
+    maskedErrors: errorMasking,
   });
   return { yoga, persistedOperations, viewerAuth, sharedSse };
 }

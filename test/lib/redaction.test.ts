@@ -282,7 +282,7 @@ describe('redactExecutionResult', () => {
       ],
       hasNext: false,
     };
-    const redacted = redactExecutionResult(part) as unknown as typeof part;
+    const redacted = redactExecutionResult(part as never) as unknown as typeof part;
     expect(redacted.incremental[0]).toBe(part.incremental[0]);
     expect({
       ...redacted.incremental[1],
