@@ -147,6 +147,18 @@ export interface Config {
     /** Most ids `nodes(ids:)` accepts (`NODES_MAX_IDS`). */
     nodesMaxIds: number;
     /**
+     * Most representations one `_entities` call of a Federation router accepts
+     * (`ENTITIES_MAX_REPRESENTATIONS`, `FEDERATION=on`): a router sends a whole page's references in
+     * one call and never splits it, so this fits router pages (default 1,000). The cost counts the
+     * distinct representations, the reads the call makes (docs/entity-batches.md).
+     */
+    entitiesMaxRepresentations: number;
+    /**
+     * Most entity reads one `_entities` call runs at once (`ENTITIES_READ_CONCURRENCY`); the rest
+     * wait for a free slot instead of being refused (default 16).
+     */
+    entitiesReadConcurrency: number;
+    /**
      * Highest cost of an operation, computed with its variables (`OPERATION_MAX_COST`): every field
      * returning an object counts 1, multiplied by the page sizes (`first`) and id counts (`ids`) of
      * the lists around it (src/plugins/operation-cost.ts).
@@ -647,6 +659,8 @@ const envObject = z.object({
   UPSTREAM_CA_FILE: optionalString.pipe(caFile.optional()),
   SHUTDOWN_TIMEOUT_MS: integer(500, 600_000, 15_000),
   NODES_MAX_IDS: integer(1, 1_000, 100),
+  ENTITIES_MAX_REPRESENTATIONS: integer(1, 100_000, 1_000),
+  ENTITIES_READ_CONCURRENCY: integer(1, 1_000, 16),
   OPERATION_MAX_COST: integer(100, 10_000_000, 20_000),
   UPSTREAM_CALL_BUDGET: integer(1, 10_000, 100),
   WEBHOOK_SECRETS: optionalString.pipe(
@@ -998,6 +1012,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     operationLimits: {
       nodesMaxIds: e.NODES_MAX_IDS,
+      entitiesMaxRepresentations: e.ENTITIES_MAX_REPRESENTATIONS,
+      entitiesReadConcurrency: e.ENTITIES_READ_CONCURRENCY,
       maxCost: e.OPERATION_MAX_COST,
       upstreamCallBudget: e.UPSTREAM_CALL_BUDGET,
     },
