@@ -108,6 +108,15 @@ describe('@defer over multipart HTTP, SSE and graphql-ws', () => {
         card: { __typename: 'QueryCardSuccess', data: { cardId, bin, attributes: attributesOf(bin) } },
       },
     };
+    const leanRequests = async () =>
+      sampleValue(
+        (await scrapeMetrics(t.stack.metricsUrl)).samples,
+        'cardgraph_graphql_http_requests_total',
+        {
+          path: 'lean',
+        },
+      );
+    const leanBefore = await leanRequests();
     for (const [accept, contentType] of [
       ['application/json', 'application/json; charset=utf-8'],
       ['application/graphql-response+json', 'application/graphql-response+json; charset=utf-8'],
@@ -118,6 +127,8 @@ describe('@defer over multipart HTTP, SSE and graphql-ws', () => {
       expect([accept, answer.status, answer.headers.get('content-type')]).toEqual([accept, 200, contentType]);
       expect(await answer.json()).toEqual(expected);
     }
+    // JSON requests stay on the lean HTTP path (src/server/graphql-http.ts), which merges them too.
+    expect(await leanRequests()).toBe(leanBefore + 3);
   });
 
   it('SSE (`Accept: text/event-stream`): one `next` event per part, then `complete`', async () => {
