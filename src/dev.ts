@@ -20,8 +20,8 @@ import { stopOnSignals } from './server/signals.ts';
 export interface DevelopmentOptions {
   /** Where the gateway's and the sandbox's JSON log lines go (stdout by default). */
   logDestination?: DestinationStream;
-  /** Sandbox settings tests change: a compressed retry schedule, response validation. */
-  sandbox?: Pick<SandboxOptions, 'retryScheduleMs' | 'validateResponses'>;
+  /** Sandbox settings tests change: a compressed retry schedule, response validation, a slow BIN lookup. */
+  sandbox?: Pick<SandboxOptions, 'retryScheduleMs' | 'validateResponses' | 'cardAttributesDelayMs'>;
 }
 
 /** A started development gateway, on the sandbox when `UPSTREAM=embedded`. */

@@ -7,6 +7,12 @@ export const limitsSettings = {
   about: 'What one GraphQL operation may ask for.',
   shape: {
     NODES_MAX_IDS: integer(1, 1_000, 100).describe('Most ids one nodes(ids:) accepts.'),
+    ENTITIES_MAX_REPRESENTATIONS: integer(1, 100_000, 1_000).describe(
+      'Most representations one _entities call of a Federation router accepts (FEDERATION=on); routers send a whole page in one call, so this fits router pages. The cost counts the distinct representations.',
+    ),
+    ENTITIES_READ_CONCURRENCY: integer(1, 1_000, 16).describe(
+      'Most entity reads one _entities call runs at once; the rest wait for a free slot instead of being refused.',
+    ),
     OPERATION_MAX_COST: integer(100, 10_000_000, 20_000).describe(
       'Highest cost of an operation, computed with its variables: each field returning an object counts 1, multiplied by the first/ids sizes of the lists around it.',
     ),
@@ -20,6 +26,18 @@ export const limitsSettings = {
 export interface OperationLimitsConfig {
   /** Most ids `nodes(ids:)` accepts (`NODES_MAX_IDS`). */
   nodesMaxIds: number;
+  /**
+   * Most representations one `_entities` call of a Federation router accepts
+   * (`ENTITIES_MAX_REPRESENTATIONS`, `FEDERATION=on`): a router sends a whole page's references in
+   * one call and never splits it, so this fits router pages (default 1,000). The cost counts the
+   * distinct representations, the reads the call makes (docs/entity-batches.md).
+   */
+  entitiesMaxRepresentations: number;
+  /**
+   * Most entity reads one `_entities` call runs at once (`ENTITIES_READ_CONCURRENCY`); the rest
+   * wait for a free slot instead of being refused (default 16).
+   */
+  entitiesReadConcurrency: number;
   /**
    * Highest cost of an operation, computed with its variables (`OPERATION_MAX_COST`): every field
    * returning an object counts 1, multiplied by the page sizes (`first`) and id counts (`ids`) of
@@ -39,6 +57,8 @@ export function operationLimitsConfig(
 ): OperationLimitsConfig {
   return {
     nodesMaxIds: e.NODES_MAX_IDS,
+    entitiesMaxRepresentations: e.ENTITIES_MAX_REPRESENTATIONS,
+    entitiesReadConcurrency: e.ENTITIES_READ_CONCURRENCY,
     maxCost: e.OPERATION_MAX_COST,
     upstreamCallBudget: e.UPSTREAM_CALL_BUDGET,
   };

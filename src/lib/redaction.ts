@@ -372,11 +372,23 @@ export function redactGraphQLError(error: GraphQLError): GraphQLError {
 }
 
 /**
- * Redacts an execution result (or an array of them, for batched HTTP requests): its errors with
- * {@link redactGraphQLError} and its `extensions` with {@link redactCardData}. `data` is left alone:
- * the schema never returns card data (MaskedPan, masked metadata and free text).
+ * Redacts an execution result (or an array of them, for batched HTTP requests), or one part of an
+ * incremental (`@defer`, `@stream`) answer: its errors with {@link redactGraphQLError} and its
+ * `extensions` with {@link redactCardData}, and likewise the errors and extensions of each entry of
+ * a later part's `incremental` list. `data` (and streamed `items`) are left alone: the schema never
+ * returns card data (MaskedPan, masked metadata and free text).
  */
 export function redactExecutionResult<R extends ExecutionResult>(result: R): R {
+  const redacted = redactErrorsAndExtensions(result);
+  const incremental = (result as { incremental?: unknown }).incremental;
+  if (!Array.isArray(incremental)) return redacted;
+  const entries = incremental.map((entry: ExecutionResult) => redactErrorsAndExtensions(entry));
+  if (entries.every((entry, i) => entry === incremental[i])) return redacted;
+  return { ...redacted, incremental: entries };
+}
+
+/** The errors and `extensions` of one result (or one incremental entry) redacted; itself when unchanged. */
+function redactErrorsAndExtensions<R extends ExecutionResult>(result: R): R {
   const errors = result.errors?.map((e) =>
     redactGraphQLError(e instanceof GraphQLError ? e : toGraphQLError(e)),
   );

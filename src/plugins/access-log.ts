@@ -1,12 +1,14 @@
 import type { GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { errorsOfPart } from '../lib/incremental-delivery.ts';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
 import { INTERNAL_ERROR_CODE } from '../lib/transport-errors.ts';
 
 /**
  * Fills the access line of a request (src/lib/request-record.ts, written by src/server/http.ts when the
  * request ends) with what only GraphQL knows: the operation name and the error codes of its results,
- * parse and validation failures included. Never the document or the variables.
+ * parse and validation failures included, and those of every part of an incremental (`@defer`,
+ * `@stream`) answer. Never the document or the variables.
  */
 export function useAccessLogDetails(): Plugin {
   const note = (
@@ -36,7 +38,12 @@ export function useAccessLogDetails(): Plugin {
     onExecute({ args }) {
       return {
         onExecuteDone({ result }) {
-          note(args.contextValue, null, isAsyncIterable(result) ? undefined : result.errors);
+          if (!isAsyncIterable(result)) {
+            note(args.contextValue, null, result.errors);
+            return undefined;
+          }
+          // @defer/@stream: the codes of every part, deferred fragments' and streamed items' included.
+          return { onNext: ({ result: part }) => note(args.contextValue, null, errorsOfPart(part)) };
         },
       };
     },

@@ -13,6 +13,7 @@ import {
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { isPromise, type Plugin } from 'graphql-yoga';
+import { usesIncrementalDelivery } from '../lib/incremental-delivery.ts';
 import type { Metrics } from '../lib/metrics.ts';
 
 /**
@@ -30,7 +31,9 @@ import type { Metrics } from '../lib/metrics.ts';
  * DataLoaders serve it what the first run loaded, so it makes no new calls for the same keys. Each
  * such second run is counted: `cardgraph_jit_fallbacks_total{operation}`.
  *
- * Runs on graphql-js alone: mutations, subscriptions, documents graphql-jit cannot compile, and
+ * Runs on graphql-js alone: mutations, subscriptions, documents graphql-jit cannot compile,
+ * documents using `@defer` or `@stream` (graphql-jit would answer them whole, ignoring the
+ * directives), and
  * documents with a variable inside a literal of a custom scalar (`_entities(representations:
  * [{__typename: "Card", cardId: $c}])`): graphql-js hands the scalar's `parseLiteral` the
  * variables, graphql-jit does not and the variable is lost. The compiled functions live as long as
@@ -59,6 +62,7 @@ export function useCompiledExecution(
       query = null;
       if (
         getOperationAST(args.document, args.operationName)?.operation === 'query' &&
+        !usesIncrementalDelivery(args.document) &&
         !hasVariableInCustomScalarLiteral(args.schema, args.document)
       ) {
         const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);

@@ -239,8 +239,25 @@ function listSize(
   const value = args[spec.argument];
   const max =
     spec.argument === 'ids' ? Math.min(spec.max ?? nodesMaxIds, nodesMaxIds) : (spec.max ?? Infinity);
-  if (Array.isArray(value)) return Math.min(value.length, max);
+  if (Array.isArray(value)) return Math.min(spec.distinct ? distinctCount(value) : value.length, max);
   // The resolvers serve at least one item for any `first` (src/schema/paging.ts pageSize).
   if (typeof value === 'number') return Math.min(Math.max(value, 1), max);
   return spec.default ?? 1;
+}
+
+/** How many distinct values `values` holds, objects compared by their JSON with sorted keys. */
+function distinctCount(values: readonly unknown[]): number {
+  return new Set(values.map(canonicalJson)).size;
+}
+
+/** JSON of `value` with every object's keys sorted, so equal representations give equal text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    return `{${entries.map(([key, member]) => `${JSON.stringify(key)}:${canonicalJson(member)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }

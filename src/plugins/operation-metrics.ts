@@ -3,6 +3,7 @@ import { type GraphQLError, Kind, parse } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { loadExampleOperations } from '../client/example-operations.ts';
 import type { Config } from '../config/index.ts';
+import { errorsOfPart } from '../lib/incremental-delivery.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
 import { INTERNAL_ERROR_CODE } from '../lib/transport-errors.ts';
@@ -44,7 +45,8 @@ export function trustedOperationNames(
  * operation name, type and outcome (`success`, `error`: any error in the result, parse and
  * validation failures included), `cardgraph_graphql_errors_total` by operation and code, and
  * `cardgraph_graphql_live_subscriptions` by transport (`graphql-ws`, `sse`).
- * Durations run from parsing to the result (for subscriptions: to the source stream).
+ * Durations run from parsing to the result (for subscriptions: to the source stream; for incremental
+ * `@defer`/`@stream` answers: to their last part, whose outcome counts the errors of every part).
  */
 export function useOperationMetrics(metrics: Metrics): Plugin {
   const startedAt = new WeakMap<object, number>();
@@ -101,8 +103,24 @@ export function useOperationMetrics(metrics: Metrics): Plugin {
       return {
         onExecuteDone({ result }) {
           const { name, type } = operationOf(args.document, args.operationName);
-          // Incremental delivery (@defer/@stream) results are counted once, without their errors.
-          finish(args.contextValue, name, type, isAsyncIterable(result) ? undefined : result.errors);
+          if (!isAsyncIterable(result)) {
+            finish(args.contextValue, name, type, result.errors);
+            return undefined;
+          }
+          // Incremental delivery (@defer/@stream): one operation, counted when its last part is out,
+          // with the errors of every part and the duration up to that part.
+          const errors: GraphQLError[] = [];
+          let ended = false;
+          return {
+            onNext({ result: part }) {
+              errors.push(...errorsOfPart(part));
+            },
+            onEnd() {
+              if (ended) return;
+              ended = true;
+              finish(args.contextValue, name, type, errors);
+            },
+          };
         },
       };
     },

@@ -25,7 +25,12 @@ function requestIdHooks(): Plugin {
       if (!id) return undefined;
       return {
         onExecuteDone({ result, setResult }) {
-          if (!isAsyncIterable(result)) setResult(withRequestId(result, id));
+          if (!isAsyncIterable(result)) {
+            setResult(withRequestId(result, id));
+            return undefined;
+          }
+          // @defer/@stream: each part, the errors of its `incremental` entries included.
+          return { onNext: ({ result: part, setResult: setPart }) => setPart(withRequestId(part, id)) };
         },
       };
     },
@@ -68,8 +73,19 @@ export function stampRequestId<R extends ExecutionResult | readonly ExecutionRes
   return withRequestId(result as ExecutionResult, id) as R;
 }
 
-/** `result` with `extensions.requestId` on each of its errors (the same object when it has none). */
+/**
+ * `result` with `extensions.requestId` on each of its errors, and on those of each entry of its
+ * `incremental` list (a later part of a `@defer`/`@stream` answer); the same object when it has none.
+ */
 export function withRequestId<R extends ExecutionResult>(result: R, id: string): R {
+  const withId = errorsWithRequestId(result, id);
+  const incremental = (result as { incremental?: unknown }).incremental;
+  if (!Array.isArray(incremental)) return withId;
+  const entries = incremental.map((entry: ExecutionResult) => errorsWithRequestId(entry, id));
+  return entries.every((entry, i) => entry === incremental[i]) ? withId : { ...withId, incremental: entries };
+}
+
+function errorsWithRequestId<R extends ExecutionResult>(result: R, id: string): R {
   if (!result.errors?.length || result.errors.every((error) => error.extensions?.requestId === id))
     return result;
   return {

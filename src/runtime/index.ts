@@ -17,6 +17,7 @@ import { useCsrfPrevention } from '../plugins/csrf-prevention.ts';
 import { useErrorMasking } from '../plugins/error-masking.ts';
 import { developmentTokenIssuer, useLocalGraphiQL } from '../plugins/graphiql.ts';
 import { useGraphQLSSE } from '../plugins/graphql-sse.ts';
+import { useIncrementalDelivery } from '../plugins/incremental-delivery.ts';
 import { useIntrospectionSwitch } from '../plugins/introspection.ts';
 import { useOperationLimits } from '../plugins/operation-limits.ts';
 import { useOperationMetrics } from '../plugins/operation-metrics.ts';
@@ -60,7 +61,7 @@ export interface GraphQLRuntime {
 
 /**
  * The GraphQL runtime: the schema under Yoga at `/graphql` with one plugin per concern (viewer auth,
- * shared subscription results, request ids, access-line details, operation metrics and spans,
+ * incremental delivery (`@defer`, `@stream`), shared subscription results, request ids, access-line details, operation metrics and spans,
  * GraphiQL, introspection switch, card-data redaction, token expiry, CSRF prevention, request input
  * checks, persisted operations, SSE, operation limits) and error masking. GraphiQL opens with the
  * example operations.
@@ -107,6 +108,7 @@ export async function createRuntime(options: {
   if (config.graphql.graphiql && !config.graphql.introspection) {
     logger.warn('GRAPHIQL=on with INTROSPECTION=off: GraphiQL runs operations but shows no schema');
   }
+  const errorMasking = useErrorMasking();
   const yoga = createYoga<ServerContext, GraphQLContext>({
     // FEDERATION=on: the same schema as a Federation v2 subgraph (src/schema/subgraph.ts).
     schema: config.federation.subgraph ? await subgraphSchema() : schema,
@@ -122,6 +124,11 @@ export async function createRuntime(options: {
     parserAndValidationCache: parserAndValidationCaches(),
     plugins: [
       useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
+      // @defer and @stream; before the plugins reading results, which then see merged JSON answers whole.
+      useIncrementalDelivery({
+        maskError: (error, message) => errorMasking.maskError!(error, message, false),
+        message: 'Unexpected error.',
+      }),
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
       useSharedSubscriptionResults(),
       // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
@@ -156,7 +163,7 @@ export async function createRuntime(options: {
       // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
       useValidationCache(),
     ],
-    maskedErrors: useErrorMasking(),
+    maskedErrors: errorMasking,
   });
   return { yoga, persistedOperations, viewerAuth, sharedSse };
 }

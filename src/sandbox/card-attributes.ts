@@ -17,6 +17,7 @@ import {
 import type { SandboxWire } from '../contracts/wire-reading.ts';
 import { type CardBrand, cardBrandOf, isLuhnValid } from '../lib/pan.ts';
 import { badRequest, httpError, JSON_MEDIA_TYPE, type Router, readJsonBody, sendJson } from './http.ts';
+import type { TimerSet } from './timers.ts';
 import type { AliasVault } from './vault.ts';
 
 /**
@@ -208,6 +209,11 @@ export interface CardAttributeDeps {
   binTable?: BinTable;
   /** The wire reading to answer in (`SandboxOptions.wire`); `documented` when absent. */
   wire?: SandboxWire;
+  /**
+   * Milliseconds each lookup waits before answering (`SandboxOptions.cardAttributesDelayMs`), on
+   * `timers` so `stop()` cancels the wait; none when absent or 0.
+   */
+  delay?: { ms: number; timers: TimerSet };
 }
 
 /** Detail of the documented 422 (provider-docs `examples.json`, card attributes). */
@@ -275,6 +281,10 @@ export function registerCardAttributeRoutes(router: Router, deps: CardAttributeD
       }
 
       const entry = lookupBin(table, digits);
+      // A slow lookup (tests of incremental delivery): the answer waits, the checks above did not.
+      const delay = deps.delay;
+      if (delay && delay.ms > 0)
+        await new Promise<void>((resolve) => delay.timers.schedule(delay.ms, resolve));
       if (!entry) throw unknown('no card attributes are known for this BIN');
       sendJson(res, 200, cardAttributesOf(table, entry, wire), JSON_MEDIA_TYPE);
     },

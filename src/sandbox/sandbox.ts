@@ -48,6 +48,11 @@ export interface SandboxOptions {
   deliveryTimeoutMs?: number;
   /** How long card 4998 leaves `POST /cards` unanswered; default 120 000. */
   hangMs?: number;
+  /**
+   * Milliseconds every card attributes lookup waits before it answers (a slow BIN lookup); 0 by
+   * default. Tests of `@defer` use it to show a first part that does not wait for the lookup.
+   */
+  cardAttributesDelayMs?: number;
   /** Clock in ms since the epoch (token expiry, timestamps); `Date.now` by default. Tests move it. */
   now?: () => number;
   /**
@@ -188,7 +193,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     deliver: (vault, notification) => dispatcher.deliver(vault, notification),
     wire,
   });
-  registerCardAttributeRoutes(router, { aliases, wire });
+  registerCardAttributeRoutes(router, {
+    aliases,
+    wire,
+    ...(options.cardAttributesDelayMs ? { delay: { ms: options.cardAttributesDelayMs, timers } } : {}),
+  });
   registerOrganizationMemberRoutes(router, undefined, wire);
   registerWebhookEndpointRoutes(router, { dispatcher, resolveToken: (token) => tokens.resolve(token) });
   registerOpenApiRoute(router);

@@ -22,12 +22,14 @@ export const ORGANIZATION_PAGE_SIZE = { default: 20, max: 100 } as const;
  * - `listSize`: the field returns a list whose length is given by the argument `argument`: its value
  *   when it is a number (a page size, clamped to `max`), its length when it is a list (ids, capped at
  *   `max`), or `default` when the argument is absent. The cost of everything selected below the
- *   field is multiplied by it.
+ *   field is multiplied by it. With `distinct`, a list argument counts its distinct values only (by
+ *   their JSON with sorted keys): the items one per-request DataLoader reads once however often they
+ *   repeat (a router's `_entities` representations).
  */
 export interface FieldCost {
   upstreamCalls?: number;
   upstreamCallsPerItem?: number;
-  listSize?: { argument: string; default?: number; max?: number };
+  listSize?: { argument: string; default?: number; max?: number; distinct?: boolean };
 }
 
 /** `{ cost }` for a field's `extensions` (see {@link FieldCost}). */

@@ -13,6 +13,7 @@ import {
 } from 'graphql';
 import type { GraphQLContext } from '../context.ts';
 import { OperationLimitError } from '../errors.ts';
+import { ConcurrencyLimit } from '../lib/concurrency.ts';
 import { entities } from './entity.ts';
 import { costExtension } from './paging.ts';
 
@@ -29,10 +30,13 @@ export const FEDERATION_LINK_URL = 'https://specs.apollo.dev/federation/v2.6';
  *   @apollo/subgraph), what a router or a registry composes;
  * - `Query._entities(representations:)`: each representation read by its type's reader, in order,
  *   through @apollo/subgraph's `entitiesResolver`, so through the request's DataLoaders and the card
- *   read cache (N references of one area = one batch of reads). At most `NODES_MAX_IDS`
- *   representations (`too-many-ids`, as `nodes`); the cost counts one upstream call per
- *   representation. A representation that is not an object naming a resolvable entity type is an
- *   `invalid-input` error on the field.
+ *   read cache (N references of one area = one batch of reads). At most
+ *   `ENTITIES_MAX_REPRESENTATIONS` representations (`too-many-ids`, as `nodes`), a limit of its own
+ *   that router pages fit (a router never splits an entity fetch); the cost counts one upstream call
+ *   per distinct representation (250 references to 25 cards are 25 reads); at most
+ *   `ENTITIES_READ_CONCURRENCY` references are read at once, the others wait for a slot
+ *   (docs/entity-batches.md). A representation that is not an object naming a resolvable entity
+ *   type is an `invalid-input` error on the field.
  *
  * Not @pothos/plugin-federation: its 4.4.2 imports @pothos/plugin-directives (not installed) and
  * `EntityType`, `entitiesField` and `serviceField` from `@apollo/subgraph/dist/types`, which
@@ -51,7 +55,12 @@ export function toSubgraphSchema(base: GraphQLSchema): GraphQLSchema {
       extensions: {
         ...type.extensions,
         directives: { key: { fields: entity.key } },
-        apollo: { subgraph: { resolveReference: entity.resolveReference } },
+        apollo: {
+          subgraph: {
+            resolveReference: (reference: Record<string, unknown>, context: GraphQLContext) =>
+              entityReads(context).run(() => entity.resolveReference(reference, context)),
+          },
+        },
       },
     });
     entityTypes.push(type);
@@ -84,14 +93,18 @@ export function toSubgraphSchema(base: GraphQLSchema): GraphQLSchema {
       _entities: {
         type: new GraphQLNonNull(new GraphQLList(entityUnion)),
         description:
-          "Entities by their key representations, in order, read in the caller's vault; null for each one the vault does not hold. At most `NODES_MAX_IDS` representations (error code `too-many-ids`).",
+          "Entities by their key representations, in order, read in the caller's vault; null for each one the vault does not hold. At most `ENTITIES_MAX_REPRESENTATIONS` representations (1,000 unless the operator set otherwise; error code `too-many-ids`).",
         args: {
           representations: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(AnyType))) },
         },
-        extensions: costExtension({ upstreamCallsPerItem: 1, listSize: { argument: 'representations' } }),
+        // One read per distinct representation: the request's loaders read a repeated one once.
+        extensions: costExtension({
+          upstreamCallsPerItem: 1,
+          listSize: { argument: 'representations', distinct: true },
+        }),
         resolve: (_root, args: { representations: unknown[] }, context: GraphQLContext, info) => {
           const { representations } = args;
-          const max = context.limits.nodesMaxIds;
+          const max = context.limits.entitiesMaxRepresentations;
           if (representations.length > max) {
             throw new OperationLimitError(
               `_entities accepts at most ${max} representations, ${representations.length} were sent`,
@@ -124,6 +137,18 @@ export function toSubgraphSchema(base: GraphQLSchema): GraphQLSchema {
     query,
     types: [...config.types.filter((type) => type.name !== query.name), query],
   });
+}
+
+const readLimits = new WeakMap<GraphQLContext, ConcurrencyLimit>();
+
+/** The bound on the entity reads of one request (`ENTITIES_READ_CONCURRENCY`), made on first use. */
+function entityReads(context: GraphQLContext): ConcurrencyLimit {
+  let limit = readLimits.get(context);
+  if (!limit) {
+    limit = new ConcurrencyLimit(context.limits.entitiesReadConcurrency);
+    readLimits.set(context, limit);
+  }
+  return limit;
 }
 
 /** `_Service`: the subgraph's SDL. */

@@ -7,6 +7,7 @@ import {
   visit,
 } from 'graphql';
 import { SlowSubscriberError } from '../events/card-event-bus.ts';
+import { usesIncrementalDelivery } from '../lib/incremental-delivery.ts';
 
 /**
  * Shared subscription executions of graphql-ws (issue 13 "Fan-out": a smaller per-subscriber
@@ -75,10 +76,14 @@ export function shareKeyOf(
   return `${operationName ?? ''}\u0000${JSON.stringify(variables ?? {})}\u0000${vaults}\u0000${scopes}\u0000${query}`;
 }
 
-/** True when `document`'s operation is a subscription with no `after` argument anywhere. */
+/**
+ * True when `document`'s operation is a subscription with no `after` argument anywhere and no
+ * `@defer` or `@stream` (each event of those is a stream of parts of its own, which a shared
+ * execution does not hand out).
+ */
 export function isShareable(document: DocumentNode, operationName: string | null | undefined): boolean {
   const operation = getOperationAST(document, operationName);
-  if (operation?.operation !== 'subscription') return false;
+  if (operation?.operation !== 'subscription' || usesIncrementalDelivery(document)) return false;
   let resumes = false;
   visit(document, {
     [Kind.ARGUMENT](node) {

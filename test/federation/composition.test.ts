@@ -1,7 +1,12 @@
 import { print } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { CUSTOMERS_TYPE_DEFS } from '../../examples/customers/server.ts';
-import { cardgraphSubgraphSdl, composeSupergraph, composeWithCustomers } from '../support/federation.ts';
+import {
+  cardgraphSubgraphSdl,
+  composeSupergraph,
+  composeSupergraphWithApollo,
+  composeWithCustomers,
+} from '../support/federation.ts';
 
 /**
  * Composition checked in the test command (issue 22 item 2): cardgraph's subgraph SDL (`_service
@@ -44,6 +49,34 @@ describe('composition with the customers example subgraph', () => {
     const sdl = await cardgraphSubgraphSdl();
     expect(() =>
       composeSupergraph([
+        { name: 'cardgraph', sdl, url: 'http://cardgraph.internal/graphql' },
+        { name: 'customers', sdl: broken, url: 'http://customers.internal/graphql' },
+      ]),
+    ).toThrow(/^composition failed:\nFIELD_TYPE_MISMATCH: .*"Card\.cardId"/);
+  });
+
+  it('composes under @apollo/composition too (what rover and GraphOS run), Card joined by cardId', async () => {
+    const supergraph = await composeWithCustomers(
+      'http://cardgraph.internal/graphql',
+      'http://customers.internal/graphql',
+      'apollo',
+    );
+    const lines = supergraph.split('\n').map((line) => line.trim());
+    expect(lines).toContain(
+      'CARDGRAPH @join__graph(name: "cardgraph", url: "http://cardgraph.internal/graphql")',
+    );
+    const header = (type: string) => lines.find((line) => line.startsWith(`type ${type}`));
+    expect(header('Card')).toBe('type Card implements Node');
+    expect(lines).toContain('@join__type(graph: CARDGRAPH, key: "cardId")');
+    expect(lines).toContain('@join__type(graph: CUSTOMERS, key: "cardId", resolvable: false)');
+    expect(lines).toContain('card: Card');
+  });
+
+  it('@apollo/composition fails on the same composition error', async () => {
+    const broken = print(CUSTOMERS_TYPE_DEFS).replace('cardId: String!', 'cardId: Int!');
+    const sdl = await cardgraphSubgraphSdl();
+    expect(() =>
+      composeSupergraphWithApollo([
         { name: 'cardgraph', sdl, url: 'http://cardgraph.internal/graphql' },
         { name: 'customers', sdl: broken, url: 'http://customers.internal/graphql' },
       ]),

@@ -303,7 +303,7 @@ describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
       });
     });
 
-    it('refuses representations that name no entity, and more than NODES_MAX_IDS of them', async () => {
+    it('refuses representations that name no entity, more than ENTITIES_MAX_REPRESENTATIONS, and distinct ones over the budget', async () => {
       const invalid = await entities(
         [{ __typename: 'Card', cardId: cardIds[0] }, { __typename: 'CardProduct', id: 'x' }, 'Card'],
         t.vault1Token,
@@ -311,9 +311,17 @@ describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
       expect(invalid.body.data).toBeNull();
       expect(invalid.body.errors?.map((e) => e.extensions?.code)).toEqual(['invalid-input']);
 
-      const tooMany = Array.from({ length: 101 }, () => ({ __typename: 'Card', cardId: cardIds[0] }));
+      // 1,001 representations of one card cost one read, but exceed the batch limit (1,000 by default).
+      const tooMany = Array.from({ length: 1_001 }, () => ({ __typename: 'Card', cardId: cardIds[0] }));
       const refused = await entities(tooMany, t.vault1Token);
-      expect(refused.body.errors?.map((e) => e.extensions?.code)).toEqual(['operation-too-expensive']);
+      expect(refused.body.errors?.map((e) => e.extensions?.code)).toEqual(['too-many-ids']);
+      // 101 distinct cards are 101 reads: over the upstream call budget of 100.
+      const distinct = Array.from({ length: 101 }, (_, index) => ({
+        __typename: 'Card',
+        cardId: `CRD${String(index).padStart(22, '0')}`,
+      }));
+      const expensive = await entities(distinct, t.vault1Token);
+      expect(expensive.body.errors?.map((e) => e.extensions?.code)).toEqual(['operation-too-expensive']);
     });
   });
 });
@@ -338,7 +346,7 @@ describe('compiled execution (graphql-jit) of _entities', () => {
     // A context with loaders answering from memory: this compares the executors, not the upstream.
     const context = () =>
       ({
-        limits: { nodesMaxIds: 100 },
+        limits: { nodesMaxIds: 100, entitiesMaxRepresentations: 1_000, entitiesReadConcurrency: 16 },
         viewer: {
           subject: 'test-user',
           vaults: ['tntsandbox1'],

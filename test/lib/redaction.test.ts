@@ -5,6 +5,7 @@ import { PAN_GROUP_SEPARATORS, redactPans } from '../../src/lib/pan.ts';
 import {
   REDACTED,
   redactCardData,
+  redactExecutionResult,
   redactGraphQLError,
   redactLogLine,
   withoutEchoedValues,
@@ -262,5 +263,38 @@ describe('redactGraphQLError', () => {
         detail: { text: 'PAN411111******1111' },
       },
     });
+  });
+});
+
+describe('redactExecutionResult', () => {
+  it('redacts the errors and extensions of every entry of a later @defer/@stream part', () => {
+    const part = {
+      incremental: [
+        { data: { brand: 'VISA' }, path: ['card', 'data'] },
+        {
+          items: [{ last4: '1111' }],
+          path: ['cards', 0],
+          errors: [
+            new GraphQLError('lookup of 4111111111111111 failed', { extensions: { code: 'upstream-error' } }),
+          ],
+          extensions: { cvc: '737' },
+        },
+      ],
+      hasNext: false,
+    };
+    const redacted = redactExecutionResult(part as never) as unknown as typeof part;
+    expect(redacted.incremental[0]).toBe(part.incremental[0]);
+    expect({
+      ...redacted.incremental[1],
+      errors: redacted.incremental[1]!.errors!.map((error) => error.toJSON()),
+    }).toEqual({
+      items: [{ last4: '1111' }],
+      path: ['cards', 0],
+      errors: [{ message: 'lookup of 411111******1111 failed', extensions: { code: 'upstream-error' } }],
+      extensions: { cvc: REDACTED },
+    });
+    expect(redacted.hasNext).toBe(false);
+    // Nothing to redact: the same part.
+    expect(redactExecutionResult(part.incremental[0] as never)).toBe(part.incremental[0]);
   });
 });

@@ -507,12 +507,18 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** Sandbox settings a stack may change besides its defaults (e.g. a slow BIN lookup). */
+export type StackSandboxOptions = Pick<SandboxOptions, 'cardAttributesDelayMs'>;
+
 /**
  * Starts the development composition of src/dev.ts (sandbox and gateway) with ports 0, a 100 ms
  * enrolment delay, a compressed retry schedule and response validation in the sandbox. `env`
- * overrides configuration variables.
+ * overrides configuration variables; `sandboxOptions` adds sandbox settings.
  */
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(
+  env: Record<string, string> = {},
+  sandboxOptions: StackSandboxOptions = {},
+): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'cardgraph-'));
   const logFile = join(dir, 'log.jsonl');
   const destination = pino.destination({ dest: logFile, sync: true });
@@ -535,7 +541,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   const { startDevelopment } = await import('../../src/dev.ts');
   const development = await startDevelopment(config, {
     logDestination: destination,
-    sandbox: { retryScheduleMs: [0, 100, 300], validateResponses: true },
+    sandbox: { retryScheduleMs: [0, 100, 300], validateResponses: true, ...sandboxOptions },
   });
   const { app, url, metricsUrl, sandbox } = development;
   const clients: Client[] = [];
@@ -605,14 +611,14 @@ export interface StackUse {
 }
 
 /**
- * Starts a stack ({@link startStack} with `env`) before the tests of the enclosing `describe` (or file)
- * and stops it after them, with a client token per sandbox vault. Read the members inside tests and
- * hooks: they are set by the `beforeAll` this registers.
+ * Starts a stack ({@link startStack} with `env` and `sandbox`) before the tests of the enclosing
+ * `describe` (or file) and stops it after them, with a client token per sandbox vault. Read the
+ * members inside tests and hooks: they are set by the `beforeAll` this registers.
  */
-export function useStack(env: Record<string, string> = {}): StackUse {
+export function useStack(env: Record<string, string> = {}, sandbox: StackSandboxOptions = {}): StackUse {
   const use = {} as StackUse;
   beforeAll(async () => {
-    use.stack = await startStack(env);
+    use.stack = await startStack(env, sandbox);
     [use.vault1Token, use.vault2Token] = await Promise.all([
       testToken({ vaults: ['tntsandbox1'] }),
       testToken({ vaults: ['tntsandbox2'] }),
