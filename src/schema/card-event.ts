@@ -182,6 +182,8 @@ function cardEventsById(context: GraphQLContext): DataLoader<VaultEventKey, Logg
 
 eventRootFields({
   name: 'cardEvents',
+  historyName: 'cardEventHistory',
+  typeName: 'CardEvent',
   type: CardEventRef,
   what: 'card event',
   scope: 'cards:read',

@@ -430,6 +430,8 @@ const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('Network
 
 eventRootFields({
   name: 'networkTokenEvents',
+  historyName: 'networkTokenEventHistory',
+  typeName: 'NetworkTokenEvent',
   type: NetworkTokenEventRef,
   what: 'network token event',
   scope: 'network-tokens:read',
