@@ -161,7 +161,8 @@ export function loggedEventFields<Event extends LoggedEvent>(
     }),
     outOfOrder: t.boolean({ description: descriptions.outOfOrder, resolve: (event) => event.outOfOrder }),
     id: t.id({
-      description: 'Notification id (UUID); the same on every redelivery.',
+      description:
+        'Notification id (UUID); the same on every redelivery. Also its global ID: `node(id:)` reads the event back by it.',
       resolve: (event) => event.id,
     }),
     tenant: t.string({

@@ -18,6 +18,7 @@ import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
 import { federatedEntity } from './entity.ts';
 import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
+import { brandedNode, registerNotificationNode } from './notification-node.ts';
 import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { costExtension } from './paging.ts';
 import { inVault, vaultIdArg, vaultOf } from './vault.ts';
@@ -308,6 +309,8 @@ const NetworkTokenEventTypeEnum = builder.enumType('NetworkTokenEventType', {
 });
 
 const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('NetworkTokenEvent').implement({
+  // Refetchable with `node(id:)` by its notification id (src/schema/notification-node.ts).
+  interfaces: [builder.nodeInterfaceRef()],
   description:
     "One accepted network token notification: a token's status changed (`network_token.updated`, `cmp_network_token.updated`) or provisioning reached its final state. Kept in the durable event log: resumable by cursor and paged as history. Details members the notification did not carry are null.",
   fields: (t) => ({
@@ -426,6 +429,15 @@ const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('Network
       },
     }),
   }),
+});
+
+registerNotificationNode(async (context, id) => {
+  if (!context.viewer?.scopes.has('network-tokens:read')) return null;
+  const found = await Promise.all(
+    context.viewer.vaults.map((vaultId) => context.networkTokenEvents.byIds(vaultId, [id])),
+  );
+  const event = found.flat()[0];
+  return event ? brandedNode({ ...event }, NetworkTokenEventRef) : null;
 });
 
 eventRootFields({
