@@ -30,8 +30,7 @@ import { inVault, vaultIdArg, vaultOf } from './vault.ts';
  */
 
 const NetworkTokenStateEnum = builder.enumType('NetworkTokenState', {
-  description:
-    'State of a network token (spec "States and transitions": Network token). Only `ACTIVE` is usable.',
+  description: 'State of a network token. Only `ACTIVE` is usable.',
   values: {
     PENDING: { value: 'PENDING', description: 'Provisioning has not reported a final state yet.' },
     ACTIVE: { value: 'ACTIVE', description: 'Usable in transactions.' },
@@ -47,7 +46,7 @@ const NetworkTokenStateEnum = builder.enumType('NetworkTokenState', {
 const KNOWN_STATES = new Set(['ACTIVE', 'SUSPENDED', 'DELETED']);
 
 const HolderInfoType = builder.objectRef<NetworkTokenHolderInfo>('NetworkTokenHolderInfo').implement({
-  description: 'Card holder information of a network token (spec: card.holder_info).',
+  description: 'Card holder information of a network token (`card.holder_info` on the wire).',
   fields: (t) => ({
     ...nullableStrings(t, {
       name: 'Holder name.',
@@ -64,7 +63,7 @@ const HolderInfoType = builder.objectRef<NetworkTokenHolderInfo>('NetworkTokenHo
 });
 
 export const NetworkTokenRef = builder.objectRef<InVault<NetworkToken>>('NetworkToken').implement({
-  description: 'A network token provisioned with the card network for a vaulted card (spec "Network token").',
+  description: 'A network token provisioned with the card network for a vaulted card.',
   fields: (t) => ({
     panAlias: t.exposeString('panAlias', { description: 'Alias of the PAN the token belongs to.' }),
     vaultId: t.exposeString('vaultId', { description: 'Vault (tenant) holding the token.' }),
@@ -285,7 +284,7 @@ builder.objectField(AccountUpdaterCardRef, 'networkToken', (t) =>
 
 const NetworkTokenEventTypeEnum = builder.enumType('NetworkTokenEventType', {
   description:
-    'Kind of a network token notification (sandbox contract §8; gap decisions "Network token notifications"); the wire value is `network_token.<kind in lower case>` or `cmp_network_token.<kind in lower case>`. `OTHER`: a kind this schema does not know yet (see `NetworkTokenEvent.event`).',
+    'Kind of a network token notification; the wire value is `network_token.<kind in lower case>` or `cmp_network_token.<kind in lower case>`. `OTHER`: a kind this schema does not know yet (see `NetworkTokenEvent.event`).',
   values: {
     UPDATED: {
       value: 'network_token.updated',

@@ -63,7 +63,7 @@ function primeVaults(context: GraphQLContext, memberships: readonly MemberVault[
 }
 
 const MemberType = builder.objectRef<OrganizationMember>('OrganizationMember').implement({
-  description: 'A user linked to the organization (spec "Organization member (user)").',
+  description: 'A user linked to the organization.',
   fields: (t) => ({
     id: t.exposeString('id', { description: 'User id.' }),
     name: t.exposeString('name', { description: 'Full name.' }),
