@@ -49,6 +49,15 @@ const OrganizationMemberPage = graphql(`
   }
 `);
 
+const UnmappedPage = graphql(`
+  query CP_UnmappedPage($first: Int, $after: String) {
+    unmappedNotificationHistory(first: $first, after: $after) {
+      edges { node { id reason vaultId } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`);
+
 const SANDBOX_ORGANIZATION = 'ACsandbox000000000000001';
 const SANDBOX_MEMBER_IDS = Array.from({ length: 8 }, (_, i) => `USsandbox00000000000000${i + 1}`);
 
@@ -159,6 +168,41 @@ describe('history connections at the paged field', () => {
       })
       .toPromise();
     expect(members.data?.organizationMembers?.edges.map((edge) => edge.node.id)).toEqual(SANDBOX_MEMBER_IDS);
+  });
+
+  it('urql graphcache: relayPagination merges pages of unmappedNotificationHistory for an operator', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const body = notification({ tenant: 'short', timestamp: `2026-11-21T08:00:0${i}.000Z` });
+      const answer = await postNotification(t.stack.url, body);
+      expect(answer).toEqual({ status: 200, body: { data: { id: body.id, status: 'unmapped' } } });
+      ids.push(body.id);
+    }
+    const operator = await t.stack.token({ scopes: ['operator:read'] });
+    const client = new Client({
+      url: `${t.stack.url}/graphql`,
+      fetchOptions: { headers: { authorization: `Bearer ${operator}` } },
+      exchanges: [
+        cacheExchange({
+          schema: urqlSchema,
+          resolvers: { Query: { unmappedNotificationHistory: relayPagination() } },
+          keys: {
+            UnmappedNotificationConnection: () => null,
+            UnmappedNotificationEdge: () => null,
+            PageInfo: () => null,
+          },
+        }),
+        fetchExchange,
+      ],
+    });
+    const page1 = await client.query(UnmappedPage, { first: 2 }).toPromise();
+    expect(page1.error).toBeUndefined();
+    const after = page1.data?.unmappedNotificationHistory?.pageInfo.endCursor;
+    const merged = await client.query(UnmappedPage, { first: 2, after }).toPromise();
+    expect(merged.data?.unmappedNotificationHistory?.edges.map((edge) => edge.node)).toEqual(
+      ids.map((id) => ({ id, reason: 'NO_TENANT', vaultId: null })),
+    );
+    expect(merged.data?.unmappedNotificationHistory?.pageInfo.hasNextPage).toBe(false);
   });
 
   it('fails a history field alone: null, with the code a client switches on in errors[].extensions', async () => {
