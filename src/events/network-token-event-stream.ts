@@ -47,6 +47,11 @@ export interface NetworkTokenEventStream {
     after: HistoryCursor | null,
     limit: number,
   ): Promise<LoggedNetworkTokenEvent[]>;
+  /**
+   * The retained events of `tenant` with these notification ids, in no particular order (none for
+   * an id not logged for that tenant); one log read (src/events/event-log.ts `byIds`).
+   */
+  byIds(tenant: string, ids: readonly string[]): Promise<LoggedNetworkTokenEvent[]>;
   /** Live subscribers, of `tenant` only when given. */
   subscriberCount(tenant?: string): number;
   /** Resolves when the log's backend answers (readiness). */
@@ -78,6 +83,7 @@ export async function createNetworkTokenEventStream(
     subscribe: (filter, signal) => stream.subscribe(logFilter(filter), signal),
     resume: (filter, after) => stream.resume(logFilter(filter), after),
     history: (filter, after, limit) => stream.history(logFilter(filter), after, limit),
+    byIds: (tenant, ids) => stream.byIds(tenant, ids),
     subscriberCount: (tenant) => stream.subscriberCount(tenant),
     ping: () => stream.ping(),
     close: () => stream.close(),

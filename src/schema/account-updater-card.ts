@@ -34,7 +34,7 @@ import { inVault, vaultIdArg, vaultOf } from './vault.ts';
  * result", "Merchant object"). Relay global ID: `AccountUpdaterCard:<vaultId>:<cardId>`.
  */
 
-/** The members of a billing address (spec: billing_address), output and input alike: name → description. */
+/** The members of a billing address (`billing_address` on the wire), output and input alike: name → description. */
 const BILLING_ADDRESS_MEMBERS = {
   name: 'Name.',
   company: 'Company.',
@@ -48,12 +48,12 @@ const BILLING_ADDRESS_MEMBERS = {
 } as const;
 
 export const BillingAddressType = builder.objectRef<BillingAddress>('BillingAddress').implement({
-  description: 'Billing address of an enrolled card (spec: billing_address).',
+  description: 'Billing address of an enrolled card (`billing_address` on the wire).',
   fields: (t) => nullableStrings(t, BILLING_ADDRESS_MEMBERS),
 });
 
 const MerchantType = builder.objectRef<Merchant>('Merchant').implement({
-  description: 'Merchant on whose behalf a card is enrolled (spec "Merchant object").',
+  description: 'Merchant on whose behalf a card is enrolled.',
   fields: (t) => ({
     ...nullableStrings(t, {
       serviceMerchantId:
@@ -70,7 +70,7 @@ const MerchantType = builder.objectRef<Merchant>('Merchant').implement({
 });
 
 const AccountUpdaterCardStateEnum = builder.enumType('AccountUpdaterCardState', {
-  description: 'State of a v1 card (spec "States and transitions": Card (account updater, version 1)).',
+  description: 'State of a v1 card.',
   values: {
     ENROLLING: {
       value: 'enrolling',
@@ -218,12 +218,12 @@ const BillingAddressInput = builder.inputType('BillingAddressInput', {
 
 const MerchantInput = builder.inputType('MerchantInput', {
   description:
-    'Merchant of an enrolment (spec "Enroll request rules"): required when enrolling on behalf of a merchant or when the vault has several merchants.',
+    'Merchant of an enrolment: required when enrolling on behalf of a merchant or when the vault has several merchants.',
   fields: (t) => ({
     serviceMerchantId: t.string({
       required: false,
       description:
-        'Required when several merchants are registered in the vault. Sent as `vgs_merchant_id` (sandbox contract §8).',
+        'Required when several merchants are registered in the vault. Sent to the provider as `vgs_merchant_id`.',
     }),
     subMerchantName: t.string({
       description: 'Merchant name; required when enrolling on behalf of a merchant.',
@@ -233,7 +233,7 @@ const MerchantInput = builder.inputType('MerchantInput', {
       description:
         'Ignored: the provider takes no sub-merchant identifier in requests; it appears in answers only.',
       deprecationReason:
-        'The provider documents no `sub_merchant_mid` request member (sandbox contract §8); it is not sent. Read `Merchant.subMerchantMid` from the answer instead.',
+        'The enrolment request of the provider has no `sub_merchant_mid` member; it is not sent. Read `Merchant.subMerchantMid` from the answer instead.',
     }),
   }),
 });
@@ -287,7 +287,7 @@ const EnrollAccountUpdaterCardInput = builder.inputType('EnrollAccountUpdaterCar
 
 const CheckAccountUpdaterCardInput = builder.inputType('CheckAccountUpdaterCardInput', {
   description:
-    'A card to check for updates without enrolment (v1 POST /card-check), within the limits the provider documents (sandbox contract §8); a value outside them is an `invalid-input` error on its field and nothing is sent.',
+    'A card to check for updates without enrolment (v1 POST /card-check), within the limits the provider documents for a card check; a value outside them is an `invalid-input` error on its field and nothing is sent.',
   fields: (t) => ({
     name: t.string({ description: "Card owner's full name, at most 255 characters." }),
     number: t.string({
@@ -316,7 +316,7 @@ const CheckAccountUpdaterCardInput = builder.inputType('CheckAccountUpdaterCardI
 
 const CardCheckResultType = builder.objectRef<CardCheckResult>('CardCheckResult').implement({
   description:
-    'Latest card data from a stateless check (spec "Card check request and result"). Never echoes the CVV, nor the plain card number the provider answers (sandbox contract §8).',
+    'Latest card data from a stateless check. Never echoes the CVV, nor the plain card number in the provider answer to a check.',
   fields: (t) => ({
     name: t.exposeString('name', { nullable: true, description: "Card owner's name." }),
     number: t.exposeString('numberAlias', {

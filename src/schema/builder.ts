@@ -12,6 +12,7 @@ import {
   UnauthenticatedError,
   UpstreamServiceError,
 } from '../errors.ts';
+import { decodeNodeID, NOTIFICATION_NODE, readNotificationNode } from './notification-node.ts';
 import { costExtension } from './paging.ts';
 
 /**
@@ -49,6 +50,8 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
+    // Notification ids are global IDs as they are (src/schema/notification-node.ts).
+    decodeGlobalID: decodeNodeID,
     nodeTypeOptions: { description: 'An object with a Relay global ID, readable with `node(id)`.' },
     idFieldOptions: { description: 'Relay global ID (opaque).' },
     nodeQueryOptions: {
@@ -57,6 +60,7 @@ export const builder = new SchemaBuilder<{
         'Any object by its Relay global ID; null when it does not exist or the caller may not see its vault.',
       args: { id: { description: 'Relay global ID.' } },
       extensions: costExtension({ upstreamCalls: 1 }),
+      resolve: (_root, args, context, info) => resolveEachNode([args.id], context, info)[0] as Promise<never>,
     },
     nodesQueryOptions: {
       // Items nullable: an id that cannot be read is a null entry, not an error nulling the list.
@@ -115,13 +119,20 @@ export function authorizationError(context: GraphQLContext, result: { message: s
     : new ForbiddenError(`Not authorized: ${result.message}`);
 }
 
-/** One promise per global ID, each resolved alone (see `nodesQueryOptions.resolve`). */
+/**
+ * One promise per global ID, each resolved alone (see `nodesQueryOptions.resolve`): a notification
+ * id through its kind's reader, any other through Pothos' `resolveNodes`.
+ */
 function resolveEachNode(
   ids: readonly { id: string; typename: string }[],
   context: GraphQLContext,
   info: GraphQLResolveInfo,
 ): Promise<unknown>[] {
-  return ids.map((id) => resolveNodes(builder, context, info, [id]).then(([node]) => node));
+  return ids.map((id) =>
+    id.typename === NOTIFICATION_NODE
+      ? readNotificationNode(context, id.id)
+      : resolveNodes(builder, context, info, [id]).then(([node]) => node),
+  );
 }
 
 builder.queryType({ description: 'Entry points for reading cards, events and the caller.' });

@@ -17,6 +17,7 @@ import type { CardAttributes } from '../upstream/index.ts';
 import { AccountUpdaterCardRef } from './account-updater-card.ts';
 import { builder } from './builder.ts';
 import { CardRef, digitsOnly } from './card.ts';
+import { BRAND_DEPRECATION, CardBrandEnum, cardBrandCode } from './card-brand.ts';
 import { nullableStrings } from './nullable-strings.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
@@ -106,15 +107,26 @@ const [PrepaidTypeEnum, prepaidType] = observedEnum(
 );
 
 export const CardAttributesRef = builder.objectRef<CardAttributes>('CardAttributes').implement({
-  description: 'Attributes of a card product by its BIN (spec "Card attributes result").',
+  description: 'Attributes of a card product by its BIN.',
   fields: (t) => ({
     bin: t.string({
       description: 'The BIN (6 to 8 digits) whose entry answered.',
       resolve: (a) => String(a.bin),
     }),
-    ...nullableStrings(t, {
-      brand:
+    brand: t.string({
+      nullable: true,
+      description:
         'Card brand name, upper case for the known brands (`VISA`, `MASTERCARD`, `AMERICAN EXPRESS`, …) whatever case the upstream wrote.',
+      deprecationReason: BRAND_DEPRECATION,
+      resolve: (a) => a.brand ?? null,
+    }),
+    brandCode: t.field({
+      type: CardBrandEnum,
+      nullable: true,
+      description: 'Card brand, the same value `Card.brandCode` gives; null when the data set names none.',
+      resolve: (a) => cardBrandCode(a.brand),
+    }),
+    ...nullableStrings(t, {
       issuingOrganization: 'Issuer name.',
       issuingCountryName: 'Issuing country name.',
       issuingCountryCode:

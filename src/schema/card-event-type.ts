@@ -30,7 +30,7 @@ const EVENT_KIND_MEANINGS: Record<CardEventKind | 'enrollment_failed', string> =
  */
 export const CardEventTypeEnum = builder.enumType('CardEventType', {
   description:
-    'Card lifecycle event kind (spec "Events"); the wire value is `au_card.<kind in lower case>` or `cmp_au_card.<kind in lower case>`. `OTHER`: a kind this schema does not know yet (see `CardEvent.event`).',
+    'Card lifecycle event kind; the wire value is `au_card.<kind in lower case>` or `cmp_au_card.<kind in lower case>`. `OTHER`: a kind this schema does not know yet (see `CardEvent.event`).',
   values: {
     ...enumValuesOf(EVENT_KIND_MEANINGS, 'au_card.'),
     OTHER: {

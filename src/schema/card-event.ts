@@ -12,6 +12,7 @@ import { CardRef } from './card.ts';
 import { CardEventTypeEnum } from './card-event-type.ts';
 import { federatedEntity } from './entity.ts';
 import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
+import { brandedNode, registerNotificationNode } from './notification-node.ts';
 import { costExtension } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
@@ -31,6 +32,8 @@ const CardExpiryType = builder.objectRef<CardExpiry>('CardExpiry').implement({
 });
 
 const CardEventRef = builder.objectRef<LoggedCardEvent>('CardEvent').implement({
+  // Refetchable with `node(id:)` by its notification id (src/schema/notification-node.ts).
+  interfaces: [builder.nodeInterfaceRef()],
   description:
     'One accepted card lifecycle notification (account updater `au_card.*`, card interface `cmp_au_card.*`, or a kind not known yet). Account numbers are masked to BIN and last four. Details members the notification did not carry are null.',
   fields: (t) => ({
@@ -142,6 +145,15 @@ federatedEntity(CardEventRef, 'id', {
   read: (context, vaultId, id) => cardEventsById(context).load({ vaultId, id }),
 });
 
+registerNotificationNode(async (context, id) => {
+  if (!context.viewer?.scopes.has('cards:read')) return null;
+  const found = await Promise.all(
+    context.viewer.vaults.map((vaultId) => cardEventsById(context).load({ vaultId, id })),
+  );
+  const event = found.find((candidate) => candidate !== null);
+  return event ? brandedNode({ ...event }, CardEventRef) : null;
+});
+
 /** The per-request loader of card events by (vault, notification id), keyed by the request's loaders. */
 const eventLoaders = new WeakMap<Loaders, DataLoader<VaultEventKey, LoggedCardEvent | null, string>>();
 
@@ -183,6 +195,8 @@ function cardEventsById(context: GraphQLContext): DataLoader<VaultEventKey, Logg
 
 eventRootFields({
   name: 'cardEvents',
+  historyName: 'cardEventHistory',
+  typeName: 'CardEvent',
   type: CardEventRef,
   what: 'card event',
   scope: 'cards:read',

@@ -22,7 +22,7 @@ import { recordTimes } from './record-times.ts';
 const CardUpdateSubscriptionType = builder
   .objectRef<CardUpdateSubscription>('CardUpdateSubscription')
   .implement({
-    description: 'Account updater subscription of a card (spec "Card update subscription").',
+    description: 'Account updater subscription of a card.',
     fields: (t) => ({
       subscriptionId: t.exposeString('id', { description: 'Subscription id (`CUS…`).' }),
       state: t.exposeString('state', { description: '`enrolled`, or `failed` when the network refused it.' }),
@@ -36,7 +36,7 @@ type UpdatedValue = CardUpdates['updatedValues'][number];
 const WIRE_FIELD_NAMES: Record<string, string> = { pan: 'pan', expMonth: 'exp_month', expYear: 'exp_year' };
 
 const CardUpdatedValueType = builder.objectRef<UpdatedValue>('CardUpdatedValue').implement({
-  description: 'One changed field of a card (spec "Card updates": updated_values[]).',
+  description: 'One changed field of a card (`updated_values[]` on the wire).',
   fields: (t) => ({
     fieldName: t.string({
       description: 'Field that changed, as the specification names it: `pan`, `exp_month` or `exp_year`.',
@@ -54,7 +54,7 @@ const CardUpdatedValueType = builder.objectRef<UpdatedValue>('CardUpdatedValue')
 });
 
 const CardUpdatesType = builder.objectRef<CardUpdates>('CardUpdates').implement({
-  description: 'Result of an on-demand check (spec "Card updates"). Stateless: nothing is stored.',
+  description: 'Result of an on-demand check. Stateless: nothing is stored.',
   fields: (t) => ({
     event: t.exposeString('event', {
       description:

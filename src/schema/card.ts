@@ -9,6 +9,7 @@ import { redactCardData } from '../lib/redaction.ts';
 import type { InVault } from '../loaders/index.ts';
 import type { CardInterfaceCard } from '../upstream/card-interface/client.ts';
 import { builder } from './builder.ts';
+import { BRAND_DEPRECATION, CardBrandEnum, cardBrandCode } from './card-brand.ts';
 import { cardQueryField } from './card-read.ts';
 import { federatedEntity } from './entity.ts';
 import { enumValuesOf } from './enum-values.ts';
@@ -23,7 +24,7 @@ import { inVault, vaultIdArg } from './vault.ts';
  */
 
 export const TokenTypeEnum = builder.enumType('TokenType', {
-  description: 'Kind of number the card record holds (spec "Card": token_type).',
+  description: 'Kind of number the card record holds (`token_type` on the wire).',
   values: enumValuesOf<(typeof TOKEN_TYPES)[number]>({
     dpan: 'Device PAN (wallet token).',
     mpan: 'Merchant PAN (merchant token).',
@@ -32,7 +33,7 @@ export const TokenTypeEnum = builder.enumType('TokenType', {
 });
 
 export const WalletTypeEnum = builder.enumType('WalletType', {
-  description: 'Wallet a device PAN belongs to (spec "Card": wallet_type).',
+  description: 'Wallet a device PAN belongs to (`wallet_type` on the wire).',
   values: enumValuesOf<(typeof WALLET_TYPES)[number]>({ apple_pay: 'Apple Pay.', google_pay: 'Google Pay.' }),
 });
 
@@ -47,7 +48,7 @@ const addressLine = (value: string | number | boolean | null | undefined) =>
   typeof value === 'string' ? value : null;
 
 const CardholderAddressType = builder.objectRef<CardholderAddress>('CardholderAddress').implement({
-  description: 'Cardholder address (spec "Card": cardholder.address).',
+  description: 'Cardholder address (`cardholder.address` on the wire).',
   fields: (t) => ({
     ...Object.fromEntries(
       ADDRESS_LINES.map((line, index) => [
@@ -64,7 +65,7 @@ const CardholderAddressType = builder.objectRef<CardholderAddress>('CardholderAd
 });
 
 const CardholderType = builder.objectRef<Cardholder>('Cardholder').implement({
-  description: 'Cardholder of a card interface card (spec "Card": cardholder).',
+  description: 'Cardholder of a card interface card (`cardholder` on the wire).',
   fields: (t) => ({
     ...nullableStrings(t, { name: 'Cardholder name.', company: 'Company name.' }),
     address: t.field({
@@ -108,6 +109,14 @@ builder.node(CardRef, {
       nullable: true,
       description:
         'Card brand (visa, mastercard, amex, discover, diners, jcb); derived from the BIN when the upstream answer omits it.',
+      deprecationReason: BRAND_DEPRECATION,
+    }),
+    brandCode: t.field({
+      type: CardBrandEnum,
+      nullable: true,
+      description:
+        'Card brand, the same value `CardAttributes.brandCode` gives; derived from the BIN when the upstream answer omits it, null when neither names one.',
+      resolve: (c) => cardBrandCode(c.brand),
     }),
     expMonth: t.exposeInt('expMonth', { description: 'Expiry month, 1-12.' }),
     expYear: t.exposeInt('expYear', { description: 'Two-digit expiry year.' }),
@@ -141,7 +150,7 @@ builder.node(CardRef, {
       type: CardUpdateSubscriptionInfo,
       nullable: true,
       description:
-        'Account updater subscription recorded in the card metadata (spec: removed on unsubscription); null when not subscribed.',
+        'Account updater subscription recorded in the card metadata (removed on unsubscription); null when not subscribed.',
       resolve: (c) => c.accountUpdater ?? null,
     }),
     ...optionalRecordTimes(t),

@@ -14,8 +14,12 @@ interface EventStreamOf<Filter, Event> {
 
 /** One event kind (card events, network token events) as {@link eventRootFields} exposes it. */
 export interface EventKind<Event, Filter, Args> {
-  /** Name of both root fields, e.g. `cardEvents`. */
+  /** Name of the subscription and of the deprecated history field, e.g. `cardEvents`. */
   name: string;
+  /** Name of the history field that returns the connection itself, e.g. `cardEventHistory`. */
+  historyName: string;
+  /** Type name the connection and edge types are named after, e.g. `CardEvent` (`CardEventConnection`). */
+  typeName: string;
   type: ObjectRef<BuilderTypes, Event>;
   /** The kind in error messages, e.g. `card event` (`is not a card event cursor`). */
   what: string;
@@ -31,10 +35,13 @@ export interface EventKind<Event, Filter, Args> {
 }
 
 /**
- * The two root fields of an event kind: `Subscription.<name>`, live events resumable with `after`
- * (every retained event after the cursor replayed first, then live with no gap and no duplicate), and
- * `Query.<name>`, the retained history as a forward-only Relay connection (see `eventHistoryPage`).
- * Both fail with `InputValidationError` for a cursor that is not one of the kind's.
+ * The root fields of an event kind: `Subscription.<name>`, live events resumable with `after`
+ * (every retained event after the cursor replayed first, then live with no gap and no duplicate);
+ * `Query.<historyName>`, the retained history as a forward-only Relay connection returned at the
+ * field itself (what Relay's `@connection`, Apollo's `relayStylePagination` and urql's
+ * `relayPagination` page), failing with the error's `code` in `errors[].extensions`; and the
+ * deprecated `Query.<name>`, the same page inside a result union. Each fails with
+ * `InputValidationError` (`invalid-input`) for a cursor that is not one of the kind's.
  */
 export function eventRootFields<Event extends { position: bigint; timestampMs: number }, Filter, Args>(
   kind: EventKind<Event, Filter, Args>,
@@ -59,10 +66,32 @@ export function eventRootFields<Event extends { position: bigint; timestampMs: n
       resolve: (event) => event,
     }),
   );
+  builder.queryField(kind.historyName, (t) =>
+    t.connection(
+      {
+        type,
+        nullable: true,
+        description: `${kind.descriptions.history} ${HISTORY_ERRORS}`,
+        authScopes: { scope: kind.scope },
+        extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
+        args: kind.filterArgs(t),
+        resolve: (_root, args, context) =>
+          eventHistoryPage(args, kind.what, (after, limit) =>
+            kind.stream(context).history(kind.filter(context, args as Args), after, limit),
+          ),
+      },
+      {
+        name: `${kind.typeName}Connection`,
+        description: `A page of ${kind.what}s, oldest first, with its pagination state.`,
+      },
+      { name: `${kind.typeName}Edge`, description: `One ${kind.what} of a page, with its cursor.` },
+    ),
+  );
   builder.queryField(kind.name, (t) =>
     t.connection({
       type,
       description: kind.descriptions.history,
+      deprecationReason: `Use \`${kind.historyName}\`: the same page returned as the connection itself, which Relay, Apollo Client and urql can page; its errors carry their code in \`errors[].extensions.code\`.`,
       authScopes: { scope: kind.scope },
       extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
       errors: { types: [InputValidationError] },
@@ -74,6 +103,12 @@ export function eventRootFields<Event extends { position: bigint; timestampMs: n
     }),
   );
 }
+
+/**
+ * How a history field that returns its connection directly reports failures, for its description.
+ */
+export const HISTORY_ERRORS =
+  'Null on failure, with the error in `errors[].extensions.code`: `unauthenticated`, `forbidden`, `vault-required`, `vault-not-allowed`, `invalid-input` (`last`, `before` or a cursor not of this list).';
 
 /**
  * The members every logged event has (src/events/event-log.ts `Logged` of a notification), with the
@@ -156,7 +191,8 @@ export function loggedEventFields<Event extends LoggedEvent>(
     }),
     outOfOrder: t.boolean({ description: descriptions.outOfOrder, resolve: (event) => event.outOfOrder }),
     id: t.id({
-      description: 'Notification id (UUID); the same on every redelivery.',
+      description:
+        'Notification id (UUID); the same on every redelivery. Also its global ID: `node(id:)` reads the event back by it.',
       resolve: (event) => event.id,
     }),
     tenant: t.string({

@@ -18,6 +18,7 @@ import { type BuilderTypes, builder } from './builder.ts';
 import { attributesOfBin, CardAttributesRef } from './card-attributes.ts';
 import { federatedEntity } from './entity.ts';
 import { eventRootFields, loggedEventFields, NotificationSourceEnum } from './event-fields.ts';
+import { brandedNode, registerNotificationNode } from './notification-node.ts';
 import { nullableStrings, optionalStrings } from './nullable-strings.ts';
 import { costExtension } from './paging.ts';
 import { inVault, vaultIdArg, vaultOf } from './vault.ts';
@@ -29,8 +30,7 @@ import { inVault, vaultIdArg, vaultOf } from './vault.ts';
  */
 
 const NetworkTokenStateEnum = builder.enumType('NetworkTokenState', {
-  description:
-    'State of a network token (spec "States and transitions": Network token). Only `ACTIVE` is usable.',
+  description: 'State of a network token. Only `ACTIVE` is usable.',
   values: {
     PENDING: { value: 'PENDING', description: 'Provisioning has not reported a final state yet.' },
     ACTIVE: { value: 'ACTIVE', description: 'Usable in transactions.' },
@@ -46,7 +46,7 @@ const NetworkTokenStateEnum = builder.enumType('NetworkTokenState', {
 const KNOWN_STATES = new Set(['ACTIVE', 'SUSPENDED', 'DELETED']);
 
 const HolderInfoType = builder.objectRef<NetworkTokenHolderInfo>('NetworkTokenHolderInfo').implement({
-  description: 'Card holder information of a network token (spec: card.holder_info).',
+  description: 'Card holder information of a network token (`card.holder_info` on the wire).',
   fields: (t) => ({
     ...nullableStrings(t, {
       name: 'Holder name.',
@@ -63,7 +63,7 @@ const HolderInfoType = builder.objectRef<NetworkTokenHolderInfo>('NetworkTokenHo
 });
 
 export const NetworkTokenRef = builder.objectRef<InVault<NetworkToken>>('NetworkToken').implement({
-  description: 'A network token provisioned with the card network for a vaulted card (spec "Network token").',
+  description: 'A network token provisioned with the card network for a vaulted card.',
   fields: (t) => ({
     panAlias: t.exposeString('panAlias', { description: 'Alias of the PAN the token belongs to.' }),
     vaultId: t.exposeString('vaultId', { description: 'Vault (tenant) holding the token.' }),
@@ -284,7 +284,7 @@ builder.objectField(AccountUpdaterCardRef, 'networkToken', (t) =>
 
 const NetworkTokenEventTypeEnum = builder.enumType('NetworkTokenEventType', {
   description:
-    'Kind of a network token notification (sandbox contract §8; gap decisions "Network token notifications"); the wire value is `network_token.<kind in lower case>` or `cmp_network_token.<kind in lower case>`. `OTHER`: a kind this schema does not know yet (see `NetworkTokenEvent.event`).',
+    'Kind of a network token notification; the wire value is `network_token.<kind in lower case>` or `cmp_network_token.<kind in lower case>`. `OTHER`: a kind this schema does not know yet (see `NetworkTokenEvent.event`).',
   values: {
     UPDATED: {
       value: 'network_token.updated',
@@ -308,6 +308,8 @@ const NetworkTokenEventTypeEnum = builder.enumType('NetworkTokenEventType', {
 });
 
 const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('NetworkTokenEvent').implement({
+  // Refetchable with `node(id:)` by its notification id (src/schema/notification-node.ts).
+  interfaces: [builder.nodeInterfaceRef()],
   description:
     "One accepted network token notification: a token's status changed (`network_token.updated`, `cmp_network_token.updated`) or provisioning reached its final state. Kept in the durable event log: resumable by cursor and paged as history. Details members the notification did not carry are null.",
   fields: (t) => ({
@@ -428,8 +430,19 @@ const NetworkTokenEventRef = builder.objectRef<LoggedNetworkTokenEvent>('Network
   }),
 });
 
+registerNotificationNode(async (context, id) => {
+  if (!context.viewer?.scopes.has('network-tokens:read')) return null;
+  const found = await Promise.all(
+    context.viewer.vaults.map((vaultId) => context.networkTokenEvents.byIds(vaultId, [id])),
+  );
+  const event = found.flat()[0];
+  return event ? brandedNode({ ...event }, NetworkTokenEventRef) : null;
+});
+
 eventRootFields({
   name: 'networkTokenEvents',
+  historyName: 'networkTokenEventHistory',
+  typeName: 'NetworkTokenEvent',
   type: NetworkTokenEventRef,
   what: 'network token event',
   scope: 'network-tokens:read',

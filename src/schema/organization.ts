@@ -63,7 +63,7 @@ function primeVaults(context: GraphQLContext, memberships: readonly MemberVault[
 }
 
 const MemberType = builder.objectRef<OrganizationMember>('OrganizationMember').implement({
-  description: 'A user linked to the organization (spec "Organization member (user)").',
+  description: 'A user linked to the organization.',
   fields: (t) => ({
     id: t.exposeString('id', { description: 'User id.' }),
     name: t.exposeString('name', { description: 'Full name.' }),
@@ -208,11 +208,15 @@ const OrganizationType = builder.objectRef<OrganizationParent>('Organization').i
     members: t.connection({
       type: MemberType,
       description: 'Users of the organization, pending invitations excluded.',
+      deprecationReason:
+        'Use `Query.organizationMembers`: the same page at a root field, which Relay can refetch to page (an organization has no global ID); its errors carry their code in `errors[].extensions.code`.',
       ...organizationConnection((loaders) => loaders.organizationMembers),
     }),
     invites: t.connection({
       type: InviteType,
       description: 'Pending invitations.',
+      deprecationReason:
+        'Use `Query.organizationInvites`: the same page at a root field, which Relay can refetch to page (an organization has no global ID); its errors carry their code in `errors[].extensions.code`.',
       ...organizationConnection((loaders) => loaders.organizationInvites),
     }),
   }),
@@ -247,3 +251,67 @@ builder.queryField('organization', (t) =>
     },
   }),
 );
+
+/** The `organizationId` argument of the organization list fields, checked before any upstream read. */
+const organizationIdArg = {
+  description: 'Organization id (24 characters).',
+  validate: z.string().regex(ORGANIZATION_ID_PATTERN, 'must be an organization id'),
+} as const;
+
+/** How the organization list fields report failures, for their descriptions. */
+const ORGANIZATION_LIST_ERRORS =
+  'Needs `organization-users:read`. Forward pagination only (`first`, `after`). Null on failure, with the error in `errors[].extensions.code`: `unauthenticated`, `forbidden`, `vault-required`, `vault-not-allowed`, `invalid-input`, `not-found` (no such organization), or an upstream code.';
+
+builder.queryField('organizationMembers', (t) =>
+  t.connection(
+    {
+      type: MemberType,
+      description: `Users of an organization, pending invitations excluded, read with the caller's vault credentials. ${ORGANIZATION_LIST_ERRORS}`,
+      authScopes: { scope: 'organization-users:read' },
+      args: { organizationId: t.arg.string(organizationIdArg), vaultId: t.arg.string(vaultIdArg) },
+      ...rootOrganizationConnection((loaders) => loaders.organizationMembers),
+    },
+    {
+      name: 'OrganizationMemberConnection',
+      description: 'A page of organization members with its pagination state.',
+    },
+    { name: 'OrganizationMemberEdge', description: 'One organization member of a page, with its cursor.' },
+  ),
+);
+
+builder.queryField('organizationInvites', (t) =>
+  t.connection(
+    {
+      type: InviteType,
+      description: `Pending invitations to an organization, read with the caller's vault credentials. ${ORGANIZATION_LIST_ERRORS}`,
+      authScopes: { scope: 'organization-users:read' },
+      args: { organizationId: t.arg.string(organizationIdArg), vaultId: t.arg.string(vaultIdArg) },
+      ...rootOrganizationConnection((loaders) => loaders.organizationInvites),
+    },
+    {
+      name: 'OrganizationInviteConnection',
+      description: 'A page of pending organization invitations with its pagination state.',
+    },
+    { name: 'OrganizationInviteEdge', description: 'One pending invitation of a page, with its cursor.' },
+  ),
+);
+
+/**
+ * {@link organizationConnection} as a root field: the organization comes from the `organizationId`
+ * and `vaultId` arguments instead of a parent `Organization`. An organization the upstream does
+ * not know fails with `OrganizationNotFoundError` (`not-found`) from its first page read.
+ */
+function rootOrganizationConnection<T extends { vaults: readonly MemberVault[] }>(
+  loaderOf: (loaders: Loaders) => { load(key: OrganizationPageKey): Promise<Page<T>> },
+) {
+  const connection = organizationConnection(loaderOf);
+  return {
+    ...connection,
+    resolve: (
+      _root: unknown,
+      args: PagingArgs & { organizationId: string; vaultId?: string | null },
+      context: GraphQLContext,
+    ) =>
+      connection.resolve({ id: args.organizationId, vaultId: vaultOf(context, args.vaultId) }, args, context),
+  };
+}

@@ -3,12 +3,12 @@ import type { GraphQLContext } from '../context.ts';
 import type { Logged } from '../events/event-log.ts';
 import { UNATTRIBUTED_TENANT, type UnmappedNotification } from '../events/unmapped-notification.ts';
 import { builder } from './builder.ts';
-import { costExtension, EVENT_PAGE_SIZE, eventHistoryPage } from './paging.ts';
+import { HISTORY_ERRORS } from './event-fields.ts';
+import { costExtension, EVENT_PAGE_SIZE, type EventHistoryArgs, eventHistoryPage } from './paging.ts';
 import { vaultIdArg, vaultOf } from './vault.ts';
 
 /**
- * Operators' view of the signed notifications the gateway could not map to an event (issue 19 item
- * 3): they were acknowledged (2xx) and stored redacted in the durable log rather than refused.
+ * Operators' view of the signed notifications the gateway could not map to an event: they were acknowledged (2xx) and stored redacted in the durable log rather than refused.
  *
  * Scope: `operator:read`, a scope of the gateway itself (src/auth/viewer.ts `GATEWAY_SCOPES`),
  * granted only when a token names it: reading what senders posted is an operator's task, not a card
@@ -107,21 +107,51 @@ const UnmappedNotificationRef = builder
     }),
   });
 
+const UNMAPPED_HISTORY_DESCRIPTION =
+  "Signed notifications the gateway acknowledged but could not map to an event, oldest first by receipt, within the event retention period; needs the `operator:read` scope. Without `vaultId`: those of the token's vaults, and, for a token naming every vault this gateway serves, those naming no vault or a vault it does not serve; with `vaultId`: that vault's only. Forward pagination only (`first`, `after`).";
+
+builder.queryField('unmappedNotificationHistory', (t) =>
+  t.connection(
+    {
+      type: UnmappedNotificationRef,
+      nullable: true,
+      description: `${UNMAPPED_HISTORY_DESCRIPTION} ${HISTORY_ERRORS}`,
+      authScopes: { scope: 'operator:read' },
+      extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
+      args: { vaultId: t.arg.string(vaultIdArg) },
+      resolve: (_root, args, context) => unmappedPage(context, args),
+    },
+    {
+      name: 'UnmappedNotificationConnection',
+      description: 'A page of unmapped notifications, oldest first, with its pagination state.',
+    },
+    {
+      name: 'UnmappedNotificationEdge',
+      description: 'One unmapped notification of a page, with its cursor.',
+    },
+  ),
+);
+
 builder.queryField('unmappedNotifications', (t) =>
   t.connection({
     type: UnmappedNotificationRef,
-    description:
-      "Signed notifications the gateway acknowledged but could not map to an event, oldest first by receipt, within the event retention period; needs the `operator:read` scope. Without `vaultId`: those of the token's vaults, and, for a token naming every vault this gateway serves, those naming no vault or a vault it does not serve; with `vaultId`: that vault's only. Forward pagination only (`first`, `after`).",
+    description: UNMAPPED_HISTORY_DESCRIPTION,
+    deprecationReason:
+      'Use `unmappedNotificationHistory`: the same page returned as the connection itself, which Relay, Apollo Client and urql can page; its errors carry their code in `errors[].extensions.code`.',
     authScopes: { scope: 'operator:read' },
     extensions: costExtension({ listSize: { argument: 'first', ...EVENT_PAGE_SIZE } }),
     errors: { types: [InputValidationError] },
     args: { vaultId: t.arg.string(vaultIdArg) },
-    resolve: (_root, args, context) =>
-      eventHistoryPage(args, 'unmapped notification', (after, limit) =>
-        context.unmappedNotifications.history(tenantsOf(context, args.vaultId), after, limit),
-      ),
+    resolve: (_root, args, context) => unmappedPage(context, args),
   }),
 );
+
+/** One page of the unmapped notifications the caller may read (see {@link tenantsOf}). */
+function unmappedPage(context: GraphQLContext, args: EventHistoryArgs & { vaultId?: string | null }) {
+  return eventHistoryPage(args, 'unmapped notification', (after, limit) =>
+    context.unmappedNotifications.history(tenantsOf(context, args.vaultId), after, limit),
+  );
+}
 
 /**
  * The tenants an operator may read: `vaultId` (checked against the token), else the token's vaults,

@@ -39,7 +39,9 @@ describe('composition with the customers example subgraph', () => {
       'type AccountUpdaterCard implements Node @join__type(graph: CARDGRAPH, key: "cardId") @join__implements(graph: CARDGRAPH, interface: "Node") {',
     );
     expect(header('NetworkToken')).toBe('type NetworkToken @join__type(graph: CARDGRAPH, key: "panAlias") {');
-    expect(header('CardEvent')).toBe('type CardEvent @join__type(graph: CARDGRAPH, key: "id") {');
+    expect(header('CardEvent')).toBe(
+      'type CardEvent implements Node @join__type(graph: CARDGRAPH, key: "id") @join__implements(graph: CARDGRAPH, interface: "Node") {',
+    );
     expect(supergraph).toMatch(/cardEvents\(/);
   });
 

@@ -74,7 +74,7 @@ describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
     expect(sdl.split('\n').filter((line) => line.includes('@key('))).toEqual([
       'type AccountUpdaterCard implements Node @key(fields: "cardId") {',
       'type Card implements Node @key(fields: "cardId") {',
-      'type CardEvent @key(fields: "id") {',
+      'type CardEvent implements Node @key(fields: "id") {',
       'type NetworkToken @key(fields: "panAlias") {',
     ]);
     // The machinery is the router's, not part of the published SDL.
