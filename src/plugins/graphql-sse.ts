@@ -1,12 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { GraphQLError } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { onTokenExpiry, tokenExpiredError, untilExpired } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import type { Logger } from '../lib/logger.ts';
 import { requestRecordOf } from '../lib/request-record.ts';
-import type { SharedSseServerContext, SharedSseStreams } from './shared-sse.ts';
+
+/**
+ * What graphql-sse's single-connection mode needs of the live-subscription hub (src/live/hub.ts, a
+ * layer above the plugins: passed in, never imported): whether `getResultForParams` answered with a
+ * member of a shared execution, and that member's results, which graphql-sse frames with the
+ * operation's id.
+ */
+export interface LiveStreams {
+  owns(result: unknown): result is { results(): AsyncGenerator<ExecutionResult, undefined, undefined> };
+}
+
+/** The server context graphql-sse's operations run with (src/runtime/index.ts `ServerContext`). */
+type LiveServerContext = {
+  viewer?: Viewer | null;
+  live?: { endsAtTokenExpiry: boolean };
+};
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -300,11 +315,11 @@ export function useGraphQLSSE(options: {
   limits: GraphQLSSELimits;
   logger: Logger;
   /**
-   * Live subscriptions join the shared executions of Yoga's SSE (issue 21 item 1): one execution
-   * and one redaction per event for every member; graphql-sse frames each member's events (its
-   * operation id). Without it every operation runs alone.
+   * Live subscriptions join the shared executions of the live-subscription hub: one execution and
+   * one redaction per event for every member, whatever its transport; graphql-sse frames each
+   * member's events (its operation id). Without it every operation runs alone.
    */
-  sharedSse?: SharedSseStreams;
+  live?: LiveStreams;
 }): Plugin {
   const { limits } = options;
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
@@ -526,11 +541,12 @@ export function useGraphQLSSE(options: {
               return requestErrorResponse(errors);
             };
             let result: Awaited<ReturnType<typeof server.getResultForParams>>;
-            const serverContext = (serverContexts.get(req.raw) ?? {}) as SharedSseServerContext;
+            const serverContext = (serverContexts.get(req.raw) ?? {}) as LiveServerContext;
             const viewer = viewers.get(req.raw);
-            if (options.sharedSse && viewer) {
-              // A live subscription joins (or starts) a shared execution (src/plugins/shared-sse.ts).
-              serverContext.sharedSse = true;
+            if (options.live && viewer) {
+              // A live subscription joins (or starts) a shared execution of the hub; its token's
+              // expiry ends it there (the stream's own token ends it below).
+              serverContext.live = { endsAtTokenExpiry: true };
               serverContext.viewer = viewer;
             }
             try {
@@ -538,7 +554,7 @@ export function useGraphQLSSE(options: {
                 { params: { ...params }, request: req.raw },
                 serverContext,
               );
-              if (options.sharedSse?.owns(result)) result = options.sharedSse.results(result);
+              if (options.live?.owns(result)) result = result.results();
             } catch (error) {
               // Thrown before execution (persisted operations' refusals): the client's mistake.
               if (!(error instanceof GraphQLError)) {

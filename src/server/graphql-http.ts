@@ -11,10 +11,12 @@ import type { GraphQLContext } from '../context.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { RequestRecord } from '../lib/request-record.ts';
+import type { LiveHub } from '../live/hub.ts';
+import { isShareable } from '../live/shared-execution.ts';
 import { authRefusal, GRAPHQL_SSE_PATH, operationRefusal } from '../plugins/graphql-sse.ts';
-import { GRAPHQL_SSE_HEADERS, type SharedSseStreams } from '../plugins/shared-sse.ts';
+import type { ViewerAuth } from '../plugins/viewer-auth.ts';
 import { MAX_REQUEST_BODY_BYTES, type ServerContext } from '../runtime/index.ts';
-import { isShareable } from './graphql-ws-sharing.ts';
+import { GRAPHQL_SSE_HEADERS, type LiveSseStreams, YOGA_SSE_HEADERS } from './live-sse.ts';
 
 /**
  * Answers one request on `/graphql`: the lean path when it applies, else Yoga's own handling.
@@ -397,10 +399,13 @@ export function createGraphqlHttpHandler(options: {
   lean: boolean;
   metrics: Metrics;
   logger: Logger;
-  /** Serves SSE subscriptions from shared executions on the lean path (see {@link isSharedSse}). */
-  sharedSse?: SharedSseStreams;
+  /**
+   * Serves SSE live subscriptions from the live-subscription hub's shared executions on the lean
+   * path (see {@link isSharedSse}): the hub, the token check and the SSE framing of its members.
+   */
+  live?: { hub: LiveHub; viewerAuth: ViewerAuth; streams: LiveSseStreams };
 }): GraphqlHttpHandler {
-  const { yoga, metrics, logger, sharedSse } = options;
+  const { yoga, metrics, logger, live } = options;
   const requests = new Counter({
     name: 'cardgraph_graphql_http_requests_total',
     help: 'GraphQL HTTP requests by the path that answered them: lean (src/server/graphql-http.ts) or yoga.',
@@ -431,25 +436,35 @@ export function createGraphqlHttpHandler(options: {
   ): Promise<void> {
     const body = req.method === 'POST' ? await readBody(req) : { text: undefined, tooLarge: false };
     const request = new LeanRequest(req, body.text, body.tooLarge);
-    const serverContext = {
+    const serverContext: Record<string, unknown> = {
       req,
       res,
       waitUntil: internals.waitUntil,
       requestRecord: record,
-      ...(sse ? { sharedSse: true as const } : {}),
     };
+    if (sse && live) {
+      // The SSE road: the request's viewer first, then the hub serves a live subscription. A refused
+      // token goes on to Yoga's handling, which answers it as ever without checking it again.
+      try {
+        serverContext.viewer = await live.viewerAuth.fromHeader(req.headers.authorization ?? null);
+        serverContext.live = { endsAtTokenExpiry: true };
+      } catch (error) {
+        if (!(error instanceof GraphQLError)) throw error;
+        serverContext.viewerRefusal = error;
+      }
+    }
     let response: Response | JsonAnswer;
     try {
       const parsed = await internals.parseRequest(request, serverContext);
       if (parsed.response) {
         response = parsed.response;
       } else {
-        const result = await internals.getResultForParams(
-          { params: parsed.requestParserResult as GraphQLParams, request },
+        const result = await yoga.getResultForParams(
+          { params: parsed.requestParserResult as GraphQLParams, request: request as unknown as Request },
           serverContext,
         );
-        if (sharedSse?.owns(result)) {
-          sharedSse.serve(res, result);
+        if (live?.hub.owns(result)) {
+          live.streams.serve(res, result, YOGA_SSE_HEADERS, record.id);
           return;
         }
         response = await processResult(request, result, serverContext);
@@ -470,10 +485,10 @@ export function createGraphqlHttpHandler(options: {
    * would read otherwise (not a live subscription, not JSON) goes to Yoga and graphql-sse unchanged.
    */
   async function answerStream(req: IncomingMessage, res: ServerResponse, record: RequestRecord) {
-    const shared = sharedSse!;
-    let viewer: Awaited<ReturnType<SharedSseStreams['viewerOf']>>;
+    const shared = live!;
+    let viewer: Awaited<ReturnType<ViewerAuth['fromHeader']>>;
     try {
-      viewer = await shared.viewerOf(req.headers.authorization ?? null);
+      viewer = await shared.viewerAuth.fromHeader(req.headers.authorization ?? null);
     } catch (error) {
       if (!(error instanceof GraphQLError)) throw error;
       viaLean.inc();
@@ -494,14 +509,17 @@ export function createGraphqlHttpHandler(options: {
       res,
       waitUntil: internals.waitUntil,
       requestRecord: record,
-      sharedSse: true as const,
+      live: { endsAtTokenExpiry: true },
       viewer,
     };
     let refused: Awaited<ReturnType<typeof operationRefusal>>;
     try {
-      const result = await internals.getResultForParams({ params, request }, serverContext);
-      if (shared.owns(result)) {
-        shared.serve(res, result, GRAPHQL_SSE_HEADERS);
+      const result = await yoga.getResultForParams(
+        { params, request: request as unknown as Request },
+        serverContext as never,
+      );
+      if (shared.hub.owns(result)) {
+        shared.streams.serve(res, result, GRAPHQL_SSE_HEADERS, record.id);
         return;
       }
       // Not a member: a request error (token, parse, validation, limits), no `data`. An iterable
@@ -601,7 +619,7 @@ export function createGraphqlHttpHandler(options: {
   }
 
   return (req, res, record) => {
-    if (sharedSse !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
+    if (live !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
       answerStream(req, res, record).catch((error: unknown) => {
         if (req.destroyed && !req.complete) return;
         logger.error({ err: error }, 'lean graphql-sse path failed');
@@ -610,7 +628,7 @@ export function createGraphqlHttpHandler(options: {
       });
       return;
     }
-    const sse = sharedSse !== undefined && hasPlainTarget(req) && isSharedSse(req);
+    const sse = live !== undefined && hasPlainTarget(req) && isSharedSse(req);
     if (!sse && (!hasPlainTarget(req) || !isLean(req))) {
       yogaHandle(req, res, record);
       return;

@@ -1,8 +1,8 @@
 import { type ExecutionResult, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { SlowSubscriberError } from '../../src/events/card-event-bus.ts';
+import { isShareable, SharedSubscriptions, shareKeyOf } from '../../src/live/shared-execution.ts';
 import { schema } from '../../src/schema/index.ts';
-import { isShareable, SharedSubscriptions, shareKeyOf } from '../../src/server/graphql-ws-sharing.ts';
 
 /**
  * Shared graphql-ws executions (src/server/graphql-ws-sharing.ts): every member receives the same
