@@ -3,6 +3,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { recordSpanFailure } from '../lib/tracing.ts';
+import { readRequestBody, sendJson } from '../lib/transport-errors.ts';
 import { SIGNATURE_HEADER, type SignatureFailure, verifyWebhookSignature } from '../lib/webhook-signature.ts';
 import { cardEventOf } from './card-event.ts';
 import type { CardEventBus, PublishOutcome } from './card-event-bus.ts';
@@ -68,76 +69,13 @@ const SIGNATURE_DETAILS: Record<SignatureFailure, string> = {
   'bad-signature': `The ${SIGNATURE_HEADER} header does not match the body for any accepted secret`,
 };
 
-function send(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const json = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(json),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(json);
-}
-
 function sendErrors(
   res: ServerResponse,
   status: number,
   errors: ErrorObject[],
   headers?: Record<string, string>,
 ): void {
-  send(res, status, { errors }, headers);
-}
-
-type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
-
-/**
- * Collects the raw request bytes up to `limit`. Past the limit the rest is discarded unread, so memory
- * stays bounded whatever the client sends.
- */
-function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    return Promise.resolve({ ok: false, reason: 'too-large' });
-  }
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onAbort);
-      req.off('aborted', onAbort);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        chunks.length = 0;
-        req.resume();
-        resolve({ ok: false, reason: 'too-large' });
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve({ ok: true, body: Buffer.concat(chunks, size) });
-    };
-    const onAbort = () => {
-      cleanup();
-      resolve({ ok: false, reason: 'aborted' });
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onAbort);
-    req.on('aborted', onAbort);
-  });
+  sendJson(res, status, { errors }, headers);
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -257,7 +195,7 @@ export class WebhookReceiver {
    * (413, 401) or aborted.
    */
   async #readVerifiedBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
-    const read = await readBody(req, this.#maxBodyBytes);
+    const read = await readRequestBody(req, this.#maxBodyBytes);
     if (!read.ok) {
       if (read.reason === 'aborted') {
         this.#metrics?.webhookNotifications.inc({ outcome: 'rejected', reason: 'aborted' });
@@ -391,7 +329,7 @@ export class WebhookReceiver {
         `${subject} notification ${status}`,
       );
     }
-    send(res, 200, { data: { id: fields.id, status } });
+    sendJson(res, 200, { data: { id: fields.id, status } });
   }
 
   #refuse(

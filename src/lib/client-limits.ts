@@ -2,6 +2,7 @@ import type { Server, ServerOptions } from 'node:http';
 import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
 import type { Config } from '../config.ts';
 import type { Logger } from './logger.ts';
+import { errorsAnswer, refusal } from './transport-errors.ts';
 
 /**
  * Limits of the gateway's HTTP server against slow and hoarding clients (issue 10, class 8). One
@@ -27,15 +28,10 @@ export function httpServerTimeouts(http: Config['http']): ServerOptions {
   };
 }
 
-/** JSON body of the 429 answered to a connection over the per-address limit. */
-const TOO_MANY_CONNECTIONS_BODY = JSON.stringify({
-  errors: [
-    {
-      message: 'Too many open connections from this client address',
-      extensions: { code: 'too-many-connections' },
-    },
-  ],
-});
+/** The 429 answered to a connection over the per-address limit (written on the socket, before HTTP). */
+const TOO_MANY_CONNECTIONS = errorsAnswer([
+  refusal('too-many-connections', 'Too many open connections from this client address'),
+]);
 
 /** The client address a trusted balancer named for a connection (see {@link acceptProxyProtocol}). */
 const CLIENT_ADDRESS = Symbol('cardgraph.clientAddress');
@@ -249,12 +245,12 @@ export function limitConnectionsPerAddress(
         'connection refused: too many from one address',
       );
       socket.end(
-        'HTTP/1.1 429 Too Many Requests\r\n' +
-          'content-type: application/json; charset=utf-8\r\n' +
-          `content-length: ${Buffer.byteLength(TOO_MANY_CONNECTIONS_BODY)}\r\n` +
+        `HTTP/1.1 ${TOO_MANY_CONNECTIONS.status} ${TOO_MANY_CONNECTIONS.statusText}\r\n` +
+          `content-type: ${TOO_MANY_CONNECTIONS.headers['content-type']}\r\n` +
+          `content-length: ${Buffer.byteLength(TOO_MANY_CONNECTIONS.body)}\r\n` +
           'retry-after: 1\r\n' +
           'connection: close\r\n\r\n' +
-          TOO_MANY_CONNECTIONS_BODY,
+          TOO_MANY_CONNECTIONS.body,
       );
       // Nothing the client sends on it is read.
       socket.on('data', () => undefined);

@@ -43,6 +43,11 @@ export interface Metrics {
   readonly liveSubscriptions: Gauge<'transport'>;
   /** `cardgraph_event_delivery_lag_seconds`: webhook receipt (or log append on another replica) to subscriber send. */
   readonly deliveryLag: Histogram<never>;
+  /**
+   * `cardgraph_jit_fallbacks_total{operation}`: queries whose compiled (graphql-jit) run answered
+   * with an error and ran again on graphql-js, within the same upstream call budget.
+   */
+  readonly jitFallbacks: Counter<'operation'>;
   /** The bounded label value of a GraphQL operation name (see {@link OperationNameLabels}). */
   operationLabel(name: string | null | undefined): string;
   /** The bounded label value of an error code. */
@@ -184,6 +189,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'cardgraph_event_delivery_lag_seconds',
       help: 'Time from webhook receipt (log append when received by another replica) to handing the event to a live subscriber.',
       buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    jitFallbacks: new Counter({
+      name: 'cardgraph_jit_fallbacks_total',
+      help: 'Queries whose compiled (graphql-jit) run answered with an error and ran again on graphql-js (same upstream call budget), by operation name.',
+      labelNames: ['operation'],
       registers,
     }),
     operationLabel: (name) => (name ? operationNames.label(name) : 'anonymous'),

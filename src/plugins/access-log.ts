@@ -1,6 +1,7 @@
 import type { GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
+import { INTERNAL_ERROR_CODE } from '../lib/transport-errors.ts';
 
 /**
  * Fills the access line of a request (src/lib/request-record.ts, written by src/server/http.ts when the
@@ -12,7 +13,7 @@ export function useAccessLogDetails(): Plugin {
     context: unknown,
     name: string | null,
     errors?: readonly (GraphQLError | Error)[],
-    fallback = 'INTERNAL_SERVER_ERROR',
+    fallback = INTERNAL_ERROR_CODE,
   ) => {
     const record = requestRecordOf(context);
     if (!record) return;

@@ -29,16 +29,29 @@ export function useCardDataRedaction(): Plugin {
         if (result.length > 0) setResult(result.map((error) => redactGraphQLError(error as GraphQLError)));
       };
     },
+    // Every road that runs through Yoga's `getResultForParams` (the lean HTTP path, SSE, graphql-sse):
+    // one result (streams are redacted event by event by the payload formatter above).
+    onExecutionResult({ result, setResult }) {
+      if (result && !isAsyncIterable(result)) setResult(redactRequestResult(result));
+    },
+    // Yoga's own HTTP handling: also the errors that never became a result (a body Yoga's parser refused).
     onResultProcess({ result, setResult }) {
       if (isAsyncIterable(result)) {
         setResult(redactExecutionResults(result as AsyncIterable<ExecutionResult>));
-      } else if (Array.isArray(result)) {
-        setResult(result.map((r: ExecutionResult) => redactExecutionResult(r)));
       } else {
-        setResult(redactExecutionResult(result as ExecutionResult));
+        setResult(redactRequestResult(result));
       }
     },
   };
+}
+
+/**
+ * A request's result (one result, or a batch's) redacted as {@link useCardDataRedaction} redacts it:
+ * for a transport's errors that never reached Yoga's `getResultForParams` (src/server/graphql-http.ts).
+ */
+export function redactRequestResult<R extends ExecutionResult | readonly ExecutionResult[]>(result: R): R {
+  if (Array.isArray(result)) return result.map((one: ExecutionResult) => redactExecutionResult(one)) as never;
+  return redactExecutionResult(result as ExecutionResult) as R;
 }
 
 function redactIfChanged(result: ExecutionResult): ExecutionResult | false {

@@ -12,22 +12,30 @@ import type { GraphQLContext } from '../context.ts';
  *
  * graphql-js stays the reference: a compiled run that answers with any error (variable coercion,
  * a resolver error, a null in a non-null position) is discarded and the operation runs again on
- * graphql-js, whose answer is sent, so errors keep graphql-js's messages, paths and masking. Queries
- * only read (per-request DataLoaders serve the second run what the first one loaded, so it makes no
- * new upstream calls for the same keys); the context's upstream call budget starts afresh for the
- * second run, so its answer is the one graphql-js alone gives (an erroring query may thus reach the
- * upstream up to twice its budget). Mutations, subscriptions and documents graphql-jit cannot
- * compile always run on graphql-js. The compiled functions live as long as their parsed document (a
- * WeakMap over Yoga's parser cache, src/runtime/document-cache.ts).
+ * graphql-js, whose answer is sent, so errors keep graphql-js's messages, paths and masking. The
+ * second run keeps the operation's upstream call budget (`UPSTREAM_CALL_BUDGET`): it is not reset,
+ * so an erroring query never reaches the upstream more than its budget allows; per-request
+ * DataLoaders serve it what the first run loaded, so it makes no new calls for the same keys. Each
+ * such second run is counted: `cardgraph_jit_fallbacks_total{operation}`.
+ *
+ * Runs on graphql-js alone: mutations, subscriptions, documents graphql-jit cannot compile, and
+ * documents with a variable inside a literal of a custom scalar (`_entities(representations:
+ * [{__typename: "Card", cardId: $c}])`): graphql-js hands the scalar's `parseLiteral` the
+ * variables, graphql-jit does not and the variable is lost. The compiled functions live as long as
+ * their parsed document (a WeakMap over Yoga's parser cache, src/runtime/document-cache.ts).
  *
  * Register it before plugins that wrap the executor (tracing), so they wrap the compiled run and its
  * fallback. Measured with `npm run bench -- --queries-only` (interleaved A/B, README "Design notes").
+ * @param options.metrics where fallbacks are counted (none: not counted).
  */
-export function useCompiledExecution(): Plugin {
+export function useCompiledExecution(
+  options: { metrics?: Pick<Metrics, 'jitFallbacks' | 'operationLabel'> } = {},
+): Plugin {
+  const { metrics } = options;
   const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
 
   function compiledFor(args: {
-    schema: Parameters<typeof compileQuery>[0];
+    schema: GraphQLSchema;
     document: DocumentNode;
     operationName?: string | null | undefined;
   }): CompiledQuery | null {
@@ -37,7 +45,10 @@ export function useCompiledExecution(): Plugin {
     let query = byName.get(key);
     if (query === undefined) {
       query = null;
-      if (getOperationAST(args.document, args.operationName)?.operation === 'query') {
+      if (
+        getOperationAST(args.document, args.operationName)?.operation === 'query' &&
+        !hasVariableInCustomScalarLiteral(args.schema, args.document)
+      ) {
         const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
         if (isCompiledQuery(result)) query = result;
       }
@@ -53,7 +64,7 @@ export function useCompiledExecution(): Plugin {
       setExecuteFn((run) => {
         const answer = (result: ExecutionResult) => {
           if (!result.errors?.length) return result;
-          (run.contextValue as Partial<GraphQLContext>).upstreamBudget?.reset();
+          metrics?.jitFallbacks.inc({ operation: metrics.operationLabel(operationNameOf(run)) });
           return executeFn(run);
         };
         const result = query.query(run.rootValue, run.contextValue, run.variableValues ?? {});
@@ -61,4 +72,38 @@ export function useCompiledExecution(): Plugin {
       });
     },
   };
+}
+
+/** The name of the operation a run executes (the one asked for, else the document's only one). */
+function operationNameOf(run: { document: DocumentNode; operationName?: string | null }): string | null {
+  return run.operationName ?? getOperationAST(run.document, run.operationName)?.name?.value ?? null;
+}
+
+/**
+ * Whether `document` has a variable inside an object or list literal whose expected type is a
+ * custom scalar (such as federation's `_Any`), which graphql-jit would not resolve.
+ */
+function hasVariableInCustomScalarLiteral(schema: GraphQLSchema, document: DocumentNode): boolean {
+  const typeInfo = new TypeInfo(schema);
+  let found = false;
+  const check = (node: Parameters<typeof visit>[0]) => {
+    const type = typeInfo.getInputType();
+    const named = type ? getNamedType(type) : undefined;
+    if (!named || !isScalarType(named) || isSpecifiedScalarType(named)) return undefined;
+    visit(node, {
+      Variable() {
+        found = true;
+        return BREAK;
+      },
+    });
+    return found ? BREAK : false;
+  };
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      [Kind.OBJECT]: check,
+      [Kind.LIST]: check,
+    }),
+  );
+  return found;
 }

@@ -89,6 +89,9 @@ export function useFieldSuggestionSwitch<C extends object = object>(options: {
         },
       };
     },
+    onExecutionResult({ result, setResult }) {
+      if (result && !isAsyncIterable(result)) setResult(resultWithoutSuggestions(result));
+    },
     onResultProcess({ result, setResult }) {
       if (isAsyncIterable(result)) return;
       if (Array.isArray(result))

@@ -4,6 +4,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
+import { INTERNAL_ERROR_CODE } from '../lib/transport-errors.ts';
 import { loadExampleOperations } from '../runtime/index.ts';
 import { loadTrustedDocuments } from './persisted-operations.ts';
 
@@ -53,7 +54,7 @@ export function useOperationMetrics(metrics: Metrics): Plugin {
     name: string | null,
     type: string,
     errors: readonly (GraphQLError | Error)[] | undefined,
-    fallbackCode = 'INTERNAL_SERVER_ERROR',
+    fallbackCode = INTERNAL_ERROR_CODE,
   ): void {
     const operation = metrics.operationLabel(name);
     const outcome = errors?.length ? 'error' : 'success';
@@ -70,7 +71,7 @@ export function useOperationMetrics(metrics: Metrics): Plugin {
   function countErrors(
     operation: string,
     errors: readonly (GraphQLError | Error)[] | undefined,
-    fallbackCode = 'INTERNAL_SERVER_ERROR',
+    fallbackCode = INTERNAL_ERROR_CODE,
   ): void {
     for (const error of errors ?? []) {
       metrics.graphqlErrors.inc({

@@ -3,6 +3,7 @@ import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
 import { recordSpanFailure } from '../lib/tracing.ts';
+import { INTERNAL_ERROR_CODE } from '../lib/transport-errors.ts';
 
 /**
  * One OpenTelemetry span per GraphQL operation (`<type> <name>`, e.g. `query CardById`), from parsing
@@ -85,7 +86,7 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
       const span = runInSpan(args.contextValue, subscribeFn, setSubscribeFn);
       if (!span) return undefined;
       return {
-        onSubscribeError: ({ error }) => end(span, [error as Error], 'INTERNAL_SERVER_ERROR'),
+        onSubscribeError: ({ error }) => end(span, [error as Error], INTERNAL_ERROR_CODE),
         onSubscribeResult: ({ result }) => void endWithResult(span, result),
       };
     },
@@ -93,7 +94,7 @@ export function useOperationTracing(tracer: Tracer, operationLabel: (name: strin
 
   /** Ends the span with the errors of a single result (a stream ends it without). */
   function endWithResult(span: Span, result: ExecutionResult | AsyncIterable<unknown>): void {
-    end(span, isAsyncIterable(result) ? undefined : result.errors, 'INTERNAL_SERVER_ERROR');
+    end(span, isAsyncIterable(result) ? undefined : result.errors, INTERNAL_ERROR_CODE);
   }
 }
 

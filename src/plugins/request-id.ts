@@ -42,14 +42,30 @@ function requestIdHooks(): Plugin {
         },
       };
     },
-    // Parse and validation errors over HTTP never reach execute.
+    // Parse and validation errors never reach execute: every road through Yoga's `getResultForParams`.
+    onExecutionResult({ result, setResult, context }) {
+      if (result && !isAsyncIterable(result)) setResult(stampRequestId(result, context) as never);
+    },
+    // Yoga's own HTTP handling: also the errors that never became a result (a body Yoga's parser refused).
     onResultProcess({ result, setResult, serverContext }) {
-      const id = requestRecordOf(serverContext)?.id;
-      if (!id || isAsyncIterable(result)) return;
-      if (Array.isArray(result)) setResult(result.map((one) => withRequestId(one, id)));
-      else setResult(withRequestId(result, id));
+      if (!isAsyncIterable(result)) setResult(stampRequestId(result, serverContext));
     },
   };
+}
+
+/**
+ * A request's result (one, or a batch's) with the request id of `context` (its `requestRecord`) on
+ * every error, as {@link useRequestId} puts it; unchanged when the context has no record. For a
+ * transport's errors that never reached Yoga's `getResultForParams` (src/server/graphql-http.ts).
+ */
+export function stampRequestId<R extends ExecutionResult | readonly ExecutionResult[]>(
+  result: R,
+  context: unknown,
+): R {
+  const id = requestRecordOf(context)?.id;
+  if (!id) return result;
+  if (Array.isArray(result)) return result.map((one: ExecutionResult) => withRequestId(one, id)) as never;
+  return withRequestId(result as ExecutionResult, id) as R;
 }
 
 /** `result` with `extensions.requestId` on each of its errors (the same object when it has none). */

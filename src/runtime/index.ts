@@ -115,7 +115,7 @@ export async function createRuntime(options: {
       // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
       useSharedSubscriptionResults(),
       // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
-      ...(config.graphql.compiledExecution ? [useCompiledExecution()] : []),
+      ...(config.graphql.compiledExecution ? [useCompiledExecution({ metrics })] : []),
       useRequestId(),
       useAccessLogDetails(),
       useOperationMetrics(metrics),

@@ -1,9 +1,10 @@
-import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionResult, GraphQLError, parse } from 'graphql';
 import {
-  createGraphQLError,
   type GraphQLParams,
+  getSSEProcessor,
   isAsyncIterable,
+  processRegularResult,
   type YogaServerInstance,
 } from 'graphql-yoga';
 import { Counter } from 'prom-client';
@@ -11,9 +12,21 @@ import type { GraphQLContext } from '../context.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { RequestRecord } from '../lib/request-record.ts';
+import {
+  errorsAnswer,
+  INTERNAL_ERROR_MESSAGE,
+  internalError,
+  readRequestBody,
+  refusal,
+  writeJsonAnswer,
+} from '../lib/transport-errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { isShareable } from '../live/shared-execution.ts';
+import { redactRequestResult } from '../plugins/card-data-redaction.ts';
+import { useErrorMasking } from '../plugins/error-masking.ts';
 import { authRefusal, GRAPHQL_SSE_PATH, operationRefusal } from '../plugins/graphql-sse.ts';
+import { stampRequestId } from '../plugins/request-id.ts';
+import { checkSearchParameters } from '../plugins/request-input.ts';
 import type { ViewerAuth } from '../plugins/viewer-auth.ts';
 import { MAX_REQUEST_BODY_BYTES, type ServerContext } from '../runtime/index.ts';
 import { GRAPHQL_SSE_HEADERS, type LiveSseStreams, YOGA_SSE_HEADERS } from './live-sse.ts';
@@ -25,181 +38,6 @@ import { GRAPHQL_SSE_HEADERS, type LiveSseStreams, YOGA_SSE_HEADERS } from './li
 export type GraphqlHttpHandler = (req: IncomingMessage, res: ServerResponse, record: RequestRecord) => void;
 
 type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
-
-/** A result-processing hook of Yoga (its `onResultProcess` plugin hooks, in plugin order). */
-type ResultProcessHook = (payload: {
-  request: LeanRequest;
-  acceptableMediaTypes: string[];
-  result: unknown;
-  setResult(result: unknown): void;
-  resultProcessor: unknown;
-  setResultProcessor(processor: ResultProcessor, mediaType: string): void;
-  serverContext: object;
-}) => unknown;
-type ResultProcessor = (
-  result: unknown,
-  fetchAPI: unknown,
-  mediaType: string,
-) => Response | Promise<Response>;
-
-/**
- * The members of Yoga's server object (reachable through its adapter) the lean path runs: the request
- * parsing hooks (`parseRequest`), the parameters-to-result pipeline with its `onParams` and
- * `onExecutionResult` hooks (`getResultForParams`), the result-processing hooks and the error
- * masking options. `parseRequest`, `onResultProcessHooks` and `maskedErrorsOpts` are not part of
- * Yoga's typed API: {@link createGraphqlHttpHandler} checks them at startup, so an upgrade that
- * changes them fails loudly instead of answering differently.
- */
-interface YogaInternals {
-  parseRequest(
-    request: LeanRequest,
-    serverContext: object,
-  ): PromiseLike<{ response?: Response; requestParserResult?: GraphQLParams | GraphQLParams[] }>;
-  getResultForParams(
-    payload: { params: GraphQLParams; request: LeanRequest },
-    context: object,
-  ): PromiseLike<unknown> | unknown;
-  onResultProcessHooks: ResultProcessHook[];
-  maskedErrorsOpts: {
-    maskError(error: unknown, message: string, isDev?: boolean): Error;
-    errorMessage: string;
-    isDev?: boolean;
-  } | null;
-  instrumentation: unknown;
-  fetchAPI: { Response: typeof Response; Headers: typeof Headers; Request: typeof Request };
-  waitUntil(promise: Promise<unknown>): void;
-}
-
-/**
- * A Fetch-API `Request` stand-in over a Node request whose body has already been read: what Yoga's
- * hooks and our plugins read of a request (`method`, `url`, `headers.get`, `json()`), without the
- * stream, AbortSignal and Headers objects of whatwg-node's adapter.
- */
-class LeanRequest {
-  readonly method: string;
-  readonly headers: LeanHeaders;
-  readonly body = null;
-  readonly #req: IncomingMessage;
-  readonly #text: string | undefined;
-  readonly #tooLarge: boolean;
-  constructor(req: IncomingMessage, text: string | undefined, tooLarge: boolean) {
-    this.#req = req;
-    this.method = req.method ?? 'GET';
-    this.headers = new LeanHeaders(req.headers);
-    this.#text = text;
-    this.#tooLarge = tooLarge;
-  }
-  /**
-   * From the request target alone (origin-form, checked by {@link hasPlainTarget}), never the `Host`
-   * header: a client's Host cannot add a query string or change the path (issue 20 item 6).
-   */
-  get url(): string {
-    return `http://localhost${this.#req.url ?? '/'}`;
-  }
-  /** As whatwg-node's `Body.json()` (its SyntaxError message included), or the body-limit error. */
-  json(): Promise<unknown> {
-    if (this.#tooLarge) return Promise.reject(requestBodyTooLarge());
-    const text = this.#text ?? '';
-    try {
-      return Promise.resolve(JSON.parse(text));
-    } catch (error) {
-      if (error instanceof SyntaxError) error.message += `, "${text}" is not valid JSON`;
-      return Promise.reject(error);
-    }
-  }
-  text(): Promise<string> {
-    return this.#tooLarge ? Promise.reject(requestBodyTooLarge()) : Promise.resolve(this.#text ?? '');
-  }
-}
-
-/** `Headers` reading a Node request's header object (names are lowercase there; repeats joined). */
-class LeanHeaders {
-  readonly #headers: IncomingMessage['headers'];
-  constructor(headers: IncomingMessage['headers']) {
-    this.#headers = headers;
-  }
-  get(name: string): string | null {
-    const value = this.#headers[name.toLowerCase()];
-    if (value === undefined) return null;
-    return Array.isArray(value) ? value.join(', ') : value;
-  }
-  has(name: string): boolean {
-    return this.#headers[name.toLowerCase()] !== undefined;
-  }
-  forEach(callback: (value: string, name: string) => void): void {
-    for (const name of Object.keys(this.#headers)) callback(this.get(name)!, name);
-  }
-  *entries(): IterableIterator<[string, string]> {
-    for (const name of Object.keys(this.#headers)) yield [name, this.get(name)!];
-  }
-  [Symbol.iterator]() {
-    return this.entries();
-  }
-}
-
-/**
- * The answer of Yoga's regular (JSON) result processor when the lean path runs it: the body string
- * and its one header, instead of a Fetch `Response` whose Headers, body and content length
- * {@link send} would read back (issue 21 item 3: the Response, its Headers object and the awaited
- * `text()` cost more than the answer's serialization). Only the processor's plain answer takes this
- * form: a string body with `Content-Type` as its only header; anything else (error headers from
- * `extensions.http.headers`, streams, empty bodies) stays a Fetch `Response` (see {@link leanFetchApi}).
- */
-class JsonAnswer {
-  readonly status: number;
-  readonly statusText: string;
-  readonly contentType: string;
-  readonly body: string;
-  constructor(body: string, status: number, statusText: string | undefined, contentType: string) {
-    this.body = body;
-    this.status = status;
-    // As whatwg-node's Response: the given text, else the code's reason phrase.
-    this.statusText = statusText || STATUS_CODES[status] || 'OK';
-    this.contentType = contentType;
-  }
-}
-
-/** The `init` Yoga's regular result processor passes to `new fetchAPI.Response(body, init)`. */
-type AnswerInit = { status?: number; statusText?: string; headers?: unknown };
-
-/**
- * Yoga's Fetch API with a `Response` constructor that makes a {@link JsonAnswer} of a plain JSON
- * answer (string body, a plain headers object holding `Content-Type` alone) and a Fetch `Response`
- * of anything else, so every other answer is built exactly as Yoga builds it.
- */
-function leanFetchApi(fetchAPI: YogaInternals['fetchAPI']): YogaInternals['fetchAPI'] {
-  const FetchResponse = fetchAPI.Response;
-  function Answer(body: unknown, init?: AnswerInit): JsonAnswer | Response {
-    const headers = init?.headers;
-    if (typeof body === 'string' && headers !== null && typeof headers === 'object') {
-      const names = Object.keys(headers);
-      const contentType = (headers as Record<string, unknown>)['Content-Type'];
-      if (
-        names.length === 1 &&
-        typeof contentType === 'string' &&
-        Object.getPrototypeOf(headers) === Object.prototype
-      ) {
-        return new JsonAnswer(body, init?.status || 200, init?.statusText, contentType);
-      }
-    }
-    return new FetchResponse(body as BodyInit | null, init as ResponseInit);
-  }
-  return Object.assign(Object.create(fetchAPI) as object, {
-    Response: Answer,
-  }) as unknown as YogaInternals['fetchAPI'];
-}
-
-/** Whether a hook's return value is a promise (Yoga's hooks here are mostly synchronous). */
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
-}
-
-/** Yoga's body-limit error (`useLimitRequestBodySize`), word for word. */
-function requestBodyTooLarge() {
-  return createGraphQLError('Request body too large', {
-    extensions: { http: { status: 413 }, code: 'REQUEST_ENTITY_TOO_LARGE' },
-  });
-}
 
 /**
  * A `Host` value that is a plain authority: a host name, IPv4 address or bracketed IPv6 address,
@@ -220,21 +58,9 @@ function hasPlainTarget(req: IncomingMessage): boolean {
 }
 
 /** The 400 answer of a request {@link hasPlainTarget} refuses, in Yoga's error shape. */
-function refuseTarget(res: ServerResponse): void {
-  const body = JSON.stringify({
-    errors: [
-      {
-        message: 'Bad Request: the request target must be a path and Host a plain host[:port]',
-        extensions: { code: 'BAD_REQUEST' },
-      },
-    ],
-  });
-  res.writeHead(400, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-  });
-  res.end(body);
-}
+const TARGET_REFUSED = errorsAnswer([
+  refusal('BAD_REQUEST', 'Bad Request: the request target must be a path and Host a plain host[:port]'),
+]);
 
 /** Accept values the lean path answers (Yoga's regular JSON result processor); others go to Yoga. */
 const JSON_MEDIA_TYPES = new Set(['*/*', 'application/json', 'application/graphql-response+json']);
@@ -375,24 +201,121 @@ function streamParams(req: IncomingMessage, body: string | undefined): GraphQLPa
 }
 
 /**
+ * A lean request's GraphQL parameters, read as Yoga's GET and JSON POST parsers read them (its
+ * messages and codes, so both paths answer alike), or the refusal of a request they cannot be read
+ * from; undefined when the client went away before its body ended.
+ */
+async function readParams(
+  req: IncomingMessage,
+): Promise<{ params: GraphQLParams } | { refused: GraphQLError } | undefined> {
+  const url = req.url ?? '/';
+  if (req.method === 'GET') {
+    const search = new URLSearchParams(url.slice(url.indexOf('?') + 1));
+    try {
+      checkSearchParameters(search);
+    } catch (error) {
+      return { refused: error as GraphQLError };
+    }
+    const variables = search.get('variables') || undefined;
+    const extensions = search.get('extensions') || undefined;
+    return {
+      params: {
+        operationName: search.get('operationName') || undefined,
+        query: search.get('query') || undefined,
+        variables: variables ? JSON.parse(variables) : undefined,
+        extensions: extensions ? JSON.parse(extensions) : undefined,
+      },
+    };
+  }
+  const body = await readRequestBody(req, MAX_REQUEST_BODY_BYTES);
+  if (!body.ok) {
+    return body.reason === 'aborted'
+      ? undefined
+      : { refused: refusal('REQUEST_ENTITY_TOO_LARGE', 'Request body too large') };
+  }
+  const text = body.body.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const { name, message } = error as Error;
+    // Yoga's words, with the parser's message as whatwg-node words it (it quotes the body; the
+    // card-data redaction masks it, as on Yoga's path).
+    return {
+      refused: new GraphQLError('POST body sent invalid JSON.', {
+        extensions: {
+          http: { spec: true, status: 400 },
+          code: 'BAD_REQUEST',
+          originalError: { name, message: `${message}, "${text}" is not valid JSON` },
+        },
+      }),
+    };
+  }
+  if (value === null || typeof value !== 'object') {
+    const received = value === null ? 'null' : typeof value;
+    return { refused: refusal('BAD_REQUEST', `POST body is expected to be object but received ${received}`) };
+  }
+  // Batching is off (Yoga's default): an array is refused as Yoga refuses it.
+  if (Array.isArray(value)) return { refused: refusal('BAD_REQUEST', 'Batching is not supported.') };
+  return { params: value as GraphQLParams };
+}
+
+/**
+ * The media type of a lean request's JSON answer, as Yoga's content negotiation chooses it among the
+ * JSON types {@link isLean} lets through: the first listed (`*` + `/*` or none: `application/json`).
+ * `sse`: whether a stream may be answered as SSE (the `Accept` allows any type).
+ */
+function negotiate(accept: string | undefined): { mediaType: string; sse: boolean; listed: number } {
+  const listed = (accept ?? '*/*')
+    .replace(/\s/g, '')
+    .toLowerCase()
+    .split(',')
+    .map((part) => part.split(';')[0]!);
+  const first = listed[0]!;
+  return {
+    mediaType: first === '*/*' ? 'application/json' : first,
+    sse: listed.includes('*/*'),
+    listed: listed.length,
+  };
+}
+
+/**
+ * A Fetch `Request` for Yoga's hooks (viewer auth reads `Authorization`, mutation-over-GET checks
+ * read the method) of a Node request whose body the lean path has read: its URL from the request
+ * target alone, never the `Host` header (a client's Host cannot add a query string or change the
+ * path; {@link hasPlainTarget}).
+ */
+function fetchRequest(yoga: Yoga, req: IncomingMessage): Request {
+  const headers: [string, string][] = [];
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.push([name, Array.isArray(value) ? value.join(', ') : value]);
+  }
+  return new yoga.fetchAPI.Request(`http://localhost${req.url ?? '/'}`, {
+    method: req.method ?? 'GET',
+    headers,
+  });
+}
+
+/**
  * The HTTP handler of `/graphql` (src/server/http.ts). With `lean` on, plain GraphQL requests
- * ({@link isLean}: JSON POST, GET) skip whatwg-node's Fetch adapter (no `Request` with a body stream,
- * no AbortSignal, no body-limit stream and its DOMException, no `Response` piping): the body is read
- * here, bounded by {@link MAX_REQUEST_BODY_BYTES} like Yoga's, and the request then runs through the
- * same Yoga hooks in the same order: request parsing hooks (content type, CSRF prevention, GET input
- * checks, body size, batching), `onParams` (persisted operations, parameter checks),
- * envelop (viewer auth and token expiry, limits, cost, execution, error masking, request ids,
- * redaction, metrics), `onExecutionResult`, and the result-processing hooks (card-data redaction,
- * request id, media type), so its answers are those of Yoga. Any other request goes to Yoga's handler.
- * On `/graphql/stream`, graphql-sse's distinct-connections live subscriptions ({@link isSharedStream})
- * are served from the shared SSE executions the same way; graphql-sse's handler answers the rest.
- * `cardgraph_graphql_http_requests_total{path}` counts requests by path (`lean`, `yoga`).
- * On both paths a request whose target is not origin-form or whose `Host` is not a plain
- * `host[:port]` is answered 400 `BAD_REQUEST` before any URL is built: Yoga builds its URL from
+ * ({@link isLean}: JSON POST, GET) skip whatwg-node's Fetch adapter and Yoga's request parsing: the
+ * body is read here ({@link readRequestBody}, bounded by {@link MAX_REQUEST_BODY_BYTES} like Yoga's),
+ * the parameters are read as Yoga reads them ({@link readParams}), and the operation runs through
+ * Yoga's public `getResultForParams` (as Hive Gateway runs its transports): `onParams` (persisted
+ * operations, parameter checks), envelop (viewer auth and token expiry, limits, cost, execution,
+ * error masking) and `onExecutionResult` (card-data redaction, request ids, field suggestions). The
+ * answer is Yoga's public `processRegularResult` (or its SSE processor for a subscription asked
+ * for without a JSON-only `Accept`), so its status, headers and body are those of Yoga. A request
+ * refused before it has parameters, and an error `getResultForParams` throws, are the same errors
+ * Yoga's handling gives, masked with the same masking ({@link useErrorMasking}), redacted and
+ * stamped with the request id by the same functions the plugins use. Any other request goes to
+ * Yoga's handler. On `/graphql/stream`, graphql-sse's distinct-connections live subscriptions
+ * ({@link isSharedStream}) are served from the shared SSE executions the same way; graphql-sse's
+ * handler answers the rest. `cardgraph_graphql_http_requests_total{path}` counts requests by path
+ * (`lean`, `yoga`). On both paths a request whose target is not origin-form or whose `Host` is not a
+ * plain `host[:port]` is answered 400 `BAD_REQUEST` before any URL is built: Yoga builds its URL from
  * `Host`, and a Host such as `127.0.0.1?query={…}&x=` or `h/other` would otherwise change the path
- * or inject a query (issue 20 item 6). The lean path's URL is the request target alone.
- * @throws Error at startup when the Yoga members it runs are missing (a Yoga upgrade changed them) or
- *   a plugin uses Yoga's instrumentation (which only Yoga's handler applies).
+ * or inject a query. A failure of the lean path itself is answered 500 `internal-error` (and logged).
  */
 export function createGraphqlHttpHandler(options: {
   yoga: Yoga;
@@ -415,18 +338,35 @@ export function createGraphqlHttpHandler(options: {
   const viaLean = requests.labels('lean');
   const viaYoga = requests.labels('yoga');
   const yogaHandle: GraphqlHttpHandler = (req, res, record) => {
-    // Yoga's URL is `http://<Host><target>`: an odd Host or target never reaches it (issue 20 item 6).
+    // Yoga's URL is `http://<Host><target>`: an odd Host or target never reaches it.
     if (!hasPlainTarget(req)) {
       record.errorCodes.add('BAD_REQUEST');
-      refuseTarget(res);
+      writeJsonAnswer(res, TARGET_REFUSED);
       return;
     }
     viaYoga.inc();
     void yoga.handle(req, res, { requestRecord: record });
   };
   if (!options.lean) return yogaHandle;
-  const internals = yogaInternals(yoga);
-  const answerFetchApi = leanFetchApi(internals.fetchAPI);
+  const { maskError } = useErrorMasking();
+  const sseProcessor = getSSEProcessor();
+
+  /**
+   * Errors that never became a result of `getResultForParams`: masked as Yoga masks what its
+   * handling catches (a masked error is logged), then redacted and stamped with the request id.
+   */
+  function outsideExecution(thrown: unknown, serverContext: object): ExecutionResult {
+    const errors = (
+      thrown !== null && typeof thrown === 'object' && 'errors' in thrown && Array.isArray(thrown.errors)
+        ? thrown.errors
+        : [thrown]
+    ).map((error: unknown) => {
+      const masked = maskError!(error, INTERNAL_ERROR_MESSAGE);
+      if (masked !== error) yoga.logger.error(error);
+      return masked instanceof GraphQLError ? masked : internalError();
+    });
+    return stampRequestId(redactRequestResult({ errors }), serverContext);
+  }
 
   async function answer(
     req: IncomingMessage,
@@ -434,14 +374,11 @@ export function createGraphqlHttpHandler(options: {
     record: RequestRecord,
     sse = false,
   ): Promise<void> {
-    const body = req.method === 'POST' ? await readBody(req) : { text: undefined, tooLarge: false };
-    const request = new LeanRequest(req, body.text, body.tooLarge);
-    const serverContext: Record<string, unknown> = {
-      req,
-      res,
-      waitUntil: internals.waitUntil,
-      requestRecord: record,
-    };
+    const read = await readParams(req);
+    // The client went away in the middle of its body: the access line's 499, nothing to answer.
+    if (read === undefined) return;
+    const request = fetchRequest(yoga, req);
+    const serverContext: Record<string, unknown> = { req, res, requestRecord: record };
     if (sse && live) {
       // The SSE road: the request's viewer first, then the hub serves a live subscription. A refused
       // token goes on to Yoga's handling, which answers it as ever without checking it again.
@@ -453,26 +390,40 @@ export function createGraphqlHttpHandler(options: {
         serverContext.viewerRefusal = error;
       }
     }
-    let response: Response | JsonAnswer;
-    try {
-      const parsed = await internals.parseRequest(request, serverContext);
-      if (parsed.response) {
-        response = parsed.response;
-      } else {
-        const result = await yoga.getResultForParams(
-          { params: parsed.requestParserResult as GraphQLParams, request: request as unknown as Request },
-          serverContext,
-        );
-        if (live?.hub.owns(result)) {
-          live.streams.serve(res, result, YOGA_SSE_HEADERS, record.id);
-          return;
-        }
-        response = await processResult(request, result, serverContext);
+    let result: unknown;
+    if ('refused' in read) {
+      result = outsideExecution(read.refused, serverContext);
+    } else {
+      try {
+        result = await yoga.getResultForParams({ params: read.params, request }, serverContext);
+      } catch (error) {
+        result = outsideExecution(error, serverContext);
       }
-    } catch (error) {
-      response = await processResult(request, { errors: handleError(error) }, serverContext);
+      if (live?.hub.owns(result)) {
+        live.streams.serve(res, result, YOGA_SSE_HEADERS, record.id);
+        return;
+      }
     }
-    await send(res, response);
+    const { mediaType, sse: streamable, listed } = negotiate(req.headers.accept);
+    if (isAsyncIterable(result)) {
+      if (streamable) {
+        await send(res, await sseProcessor(result as never, yoga.fetchAPI, 'text/event-stream'));
+        return;
+      }
+      // A subscription asking for JSON only: Yoga's 406, naming what it could have streamed. The
+      // subscription Yoga leaves running ends here.
+      await (result as Partial<AsyncIterator<unknown>>).return?.();
+      await send(
+        res,
+        new yoga.fetchAPI.Response(null, {
+          status: 406,
+          statusText: 'Not Acceptable',
+          headers: { accept: Array(listed).fill('text/event-stream').join('; charset=utf-8, ') },
+        }),
+      );
+      return;
+    }
+    await send(res, processRegularResult(result as ExecutionResult, yoga.fetchAPI, mediaType));
   }
 
   /**
@@ -480,7 +431,7 @@ export function createGraphqlHttpHandler(options: {
    * a shared execution: the token is checked first, as graphql-sse's `authenticate` does (a refused one
    * gets its 401 answer), the parameters are read as graphql-sse reads them, and the operation runs
    * through Yoga's `getResultForParams` (every `onParams` plugin, then the shared-SSE params handler),
-   * as graphql-sse's `onSubscribe` runs it. A member is written by {@link SharedSseStreams.serve} with
+   * as graphql-sse's `onSubscribe` runs it. A member is written by {@link LiveSseStreams.serve} with
    * graphql-sse's headers; a refused operation gets graphql-sse's refusal; a request graphql-sse
    * would read otherwise (not a live subscription, not JSON) goes to Yoga and graphql-sse unchanged.
    */
@@ -493,31 +444,26 @@ export function createGraphqlHttpHandler(options: {
       if (!(error instanceof GraphQLError)) throw error;
       viaLean.inc();
       const [body, init] = authRefusal(error);
-      await send(res, new internals.fetchAPI.Response(body, init));
+      await send(res, new yoga.fetchAPI.Response(body, init));
       return;
     }
-    const text = req.method === 'POST' ? (await readBody(req)).text : undefined;
+    let text: string | undefined;
+    if (req.method === 'POST') {
+      const body = await readRequestBody(req, MAX_REQUEST_BODY_BYTES);
+      if (!body.ok) return;
+      text = body.body.toString('utf8');
+    }
     const params = viewer ? streamParams(req, text) : undefined;
     if (!viewer || !params) {
       await viaGraphqlSse(req, res, record, text);
       return;
     }
     viaLean.inc();
-    const request = new LeanRequest(req, text, false);
-    const serverContext = {
-      req,
-      res,
-      waitUntil: internals.waitUntil,
-      requestRecord: record,
-      live: { endsAtTokenExpiry: true },
-      viewer,
-    };
+    const request = fetchRequest(yoga, req);
+    const serverContext = { req, res, requestRecord: record, live: { endsAtTokenExpiry: true }, viewer };
     let refused: Awaited<ReturnType<typeof operationRefusal>>;
     try {
-      const result = await yoga.getResultForParams(
-        { params, request: request as unknown as Request },
-        serverContext as never,
-      );
+      const result = await yoga.getResultForParams({ params, request }, serverContext);
       if (shared.hub.owns(result)) {
         shared.streams.serve(res, result, GRAPHQL_SSE_HEADERS, record.id);
         return;
@@ -527,12 +473,12 @@ export function createGraphqlHttpHandler(options: {
       if (isAsyncIterable(result)) await (result as Partial<AsyncIterator<unknown>>).return?.();
       const errors = (result as ExecutionResult | undefined)?.errors;
       refused = await operationRefusal(
-        internals.fetchAPI,
+        yoga.fetchAPI,
         errors?.length ? { errors } : { thrown: undefined },
         logger,
       );
     } catch (error) {
-      refused = await operationRefusal(internals.fetchAPI, { thrown: error }, logger);
+      refused = await operationRefusal(yoga.fetchAPI, { thrown: error }, logger);
     }
     for (const code of refused.codes) record.errorCodes.add(code);
     await send(res, refused.response);
@@ -549,7 +495,7 @@ export function createGraphqlHttpHandler(options: {
     body?: string,
   ) {
     viaYoga.inc();
-    const headers = new internals.fetchAPI.Headers();
+    const headers = new yoga.fetchAPI.Headers();
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
@@ -557,7 +503,7 @@ export function createGraphqlHttpHandler(options: {
     // graphql-sse's handler learns to stop a stream.
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    const request = new internals.fetchAPI.Request(`http://localhost${req.url ?? '/'}`, {
+    const request = new yoga.fetchAPI.Request(`http://localhost${req.url ?? '/'}`, {
       method: req.method ?? 'GET',
       headers,
       signal: gone.signal,
@@ -570,62 +516,20 @@ export function createGraphqlHttpHandler(options: {
     await send(res, response);
   }
 
-  /** Yoga's `processResult`: the result-processing hooks choose the processor by `Accept`. */
-  async function processResult(request: LeanRequest, initial: unknown, serverContext: object) {
-    let result = initial;
-    let processor: ResultProcessor | undefined;
-    let mediaType = '*/*';
-    const acceptableMediaTypes: string[] = [];
-    for (const hook of internals.onResultProcessHooks) {
-      // Awaited only when a hook returns a promise: no microtask per synchronous hook.
-      const pending = hook({
-        request,
-        acceptableMediaTypes,
-        result,
-        setResult(next) {
-          result = next;
-        },
-        resultProcessor: processor,
-        setResultProcessor(next, type) {
-          processor = next;
-          mediaType = type;
-        },
-        serverContext,
-      });
-      if (isPromiseLike(pending)) await pending;
-    }
-    if (!processor) {
-      // As Yoga (a subscription asking for JSON only), but the subscription Yoga leaves running ends.
-      if (isAsyncIterable(result)) await (result as Partial<AsyncIterator<unknown>>).return?.();
-      return new internals.fetchAPI.Response(null, {
-        status: 406,
-        statusText: 'Not Acceptable',
-        headers: { accept: acceptableMediaTypes.join('; charset=utf-8, ') },
-      });
-    }
-    return processor(result, answerFetchApi, mediaType) as Response | JsonAnswer | Promise<Response>;
-  }
-
-  /** Yoga's `handleError` for one error: masked through Yoga's masking options. */
-  function handleError(error: unknown): ExecutionResult['errors'] {
-    const masking = internals.maskedErrorsOpts!;
-    const masked = masking.maskError(error, masking.errorMessage, masking.isDev);
-    if (masked !== error) yoga.logger.error(error);
-    return [
-      masked instanceof Error && 'extensions' in masked
-        ? (masked as never)
-        : createGraphQLError(masked.message, { originalError: masked }),
-    ];
+  /** A failure of the lean path itself: logged, answered 500 `internal-error` while nothing was sent. */
+  function failed(req: IncomingMessage, res: ServerResponse, error: unknown, message: string): void {
+    // A client that went away mid-body is the access line's 499, not a gateway failure.
+    if (req.destroyed && !req.complete) return;
+    logger.error({ err: error }, message);
+    if (!res.headersSent) writeJsonAnswer(res, errorsAnswer([internalError()]));
+    else res.destroy();
   }
 
   return (req, res, record) => {
     if (live !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
-      answerStream(req, res, record).catch((error: unknown) => {
-        if (req.destroyed && !req.complete) return;
-        logger.error({ err: error }, 'lean graphql-sse path failed');
-        if (!res.headersSent) res.writeHead(500).end();
-        else res.destroy();
-      });
+      answerStream(req, res, record).catch((error: unknown) =>
+        failed(req, res, error, 'lean graphql-sse path failed'),
+      );
       return;
     }
     const sse = live !== undefined && hasPlainTarget(req) && isSharedSse(req);
@@ -634,84 +538,18 @@ export function createGraphqlHttpHandler(options: {
       return;
     }
     viaLean.inc();
-    answer(req, res, record, sse).catch((error: unknown) => {
-      // A client that went away mid-body is the access line's 499, not a gateway failure.
-      if (req.destroyed && !req.complete) return;
-      logger.error({ err: error }, 'lean GraphQL path failed');
-      if (!res.headersSent) res.writeHead(500).end();
-      else res.destroy();
-    });
+    answer(req, res, record, sse).catch((error: unknown) =>
+      failed(req, res, error, 'lean GraphQL path failed'),
+    );
   };
-}
-
-/** Yoga's server members the lean path runs, checked (see {@link YogaInternals}). */
-function yogaInternals(yoga: Yoga): YogaInternals {
-  const internals = yoga as unknown as YogaInternals;
-  const missing = [
-    typeof internals.parseRequest !== 'function' && 'parseRequest',
-    typeof internals.getResultForParams !== 'function' && 'getResultForParams',
-    !Array.isArray(internals.onResultProcessHooks) && 'onResultProcessHooks',
-    (typeof internals.maskedErrorsOpts?.maskError !== 'function' && 'maskedErrorsOpts') || false,
-    typeof internals.waitUntil !== 'function' && 'waitUntil',
-    internals.fetchAPI === undefined && 'fetchAPI',
-  ].filter(Boolean);
-  if (missing.length > 0) {
-    throw new Error(
-      `lean GraphQL path: Yoga ${(yoga as unknown as { version?: string }).version ?? '?'} lacks ${missing.join(', ')}; set GRAPHQL_LEAN_HTTP=off or update src/server/graphql-http.ts`,
-    );
-  }
-  if (internals.instrumentation) {
-    throw new Error(
-      'lean GraphQL path: a plugin uses Yoga instrumentation, which only Yoga’s handler applies',
-    );
-  }
-  return internals;
-}
-
-/** The request body as UTF-8, or `tooLarge` once more than {@link MAX_REQUEST_BODY_BYTES} arrived. */
-async function readBody(req: IncomingMessage): Promise<{ text: string | undefined; tooLarge: boolean }> {
-  const declared = req.headers['content-length'];
-  // A declared length over the limit (or malformed) is refused by Yoga's own hook before any read.
-  if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > MAX_REQUEST_BODY_BYTES)) {
-    return { text: undefined, tooLarge: false };
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      if (tooLarge) return;
-      size += chunk.length;
-      chunks.push(chunk);
-      if (size <= MAX_REQUEST_BODY_BYTES) return;
-      // Answered now; the rest of the body is read and dropped.
-      tooLarge = true;
-      chunks.length = 0;
-      resolve({ text: undefined, tooLarge });
-    });
-    req.once('end', () => {
-      if (!tooLarge) resolve({ text: Buffer.concat(chunks).toString('utf8'), tooLarge });
-    });
-    req.once('error', reject);
-  });
 }
 
 /**
  * Writes a Fetch `Response` of Yoga's result processors to the Node response: a JSON answer in one
- * write; a stream (a subscription over SSE or multipart when the request's `Accept` allows it) chunk
- * by chunk, cancelled when the client goes away.
+ * write; a stream (a subscription over SSE) chunk by chunk, cancelled when the client goes away.
  */
-async function send(res: ServerResponse, response: Response | JsonAnswer): Promise<void> {
+async function send(res: ServerResponse, response: Response): Promise<void> {
   if (res.destroyed || res.writableEnded) return;
-  if (response instanceof JsonAnswer) {
-    // The headers a Fetch Response of this answer carries, in its order (lowercase names).
-    res.setHeader('content-type', response.contentType);
-    const length = Buffer.byteLength(response.body);
-    if (length > 0) res.setHeader('content-length', length);
-    res.writeHead(response.status, response.statusText);
-    res.end(response.body);
-    return;
-  }
   const streaming = response.headers.get('content-type')?.startsWith('application/') !== true;
   const body = streaming ? undefined : await response.text();
   response.headers.forEach((value, name) => {

@@ -9,13 +9,13 @@ import type { Metrics } from '../lib/metrics.ts';
 import { publicReadiness, type ReadinessReport } from '../lib/readiness.ts';
 import { createRequestRecord, REQUEST_ID_HEADER, type RequestRecord } from '../lib/request-record.ts';
 import { incomingTraceContext, recordSpanFailure } from '../lib/tracing.ts';
+import { sendJson } from '../lib/transport-errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
 import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 import { createGraphqlHttpHandler } from './graphql-http.ts';
-import { sendJson } from './listen.ts';
 import { LiveSseStreams } from './live-sse.ts';
 import type { Shutdown } from './shutdown.ts';
 

@@ -1,4 +1,4 @@
-import type { Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -28,15 +28,4 @@ export function closeNow(server: Server): Promise<void> {
 function reachable(host: string): string {
   if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
   return host.includes(':') ? `[${host}]` : host;
-}
-
-/** Answers `status` with `body` as JSON, never cached. */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const json = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(json),
-    'cache-control': 'no-store',
-  });
-  res.end(json);
 }

@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
 import type { ReadinessReport } from '../lib/readiness.ts';
-import { closeNow, listen, sendJson } from './listen.ts';
+import { sendJson } from '../lib/transport-errors.ts';
+import { closeNow, listen } from './listen.ts';
 
 /** A listening metrics endpoint; disposing closes it and its connections. */
 export interface MetricsListener extends AsyncDisposable {

@@ -126,6 +126,23 @@ describe('FEDERATION=on: cardgraph as a Federation v2 subgraph', () => {
       expect(second.requests).toEqual([]);
     });
 
+    it('resolves a variable inside an _Any literal as graphql-js does (the document runs without graphql-jit)', async () => {
+      const query = `query Literal($c: String!) {
+        _entities(representations: [{ __typename: "Card", cardId: $c }]) { ... on Card { cardId last4 } }
+      }`;
+      const before = await t.stack.app.metrics.registry.getSingleMetricAsString(
+        'cardgraph_jit_fallbacks_total',
+      );
+      const answer = await postGraphql(t.stack.url, { query, variables: { c: cardIds[0] } }, t.vault1Token);
+      expect(answer.body).toEqual({
+        data: { _entities: [{ cardId: cardIds[0], last4: BULK_TEST_PANS[0]!.slice(-4) }] },
+      });
+      // Not compiled at all: no compiled run answered null and fell back.
+      expect(
+        await t.stack.app.metrics.registry.getSingleMetricAsString('cardgraph_jit_fallbacks_total'),
+      ).toBe(before);
+    });
+
     it('reads a card referenced twice in one request once', async () => {
       const representations = [cardIds[0], cardIds[1], cardIds[0]].map((cardId) => ({
         __typename: 'AccountUpdaterCard',
