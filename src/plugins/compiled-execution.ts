@@ -1,7 +1,19 @@
-import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
+import {
+  BREAK,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+  getNamedType,
+  getOperationAST,
+  isScalarType,
+  isSpecifiedScalarType,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+} from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { isPromise, type Plugin } from 'graphql-yoga';
-import type { GraphQLContext } from '../context.ts';
+import type { Metrics } from '../lib/metrics.ts';
 
 /**
  * Compiled execution (graphql-jit) of queries, on every transport that executes through envelop
@@ -101,8 +113,8 @@ function hasVariableInCustomScalarLiteral(schema: GraphQLSchema, document: Docum
   visit(
     document,
     visitWithTypeInfo(typeInfo, {
-      [Kind.OBJECT]: check,
-      [Kind.LIST]: check,
+      ObjectValue: check,
+      ListValue: check,
     }),
   );
   return found;

@@ -13,7 +13,7 @@ import { sendJson } from '../lib/transport-errors.ts';
 import type { LiveHub } from '../live/hub.ts';
 import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
 import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
-import type { GraphQLRuntime } from '../runtime/index.ts';
+import { type GraphQLRuntime, MAX_REQUEST_BODY_BYTES } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 import { createGraphqlHttpHandler } from './graphql-http.ts';
 import { LiveSseStreams } from './live-sse.ts';
@@ -76,7 +76,7 @@ export function createHttpServer(options: {
   // span would be a no-op, and upstream calls inject nothing either way: a no-op span has no valid
   // context, and a trusted client trace is never forwarded (src/lib/tracing.ts).
   const tracing = options.config.tracing !== undefined;
-  const server = createServer(httpServerTimeouts(options.config.http), (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = ROUTES.has(path)
       ? path
@@ -128,6 +128,17 @@ export function createHttpServer(options: {
     });
     // On top of the incoming context: it tells upstream calls whether a client started the trace.
     context.with(trace.setSpan(incoming, span), () => dispatch(req, res, path, record));
+  };
+  const server = createServer(httpServerTimeouts(options.config.http), onRequest);
+  // `Expect: 100-continue` (RFC 9110 §10.1.1), one rule for every road (lean, Yoga, graphql-sse): a
+  // GraphQL request declaring a body over MAX_REQUEST_BODY_BYTES is answered 413 at once, without
+  // inviting the body; any other is invited (`100 Continue`) and then handled as any request. The
+  // webhook receiver keeps Node's default (invited), its own limit refuses the body as it arrives.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const declared = Number(req.headers['content-length']);
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === CARD_EVENTS_WEBHOOK_PATH || !(declared > MAX_REQUEST_BODY_BYTES)) res.writeContinue();
+    onRequest(req, res);
   });
 
   /** Answers one request by its path (`record`: its access line's record). */

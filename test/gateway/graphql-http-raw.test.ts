@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildApp } from '../../src/app.ts';
+import { MAX_REQUEST_BODY_BYTES } from '../../src/runtime/index.ts';
 import { type Stack, startStack } from '../support/fixtures.ts';
 
 /**
@@ -390,4 +391,74 @@ describe('raw request shapes: lean path and Yoga answer alike (GRAPHQL_LEAN_HTTP
       expect(lean!.body).not.toContain('4111111111111111');
     },
   );
+
+  /**
+   * `Expect: 100-continue` (RFC 9110 §10.1.1) on raw TCP: the head alone is sent, and the body only
+   * once the server has answered something; what arrives before the body and the whole answer
+   * after it (status lines and headers without the date, framing and request id) are compared.
+   */
+  async function expectContinue(port: number, head: string[], body: string) {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(`${[...head, `Host: 127.0.0.1:${port}`, 'Connection: close', '', ''].join('\r\n')}`);
+    await expect.poll(() => chunks.length, { timeout: 5_000 }).toBeGreaterThan(0);
+    const interim = Buffer.concat(chunks).toString('latin1');
+    if (!socket.destroyed) socket.write(body);
+    await closed;
+    const answer = Buffer.concat(chunks).toString('latin1');
+    const normal = (text: string) =>
+      text
+        .split('\r\n')
+        .filter(
+          (line) =>
+            !/^(date|x-request-id|connection|keep-alive|content-length|transfer-encoding):/i.test(line),
+        )
+        .join('\n');
+    return { interim: normal(interim), answer: normal(answer) };
+  }
+
+  it.each([
+    ['a JSON query', JSON.stringify({ query: ME }), 'HTTP/1.1 200 OK'],
+    ['a bad JSON body', '{"query":', 'HTTP/1.1 400 Bad Request'],
+  ])(
+    'answers Expect: 100-continue with %s alike on both paths: 100, then the answer',
+    async (_name, body, final) => {
+      const head = [
+        'POST /graphql HTTP/1.1',
+        `Authorization: Bearer ${token}`,
+        'Content-Type: application/json',
+        'Expect: 100-continue',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        'X-Request-Id: expect-continue',
+      ];
+      const lean = await expectContinue(leanPort, head, body);
+      const yoga = await expectContinue(yogaPort, head, body);
+      expect(lean).toEqual(yoga);
+      expect(lean.interim).toBe('HTTP/1.1 100 Continue\n\n');
+      expect(lean.answer.split('\n').filter((line) => line.startsWith('HTTP/1.1 '))).toEqual([
+        'HTTP/1.1 100 Continue',
+        final,
+      ]);
+    },
+  );
+
+  it('refuses a declared body over the limit under Expect: 100-continue with 413 before the body, alike on both paths', async () => {
+    const head = [
+      'POST /graphql HTTP/1.1',
+      `Authorization: Bearer ${token}`,
+      'Content-Type: application/json',
+      'Expect: 100-continue',
+      `Content-Length: ${MAX_REQUEST_BODY_BYTES + 1}`,
+      'X-Request-Id: expect-large',
+    ];
+    const lean = await expectContinue(leanPort, head, '');
+    const yoga = await expectContinue(yogaPort, head, '');
+    expect(lean).toEqual(yoga);
+    expect(lean.answer.split('\n').filter((line) => line.startsWith('HTTP/1.1 '))).toEqual([
+      'HTTP/1.1 413 Payload Too Large',
+    ]);
+    expect(lean.answer).toContain('"code":"REQUEST_ENTITY_TOO_LARGE"');
+  });
 });
