@@ -405,8 +405,10 @@ export function createGraphqlHttpHandler(options: {
       }
     }
     const { mediaType, sse: streamable, listed } = negotiate(req.headers.accept);
-    if (isAsyncIterable(result)) {
-      if (streamable) {
+    // The SSE road (`Accept: text/event-stream` alone) streams whatever is not a hub member, a
+    // single result too (`next`, then `complete`), as Yoga's SSE processor answers it.
+    if (sse || isAsyncIterable(result)) {
+      if (sse || streamable) {
         await send(res, await sseProcessor(result as never, yoga.fetchAPI, 'text/event-stream'));
         return;
       }
