@@ -232,8 +232,12 @@ export class GraphqlWsServer implements AsyncDisposable {
     }
     if (isAsyncIterable(result)) return operationArgs(SUBSCRIPTION, result);
     const single = result as ExecutionResult;
-    // No `data`: the operation never ran (syntax, validation, limits, refused context).
-    if (!('data' in single) && single.errors?.length) return refuse(single.errors);
+    // Refused before it ran (syntax, validation, limits, persisted operations, refused context): an
+    // `error` message, as graphql-ws answers those. Errors of the execution itself (a resolver's
+    // refusal, variables that do not coerce) stay a result (`next`), as on the SSE roads.
+    if (!('data' in single) && single.errors?.length && single.errors.every(isRefusal)) {
+      return refuse(single.errors);
+    }
     return operationArgs(QUERY, single);
   }
 
@@ -327,6 +331,15 @@ function toWsError(error: GraphQLError): GraphQLFormattedError {
   if (Object.keys(extensions).length > 0) return { ...json, extensions };
   const { extensions: _all, ...rest } = json;
   return rest;
+}
+
+/** Stages before execution, whose errors Yoga names by code (its other refusals carry an HTTP status). */
+const REFUSED_STAGES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+
+/** Whether `error` refused the operation before it ran (see {@link REFUSED_STAGES}). */
+function isRefusal(error: GraphQLError): boolean {
+  const extensions = error.extensions ?? {};
+  return REFUSED_STAGES.has(String(extensions.code)) || extensions.http !== undefined;
 }
 
 /** What onSubscribe hands graphql-ws's execute/subscribe: the operation's result, made already. */
