@@ -232,9 +232,9 @@ export class GraphqlWsServer implements AsyncDisposable {
     }
     if (isAsyncIterable(result)) return operationArgs(SUBSCRIPTION, result);
     const single = result as ExecutionResult;
-    // Refused before it ran (syntax, validation, limits, persisted operations, refused context): an
-    // `error` message, as graphql-ws answers those. Errors of the execution itself (a resolver's
-    // refusal, variables that do not coerce) stay a result (`next`), as on the SSE roads.
+    // Refused before it ran (request errors: no field path): an `error` message, as graphql-ws
+    // answers those. Errors of the execution itself (a resolver refusing the subscription: its
+    // field's path) stay a result (`next`), as on the SSE roads.
     if (!('data' in single) && single.errors?.length && single.errors.every(isRefusal)) {
       return refuse(single.errors);
     }
@@ -333,13 +333,13 @@ function toWsError(error: GraphQLError): GraphQLFormattedError {
   return rest;
 }
 
-/** Stages before execution, whose errors Yoga names by code (its other refusals carry an HTTP status). */
-const REFUSED_STAGES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
-
-/** Whether `error` refused the operation before it ran (see {@link REFUSED_STAGES}). */
+/**
+ * Whether `error` refused the operation before it ran: a request error in GraphQL's sense, which has
+ * no field `path` (syntax, validation, limits, persisted operations, variables, a refused context);
+ * an error of the execution itself names the field that raised it.
+ */
 function isRefusal(error: GraphQLError): boolean {
-  const extensions = error.extensions ?? {};
-  return REFUSED_STAGES.has(String(extensions.code)) || extensions.http !== undefined;
+  return error.path === undefined || error.path.length === 0;
 }
 
 /** What onSubscribe hands graphql-ws's execute/subscribe: the operation's result, made already. */
