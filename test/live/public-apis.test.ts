@@ -29,7 +29,7 @@ function withoutComments(text: string): string {
 }
 
 /** Underscore member accesses in `text`: `x._name`, `x?._name`, `x['_name']`. */
-export function underscoreMembers(text: string): string[] {
+function underscoreMembers(text: string): string[] {
   const code = withoutComments(text);
   const found = [
     ...code.matchAll(/\??\.(_[A-Za-z]\w*)/g),
@@ -39,7 +39,7 @@ export function underscoreMembers(text: string): string[] {
 }
 
 /** Top-level `let`/`var` declarations in `text` (module-global mutable state). */
-export function moduleGlobalState(text: string): string[] {
+function moduleGlobalState(text: string): string[] {
   return [...withoutComments(text).matchAll(/^(?:export\s+)?(?:let|var)\s+(\w+)/gm)].map(
     (match) => match[1]!,
   );
