@@ -261,7 +261,7 @@ function principalOf(viewer: Viewer): string {
  * (auth, per operation), execution and error masking, exactly as on `/graphql`. Unlike
  * `@graphql-yoga/plugin-graphql-sse`, which parses `params.query` itself and so skipped persisted
  * operations (and let `PERSISTED_OPERATIONS=require` be bypassed). With `sharedSse`, a live
- * subscription then joins the shared execution of its operation (src/plugins/shared-sse.ts, issue 21
+ * subscription then joins the shared execution of its operation (the live-subscription hub, src/live/hub.ts, issue 21
  * item 1) instead of running alone; a distinct-connections live subscription is served before this
  * handler by the lean path (src/server/graphql-http.ts), which hands anything else over to it.
  *

@@ -96,7 +96,7 @@ function isLean(req: IncomingMessage): boolean {
 }
 
 /**
- * Whether the lean path serves this request as a shared SSE stream (src/plugins/shared-sse.ts,
+ * Whether the lean path serves this request as a shared SSE stream (src/live/hub.ts, src/server/live-sse.ts,
  * issue 21 item 1): `Accept: text/event-stream` alone, no `Origin`, and either a `POST /graphql`
  * with a JSON body or a `GET /graphql?…` whose `query` is a live subscription (other GETs stay
  * Yoga's). The shared-SSE params handler still hands anything it cannot share to Yoga's handling.

@@ -5,7 +5,7 @@ import { isShareable, SharedSubscriptions, shareKeyOf } from '../../src/live/sha
 import { schema } from '../../src/schema/index.ts';
 
 /**
- * Shared graphql-ws executions (src/server/graphql-ws-sharing.ts): every member receives the same
+ * Shared graphql-ws executions (src/live/shared-execution.ts): every member receives the same
  * result objects, a slow member is ended alone with SlowSubscriberError, the last member out returns
  * the shared source, and only live subscriptions are shared.
  */
