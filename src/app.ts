@@ -5,6 +5,7 @@ import { createLogger } from './lib/logger.ts';
 import { createMetrics } from './lib/metrics.ts';
 import { createShutdown } from './lib/shutdown.ts';
 import { createTracing, TRACING_OFF } from './lib/tracing.ts';
+import { LiveHub } from './live/hub.ts';
 import { trustedOperationNames } from './plugins/operation-metrics.ts';
 import { createRuntime } from './runtime/index.ts';
 import { type GatewayServices, openServices, shutDownTracing } from './runtime/services.ts';
@@ -60,10 +61,12 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     const streams = resources.use(new AsyncDisposableStack());
     running = await openServices(config, { resources, streams }, { ...telemetry, shutdown });
     const { services, apqStore, readiness, webhooks } = running;
-    const runtime = await createRuntime({ config, services, apqStore, metrics, tracing, logger });
+    const live = new LiveHub({ metrics, logger });
+    const runtime = await createRuntime({ config, services, apqStore, metrics, tracing, logger, live });
     const http = createHttpServer({
       config,
       runtime,
+      live,
       webhooks,
       readiness,
       logger,
@@ -75,7 +78,7 @@ export function buildApp(config: GatewayConfig, options: AppOptions = {}): App {
     resources.use(http);
     resources.use(streams.move());
     resources.use(
-      serveGraphqlWs({ server: http.server, runtime, limits: config.websocket, logger, metrics }),
+      serveGraphqlWs({ server: http.server, runtime, limits: config.websocket, logger, hub: live }),
     );
     resources.defer(() => http.stopAccepting());
     const url = await listen(http.server, config.port, config.host, 'PORT');

@@ -55,6 +55,11 @@ export interface GraphQLContext extends ContextServices {
    * once per event for every subscriber, so they are not charged to any one of them.
    */
   upstreamBudget: UpstreamCallBudget;
+  /**
+   * Set on the context of a shared live execution (src/live/): how many subscribers it serves now.
+   * Its event subscription counts as that many in the bus's subscriber count.
+   */
+  liveSubscribers?: () => number;
 }
 
 /** Builds a fresh context for one operation, with its own upstream call budget. */

@@ -1,14 +1,12 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { LRUCache } from 'lru-cache';
 import type { CardEvent } from './card-event.ts';
 
 /**
- * How many subscribers a bus subscription stands for, when it is shared (src/server/graphql-ws-
- * sharing.ts: one execution for every identical graphql-ws subscription): a subscription made while
- * a function is in this store counts as that function's answer in `subscriberCount`, read each time.
- * Outside the store a subscription counts as one.
+ * How many subscribers one bus subscription stands for, read each time the bus counts them: a shared
+ * live execution (src/live/) subscribes once for all its members and passes the count of them. A
+ * subscription without one counts as one.
  */
-export const sharedSubscriberCount = new AsyncLocalStorage<() => number>();
+export type SubscriberWeight = () => number;
 
 /**
  * Which events a subscriber receives.
@@ -123,7 +121,7 @@ export interface InMemoryBusOptions<E extends BusEvent> extends InMemoryBusLimit
  */
 export interface InMemoryBus<E extends BusEvent> {
   publish(event: E): Promise<PublishOutcome>;
-  subscribe(filter: BusFilter, signal?: AbortSignal): AsyncIterableIterator<E>;
+  subscribe(filter: BusFilter, signal?: AbortSignal, weight?: SubscriberWeight): AsyncIterableIterator<E>;
   subscriberCount(tenant?: string): number;
   close(): void;
 }
@@ -141,10 +139,11 @@ class Subscriber<E extends BusEvent> {
   readonly pending: Pending<E>[] = [];
   failure: Error | undefined;
   done = false;
-  /** Subscribers this one stands for (see {@link sharedSubscriberCount}). */
-  readonly weight: (() => number) | undefined = sharedSubscriberCount.getStore();
+  /** Subscribers this one stands for (see {@link SubscriberWeight}); one when undefined. */
+  readonly weight: SubscriberWeight | undefined;
 
-  constructor(filter: BusFilter) {
+  constructor(filter: BusFilter, weight: SubscriberWeight | undefined) {
+    this.weight = weight;
     this.filter = {
       tenants: [...new Set(filter.tenants)],
       subject: filter.subject,
@@ -247,9 +246,9 @@ export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOption
       return 'published';
     },
 
-    subscribe(filter, signal) {
+    subscribe(filter, signal, weight) {
       if (filter.tenants.length === 0) throw new TypeError('filter.tenants must name at least one tenant');
-      const subscriber = new Subscriber<E>(filter);
+      const subscriber = new Subscriber<E>(filter, weight);
       const onAbort = () => end(subscriber);
 
       if (signal?.aborted || closed) {

@@ -9,6 +9,7 @@ import {
   type CardEventFilter,
   createInMemoryBus,
   type PublishOutcome,
+  type SubscriberWeight,
 } from './card-event-bus.ts';
 import {
   CARD_EVENT_LOG,
@@ -64,7 +65,11 @@ export interface CardEventStream extends CardEventBus {
    * Live events from now on, or, with `after`, every retained event after that log position first
    * (replay) and then live ones, each exactly once.
    */
-  resume(filter: CardEventFilter, after: bigint | null): AsyncIterableIterator<LoggedCardEvent>;
+  resume(
+    filter: CardEventFilter,
+    after: bigint | null,
+    weight?: SubscriberWeight,
+  ): AsyncIterableIterator<LoggedCardEvent>;
   /** History page ordered by event timestamp (then log position), after the cursor. */
   history(filter: CardEventFilter, after: HistoryCursor | null, limit: number): Promise<LoggedCardEvent[]>;
   /**
@@ -93,7 +98,12 @@ export interface CardEventStream extends CardEventBus {
 export interface EventStream<E extends LogEvent> {
   publish(event: E): Promise<PublishOutcome>;
   subscribe(filter: EventLogFilter, signal?: AbortSignal): AsyncIterableIterator<Logged<E>>;
-  resume(filter: EventLogFilter, after: bigint | null): AsyncIterableIterator<Logged<E>>;
+  /** `weight`: how many subscribers the live part counts as (a shared live execution's members). */
+  resume(
+    filter: EventLogFilter,
+    after: bigint | null,
+    weight?: SubscriberWeight,
+  ): AsyncIterableIterator<Logged<E>>;
   history(filter: EventLogFilter, after: HistoryCursor | null, limit: number): Promise<Logged<E>[]>;
   /** See {@link EventLog.byIds}. */
   byIds(tenant: string, ids: readonly string[]): Promise<Logged<E>[]>;
@@ -167,7 +177,7 @@ export async function createCardEventStream(options: CardEventStreamOptions): Pr
   return {
     ...stream,
     subscribe: (filter, signal) => stream.subscribe(cardLogFilter(filter), signal),
-    resume: (filter, after) => stream.resume(cardLogFilter(filter), after),
+    resume: (filter, after, weight) => stream.resume(cardLogFilter(filter), after, weight),
     history: (filter, after, limit) => stream.history(cardLogFilter(filter), after, limit),
   };
 }
@@ -234,10 +244,14 @@ export async function createEventStream<E extends LogEvent>(
   trimTimer.unref();
   let closing = false;
 
-  function resume(filter: EventLogFilter, after: bigint | null): AsyncIterableIterator<Logged<E>> {
+  function resume(
+    filter: EventLogFilter,
+    after: bigint | null,
+    weight?: SubscriberWeight,
+  ): AsyncIterableIterator<Logged<E>> {
     // Subscribe to live events before reading history, so nothing falls between the two; entries
     // seen in both are dropped by position.
-    const live = bus.subscribe(filter);
+    const live = bus.subscribe(filter, undefined, weight);
     let last = after;
     let replay: Logged<E>[] = [];
     let replaying = after !== null;

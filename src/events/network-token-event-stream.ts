@@ -1,4 +1,4 @@
-import type { PublishOutcome } from './card-event-bus.ts';
+import type { PublishOutcome, SubscriberWeight } from './card-event-bus.ts';
 import { createEventStream, type EventStreamOptions } from './card-event-stream.ts';
 import {
   type EventLogFilter,
@@ -40,6 +40,7 @@ export interface NetworkTokenEventStream {
   resume(
     filter: NetworkTokenEventFilter,
     after: bigint | null,
+    weight?: SubscriberWeight,
   ): AsyncIterableIterator<LoggedNetworkTokenEvent>;
   /** History page ordered by event timestamp (then log position), after the cursor. */
   history(
@@ -81,7 +82,7 @@ export async function createNetworkTokenEventStream(
   return {
     publish: (event) => stream.publish(event),
     subscribe: (filter, signal) => stream.subscribe(logFilter(filter), signal),
-    resume: (filter, after) => stream.resume(logFilter(filter), after),
+    resume: (filter, after, weight) => stream.resume(logFilter(filter), after, weight),
     history: (filter, after, limit) => stream.history(logFilter(filter), after, limit),
     byIds: (tenant, ids) => stream.byIds(tenant, ids),
     subscriberCount: (tenant) => stream.subscriberCount(tenant),

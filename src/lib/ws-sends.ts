@@ -13,44 +13,16 @@ export const SLOW_CONSUMER_CLOSE_REASON = 'Slow consumer: too much unsent data';
 /** How long a slow consumer's socket may take to complete the closing handshake before it is cut (ms). */
 const SLOW_CONSUMER_TERMINATE_MS = 1_000;
 
-const PLACEHOLDER = '\u0001cardgraph-shared-payload';
-const PLACEHOLDER_TAIL = `${JSON.stringify(PLACEHOLDER)}}`;
-/** Serialized payloads by result object: one `JSON.stringify` per shared result, however many sockets. */
-const serializedPayloads = new WeakMap<object, string>();
-/** The payload just replaced by {@link sharedPayloadReplacer}, spliced in by the next guarded send. */
-let pendingPayload: string | undefined;
-
-/**
- * graphql-ws `jsonMessageReplacer`: serializes a `next` message's payload once per result object
- * and leaves a placeholder that {@link guardSends}' `send` replaces with it. graphql-ws calls the
- * replacer and then `send` synchronously, one message at a time, so the pending payload always
- * belongs to the message being sent.
- */
-export function sharedPayloadReplacer(this: unknown, key: string, value: unknown): unknown {
-  if (key !== 'payload' || typeof value !== 'object' || value === null) return value;
-  if ((this as { type?: unknown }).type !== 'next') return value;
-  pendingPayload = serializedPayload(value);
-  return PLACEHOLDER;
-}
-
-/** `JSON.stringify(payload)`, computed once per payload object however many sockets send it. */
-export function serializedPayload(payload: object): string {
-  let serialized = serializedPayloads.get(payload);
-  if (serialized === undefined) {
-    serialized = JSON.stringify(payload);
-    serializedPayloads.set(payload, serialized);
-  }
-  return serialized;
-}
-
 /** Per-socket state of the guarded sends: a slow consumer is being closed. */
 interface GuardState {
   closing: boolean;
 }
 
 /**
- * One guarded send (see {@link guardSends}): splices in the pending shared payload, then sends with
- * `send` unless the socket's unsent data exceed `maxBufferedBytes` (then closes it as a slow consumer).
+ * One guarded send (see {@link guardSends}): sends `data` with `send` unless the socket's unsent data
+ * exceed `maxBufferedBytes` (then closes it as a slow consumer). Nothing is kept between sends: the
+ * message is whole when it comes (a live event's frame is built per member by string concatenation
+ * around the payload serialized once, src/live/hub.ts).
  */
 function guardedSend(
   socket: WebSocket,
@@ -65,11 +37,6 @@ function guardedSend(
   const callback = (typeof optionsOrCb === 'function' ? optionsOrCb : cb) as
     | ((error?: Error) => void)
     | undefined;
-  let message = data;
-  if (pendingPayload !== undefined && typeof data === 'string' && data.endsWith(PLACEHOLDER_TAIL)) {
-    message = `${data.slice(0, data.length - PLACEHOLDER_TAIL.length)}${pendingPayload}}`;
-  }
-  pendingPayload = undefined;
   if (state.closing) {
     callback?.();
     return;
@@ -82,17 +49,14 @@ function guardedSend(
     callback?.();
     return;
   }
-  send.call(socket, message, callback);
+  send.call(socket, data, callback);
 }
 
 /**
- * Wraps `socket.send` of a graphql-ws socket:
- * - splices in the payload {@link sharedPayloadReplacer} serialized (the message ends with it:
- *   graphql-ws writes `{id, type, payload}` in that order);
- * - back-pressure: when more than `maxBufferedBytes` are already queued for the socket (its client
- *   reads too slowly), the message is dropped and the socket closed with
- *   {@link SLOW_CONSUMER_CLOSE_CODE} (cut after 1 s if the close frame cannot get through), so one
- *   slow client never holds memory for, or delays, the others.
+ * Wraps `socket.send` of a graphql-ws socket with back-pressure: when more than `maxBufferedBytes`
+ * are already queued for the socket (its client reads too slowly), the message is dropped and the
+ * socket closed with {@link SLOW_CONSUMER_CLOSE_CODE} (cut after 1 s if the close frame cannot get
+ * through), so one slow client never holds memory for, or delays, the others.
  * {@link guardedWebSocketClass} does the same with no closure per socket.
  */
 export function guardSends(socket: WebSocket, maxBufferedBytes: number, onSlowConsumer?: () => void): void {

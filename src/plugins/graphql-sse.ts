@@ -1,39 +1,49 @@
 import { randomUUID } from 'node:crypto';
-import { GraphQLError } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { onTokenExpiry, tokenExpiredError, untilExpired } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import type { Logger } from '../lib/logger.ts';
 import { requestRecordOf } from '../lib/request-record.ts';
-import type { SharedSseServerContext, SharedSseStreams } from './shared-sse.ts';
+import {
+  errorsAnswer,
+  internalError,
+  JSON_CONTENT_TYPE,
+  type JsonAnswer,
+  jsonAnswer,
+} from '../lib/transport-errors.ts';
 
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  429: 'Too Many Requests',
+/**
+ * What graphql-sse's single-connection mode needs of the live-subscription hub (src/live/hub.ts, a
+ * layer above the plugins: passed in, never imported): whether `getResultForParams` answered with a
+ * member of a shared execution, and that member's results, which graphql-sse frames with the
+ * operation's id.
+ */
+export interface LiveStreams {
+  owns(result: unknown): result is { results(): AsyncGenerator<ExecutionResult, undefined, undefined> };
+}
+
+/** The server context graphql-sse's operations run with (src/runtime/index.ts `ServerContext`). */
+type LiveServerContext = {
+  viewer?: Viewer | null;
+  live?: { endsAtTokenExpiry: boolean };
 };
 
-/** graphql-sse's server-agnostic response for errors before execution: JSON `errors`, 4xx. */
-function requestErrorResponse(errors: readonly GraphQLError[] | readonly unknown[]) {
-  const status =
-    (errors as { extensions?: { http?: { status?: number } } }[]).find((e) => e.extensions?.http?.status)
-      ?.extensions?.http?.status ?? 400;
-  // As Yoga does, `extensions.http` steers the response and is not sent.
-  const body = (errors as GraphQLError[]).map((error) => {
-    const { http: _http, ...extensions } = (error.extensions ?? {}) as Record<string, unknown>;
-    return { message: error.message, ...(error.locations ? { locations: error.locations } : {}), extensions };
-  });
+/** `[body, init]` of a JSON answer, graphql-sse's server-agnostic response. */
+function asGraphqlSseResponse(answer: JsonAnswer) {
   return [
-    JSON.stringify({ errors: body }),
-    {
-      status,
-      statusText: STATUS_TEXT[status] ?? 'Bad Request',
-      headers: { 'content-type': 'application/json; charset=utf-8' },
-    },
+    answer.body,
+    { status: answer.status, statusText: answer.statusText, headers: { ...answer.headers } },
   ] as [string, { status: number; statusText: string; headers: Record<string, string> }];
+}
+
+/**
+ * graphql-sse's server-agnostic response for errors before execution: the transport error model's
+ * answer (src/lib/transport-errors.ts): JSON `errors`, the refusal's status, 500 for the internal error.
+ */
+function requestErrorResponse(errors: readonly GraphQLError[] | readonly unknown[]) {
+  return asGraphqlSseResponse(errorsAnswer(errors));
 }
 
 /**
@@ -44,22 +54,17 @@ function requestErrorResponse(errors: readonly GraphQLError[] | readonly unknown
  */
 export function authRefusal(error: GraphQLError) {
   const status = (error.extensions.http as { status?: number } | undefined)?.status ?? 401;
-  return [
-    JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.extensions.code } }] }),
-    {
-      status,
-      statusText: status === 401 ? 'Unauthorized' : 'Forbidden',
-      headers: { 'content-type': 'application/json; charset=utf-8' },
-    },
-  ] as [string, { status: number; statusText: string; headers: Record<string, string> }];
+  return asGraphqlSseResponse(
+    jsonAnswer(status, { errors: [{ message: error.message, extensions: { code: error.extensions.code } }] }),
+  );
 }
 
 /**
  * The answer graphql-sse's handler gives an operation refused before it streams (as its
  * `onSubscribe` in {@link useGraphQLSSE} answers it): `failure` is what Yoga's
- * `getResultForParams` threw (a GraphQLError is the client's mistake, anything else is logged and
- * answered `Unexpected error.`) or its result without `data` (`errors`: parse, validation, limits,
- * context). Typed as every graphql-sse refusal ({@link typedRefusal}).
+ * `getResultForParams` threw (a GraphQLError is the client's mistake; anything else is logged and
+ * answered as the internal error, 500 `internal-error`) or its result without `data` (`errors`:
+ * parse, validation, limits, context).
  * @returns the Fetch response and the codes to add to the request's access line.
  */
 export async function operationRefusal(
@@ -73,12 +78,12 @@ export async function operationRefusal(
     if (!(error instanceof GraphQLError)) {
       logger.error({ err: (error as Error)?.message }, 'graphql-sse operation failed');
     }
-    errors = [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.')];
+    errors = [error instanceof GraphQLError ? error : internalError()];
   } else {
     errors = failure.errors;
   }
   const [body, init] = requestErrorResponse(errors);
-  return typedRefusal(fetchAPI, new fetchAPI.Response(body, init));
+  return typedRefusal(fetchAPI, new fetchAPI.Response(body, init), 'POST');
 }
 
 /** A refusal of the single-connection mode: `code` in `extensions`, answered with `status`. */
@@ -118,57 +123,63 @@ export const SSE_ERROR_CODES = {
 } as const;
 
 /**
- * graphql-sse's own refusal messages (its request parsing and PROTOCOL.md's answers), each with the
- * code the gateway answers it with. A message not listed is a JSON parser's, which quotes the body.
+ * graphql-sse's own refusals (it answers them without a code), by status and the request's method:
+ * the code and message the gateway answers with. graphql-sse's own words are never passed on (a JSON
+ * parser's message quotes the body, and so any card number in it); what is known of the refusal is
+ * its status, and which request got it.
  */
-const GRAPHQL_SSE_MESSAGE_CODES: Readonly<Record<string, string>> = {
-  'Stream already open': SSE_ERROR_CODES.streamAlreadyOpen,
-  'Stream already registered': SSE_ERROR_CODES.streamAlreadyOpen,
-  'Operation with ID already exists': SSE_ERROR_CODES.operationIdInUse,
-  'Operation ID is missing': SSE_ERROR_CODES.operationIdMissing,
-  'Stream not found': SSE_ERROR_CODES.streamNotFound,
-  'Cannot perform mutations over GET': SSE_ERROR_CODES.methodNotAllowed,
-  'Unable to detect operation AST': SSE_ERROR_CODES.badRequest,
-  'Unparsable URL': SSE_ERROR_CODES.badRequest,
-  'Missing body': SSE_ERROR_CODES.badRequest,
-  'JSON body must be an object': SSE_ERROR_CODES.badRequest,
-  'Missing query': SSE_ERROR_CODES.badRequest,
-  'Invalid query': SSE_ERROR_CODES.badRequest,
-  'Invalid variables': SSE_ERROR_CODES.badRequest,
-  'Invalid extensions': SSE_ERROR_CODES.badRequest,
-};
-
-/** graphql-sse's body-less refusals, by status: the message and code the gateway answers with. */
-const GRAPHQL_SSE_STATUS_ERRORS: Readonly<Record<number, { message: string; code: string }>> = {
-  404: { message: 'Stream not found', code: SSE_ERROR_CODES.streamNotFound },
-  405: { message: 'Method not allowed', code: SSE_ERROR_CODES.methodNotAllowed },
-  406: {
-    message: 'Not acceptable: a PUT accepts text/plain, a stream text/event-stream',
-    code: SSE_ERROR_CODES.notAcceptable,
-  },
-  415: {
-    message: 'Unsupported media type: send application/json',
-    code: SSE_ERROR_CODES.unsupportedMediaType,
-  },
-};
+function graphqlSseRefusal(status: number, method: string): { code: string; message: string } {
+  switch (status) {
+    case 404:
+      return { code: SSE_ERROR_CODES.streamNotFound, message: 'No stream of this client has this token' };
+    case 405:
+      return {
+        code: SSE_ERROR_CODES.methodNotAllowed,
+        message: 'Method not allowed here (a mutation over GET, or a method graphql-sse does not have)',
+      };
+    case 406:
+      return {
+        code: SSE_ERROR_CODES.notAcceptable,
+        message: 'Not acceptable: a PUT accepts text/plain, a stream text/event-stream',
+      };
+    case 409:
+      return method === 'POST'
+        ? {
+            code: SSE_ERROR_CODES.operationIdInUse,
+            message: 'An operation with this id runs on this stream already',
+          }
+        : { code: SSE_ERROR_CODES.streamAlreadyOpen, message: 'This stream is open already' };
+    case 415:
+      return {
+        code: SSE_ERROR_CODES.unsupportedMediaType,
+        message: 'Unsupported media type: send application/json',
+      };
+    default:
+      return {
+        code: SSE_ERROR_CODES.badRequest,
+        message:
+          'Not a graphql-sse request this gateway can read: send `query` as a string, `variables` and `extensions` as JSON objects',
+      };
+  }
+}
 
 /**
  * A 4xx answer of graphql-sse itself as the gateway's refusals are: a JSON `errors` body whose every
- * error carries `extensions.code`, and no word of the client's input. graphql-sse answers a body
- * that is not JSON with the parser's message, which quotes the body (and so any card number in it):
- * that becomes Yoga's `POST body sent invalid JSON.` (`BAD_REQUEST`), as `/graphql` answers the same
- * body. An answer whose errors all carry a code already (the gateway's refusals, Yoga's results) and
- * any other status are returned as they are.
+ * error carries `extensions.code` ({@link graphqlSseRefusal}), and no word of the client's input. An
+ * answer whose errors all carry a code already (the gateway's refusals, Yoga's results) and any
+ * other status (5xx: the internal error) are returned as they are.
  * @param fetchAPI Yoga's Fetch API (its `Response` and `Headers`).
+ * @param method the request's method (a 409 of a POST is another refusal than a GET's).
  * @returns the response and the codes it carries (for the access line).
  */
 async function typedRefusal(
   fetchAPI: { Response: typeof Response; Headers: typeof Headers },
   response: Response,
+  method: string,
 ): Promise<{ response: Response; codes: string[] }> {
   if (response.status < 400 || response.status >= 500) return { response, codes: [] };
   const text = await response.text();
-  let sent: { message?: unknown; extensions?: { code?: unknown } }[] = [];
+  let sent: { extensions?: { code?: unknown } }[] = [];
   try {
     const parsed = text ? (JSON.parse(text) as { errors?: unknown }) : undefined;
     if (Array.isArray(parsed?.errors)) sent = parsed.errors;
@@ -180,28 +191,12 @@ async function typedRefusal(
   if (sent.length > 0 && sent.every((error) => typeof error.extensions?.code === 'string')) {
     return { response: new fetchAPI.Response(text, init), codes: [] };
   }
-  const errors =
-    sent.length > 0
-      ? sent.map((error) => {
-          const code =
-            typeof error.message === 'string' ? GRAPHQL_SSE_MESSAGE_CODES[error.message] : undefined;
-          return code
-            ? { message: error.message as string, extensions: { code } }
-            : { message: 'POST body sent invalid JSON.', extensions: { code: SSE_ERROR_CODES.badRequest } };
-        })
-      : [
-          {
-            message: GRAPHQL_SSE_STATUS_ERRORS[response.status]?.message ?? 'Bad request',
-            extensions: {
-              code: GRAPHQL_SSE_STATUS_ERRORS[response.status]?.code ?? SSE_ERROR_CODES.badRequest,
-            },
-          },
-        ];
-  headers.set('content-type', 'application/json; charset=utf-8');
+  const { code, message } = graphqlSseRefusal(response.status, method);
+  headers.set('content-type', JSON_CONTENT_TYPE);
   headers.delete('content-length');
   return {
-    response: new fetchAPI.Response(JSON.stringify({ errors }), init),
-    codes: errors.map((error) => error.extensions.code),
+    response: new fetchAPI.Response(JSON.stringify({ errors: [{ message, extensions: { code } }] }), init),
+    codes: [code],
   };
 }
 
@@ -266,7 +261,7 @@ function principalOf(viewer: Viewer): string {
  * (auth, per operation), execution and error masking, exactly as on `/graphql`. Unlike
  * `@graphql-yoga/plugin-graphql-sse`, which parses `params.query` itself and so skipped persisted
  * operations (and let `PERSISTED_OPERATIONS=require` be bypassed). With `sharedSse`, a live
- * subscription then joins the shared execution of its operation (src/plugins/shared-sse.ts, issue 21
+ * subscription then joins the shared execution of its operation (the live-subscription hub, src/live/hub.ts, issue 21
  * item 1) instead of running alone; a distinct-connections live subscription is served before this
  * handler by the lean path (src/server/graphql-http.ts), which hands anything else over to it.
  *
@@ -300,11 +295,11 @@ export function useGraphQLSSE(options: {
   limits: GraphQLSSELimits;
   logger: Logger;
   /**
-   * Live subscriptions join the shared executions of Yoga's SSE (issue 21 item 1): one execution
-   * and one redaction per event for every member; graphql-sse frames each member's events (its
-   * operation id). Without it every operation runs alone.
+   * Live subscriptions join the shared executions of the live-subscription hub: one execution and
+   * one redaction per event for every member, whatever its transport; graphql-sse frames each
+   * member's events (its operation id). Without it every operation runs alone.
    */
-  sharedSse?: SharedSseStreams;
+  live?: LiveStreams;
 }): Plugin {
   const { limits } = options;
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
@@ -526,11 +521,12 @@ export function useGraphQLSSE(options: {
               return requestErrorResponse(errors);
             };
             let result: Awaited<ReturnType<typeof server.getResultForParams>>;
-            const serverContext = (serverContexts.get(req.raw) ?? {}) as SharedSseServerContext;
+            const serverContext = (serverContexts.get(req.raw) ?? {}) as LiveServerContext;
             const viewer = viewers.get(req.raw);
-            if (options.sharedSse && viewer) {
-              // A live subscription joins (or starts) a shared execution (src/plugins/shared-sse.ts).
-              serverContext.sharedSse = true;
+            if (options.live && viewer) {
+              // A live subscription joins (or starts) a shared execution of the hub; its token's
+              // expiry ends it there (the stream's own token ends it below).
+              serverContext.live = { endsAtTokenExpiry: true };
               serverContext.viewer = viewer;
             }
             try {
@@ -538,15 +534,13 @@ export function useGraphQLSSE(options: {
                 { params: { ...params }, request: req.raw },
                 serverContext,
               );
-              if (options.sharedSse?.owns(result)) result = options.sharedSse.results(result);
+              if (options.live?.owns(result)) result = result.results();
             } catch (error) {
               // Thrown before execution (persisted operations' refusals): the client's mistake.
               if (!(error instanceof GraphQLError)) {
                 options.logger.error({ err: (error as Error).message }, 'graphql-sse operation failed');
               }
-              return refuseOperation([
-                error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.'),
-              ]);
+              return refuseOperation([error instanceof GraphQLError ? error : internalError()]);
             }
             // A result without `data` is a request error (parse, validation, context): answered as
             // /graphql answers it, not streamed (graphql-sse would take it for execution arguments).
@@ -578,16 +572,27 @@ export function useGraphQLSSE(options: {
         request.headers.get('accept') === 'text/event-stream' && streamTokenOf(request) !== null
           ? new AbortController()
           : undefined;
-      const handled = ending
-        ? new fetchAPI.Request(request.url, {
-            method: request.method,
-            headers: request.headers,
-            signal: ending.signal,
-          })
-        : request;
-      serverContexts.set(handled, serverContext as Record<string, unknown>);
-      return handler(handled).then(async (answered) => {
-        const { response, codes } = await typedRefusal(fetchAPI, answered);
+      return readJsonPost(request).then(async (text) => {
+        const refused = text === undefined ? undefined : precheck(request, text);
+        // graphql-sse reads the body the gateway read (a Request's body is read once).
+        const handled =
+          ending || text !== undefined
+            ? new fetchAPI.Request(request.url, {
+                method: request.method,
+                headers: request.headers,
+                signal: ending ? ending.signal : request.signal,
+                ...(text !== undefined ? { body: text } : {}),
+              })
+            : request;
+        serverContexts.set(handled, serverContext as Record<string, unknown>);
+        if (refused) {
+          requestRecordOf(serverContext as Record<string, unknown>)?.errorCodes.add(refused.code);
+          const [body, init] = refusal(refused.status, refused.code, refused.message);
+          endResponse(new fetchAPI.Response(body, init));
+          return;
+        }
+        const answered = await handler!(handled);
+        const { response, codes } = await typedRefusal(fetchAPI, answered, request.method);
         const refusedOperation = response.status >= 400 ? operationIdOf.get(handled) : undefined;
         if (refusedOperation) await forgetOperationId(refusedOperation.reservation, refusedOperation.id);
         for (const code of codes)
@@ -617,6 +622,41 @@ export function useGraphQLSSE(options: {
       });
     },
   };
+}
+
+/** The body of a `POST` with a JSON content type (what {@link precheck} reads), else undefined. */
+async function readJsonPost(request: Request): Promise<string | undefined> {
+  if (request.method !== 'POST') return undefined;
+  const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' ? request.text() : undefined;
+}
+
+/**
+ * What the gateway refuses of a `POST` itself, before graphql-sse reads it (graphql-sse's own words
+ * for these would quote the body, or be matched as English): a JSON body that does not parse
+ * (`BAD_REQUEST`, worded as `/graphql` words it), and an operation on a single-connection stream
+ * without `extensions.operationId` (`operation-id-missing`). Anything else is graphql-sse's to read.
+ */
+function precheck(
+  request: Request,
+  text: string,
+): { status: number; code: string; message: string } | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { status: 400, code: SSE_ERROR_CODES.badRequest, message: 'POST body sent invalid JSON.' };
+  }
+  if (streamTokenOf(request) === null || typeof body !== 'object' || body === null) return undefined;
+  const operationId = (body as { extensions?: { operationId?: unknown } }).extensions?.operationId;
+  if (operationId === undefined || operationId === null || operationId === '') {
+    return {
+      status: 400,
+      code: SSE_ERROR_CODES.operationIdMissing,
+      message: 'An operation on a stream needs its id: send extensions.operationId',
+    };
+  }
+  return undefined;
 }
 
 /** The single-connection stream token a request names (`X-GraphQL-Event-Stream-Token` or `?token=`), if any. */

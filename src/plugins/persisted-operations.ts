@@ -29,16 +29,7 @@ import type { Logger } from '../lib/logger.ts';
  * client then retries with the query; `PersistedQueryMismatch`); trusted-document refusals carry the
  * gateway's codes above (HTTP 400).
  */
-export type PersistedOperationsPlugin = Plugin & {
-  /**
-   * Resolves one operation's parameters as the Yoga pipeline does (same plugins, same order), for
-   * transports that do not pass through Yoga's request handling (graphql-ws). An APQ registration
-   * through it counts as authenticated: graphql-ws opens a connection only for a valid token.
-   * @returns the parameters with `query` set to the document to run.
-   * @throws GraphQLError with the codes of the table above.
-   */
-  resolveParams(params: GraphQLParams): Promise<GraphQLParams>;
-};
+export type PersistedOperationsPlugin = Plugin;
 
 /** A trusted-documents manifest: document by lowercase sha256 hex (without the `sha256:` prefix). */
 export type TrustedDocuments = ReadonlyMap<string, string>;
@@ -263,8 +254,8 @@ export const APQ_REGISTRATION_UNAUTHENTICATED = 'persisted-query-registration-un
  * (`authenticate(Authorization)`; a request without one is refused with
  * {@link APQ_REGISTRATION_UNAUTHENTICATED}, a bad token with its own 401), and the document is
  * stored only once it has parsed and passed validation (the schema's rules and the operation
- * limits), at most {@link APQ_MAX_DOCUMENT_BYTES}. `resolveParams` (graphql-ws) registers for
- * its caller, whose connection was authenticated at `connection_init`.
+ * limits), at most {@link APQ_MAX_DOCUMENT_BYTES}. An operation without an HTTP request (graphql-ws,
+ * whose connection was authenticated at `connection_init`) registers for its caller.
  */
 export function usePersistedOperations(options: {
   mode: Config['persistedOperations']['mode'];
@@ -321,7 +312,7 @@ export function usePersistedOperations(options: {
           extensions: { code: 'PERSISTED_QUERY_MISMATCH', http: { status: 400 } },
         });
       }
-      // `request` is undefined only through resolveParams (graphql-ws: authenticated connections).
+      // `request` is undefined only for graphql-ws operations: their connection was authenticated.
       if (request !== undefined && (await authenticate(request.headers.get('authorization'))) == null) {
         throw createGraphQLError(
           'Registering an automatic persisted query needs a client token: send Authorization: Bearer <token>',
@@ -386,25 +377,6 @@ export function usePersistedOperations(options: {
   return {
     onPluginInit({ addPlugin }) {
       for (const step of steps) addPlugin(step);
-    },
-    async resolveParams(initial) {
-      let params = initial;
-      for (const step of steps) {
-        await step.onParams?.({
-          params,
-          setParams: (next) => {
-            params = next;
-          },
-          // Neither library reads these outside Yoga's HTTP handling; APQ hashes with fetchAPI.crypto.
-          request: undefined as never,
-          context: {} as never,
-          fetchAPI: globalThis as never,
-          paramsHandler: undefined as never,
-          setParamsHandler: () => {},
-          setResult: () => {},
-        });
-      }
-      return params;
     },
   };
 }

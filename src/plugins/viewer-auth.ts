@@ -67,7 +67,7 @@ export function useViewerAuth(
   return {
     async onContextBuilding({ context, extendContext }) {
       const initial = context as Partial<GraphQLContext> & { request: Request; viewerRefusal?: unknown };
-      // The token was refused already (src/plugins/shared-sse.ts): the same answer, checked once.
+      // The token was refused already (the SSE road of src/server/graphql-http.ts): the same answer, checked once.
       if (initial.viewerRefusal) throw initial.viewerRefusal;
       const viewer =
         initial.viewer !== undefined

@@ -1,6 +1,6 @@
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import { GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { createTokenVerifier } from '../auth/verify-token.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import { loadExampleOperations } from '../client/example-operations.ts';
@@ -16,20 +16,15 @@ import { useCompiledExecution } from '../plugins/compiled-execution.ts';
 import { useCsrfPrevention } from '../plugins/csrf-prevention.ts';
 import { useErrorMasking } from '../plugins/error-masking.ts';
 import { developmentTokenIssuer, useLocalGraphiQL } from '../plugins/graphiql.ts';
-import { useGraphQLSSE } from '../plugins/graphql-sse.ts';
+import { type LiveStreams, useGraphQLSSE } from '../plugins/graphql-sse.ts';
 import { useIncrementalDelivery } from '../plugins/incremental-delivery.ts';
 import { useIntrospectionSwitch } from '../plugins/introspection.ts';
 import { useOperationLimits } from '../plugins/operation-limits.ts';
 import { useOperationMetrics } from '../plugins/operation-metrics.ts';
 import { useOperationTracing } from '../plugins/operation-tracing.ts';
-import {
-  loadTrustedDocuments,
-  type PersistedOperationsPlugin,
-  usePersistedOperations,
-} from '../plugins/persisted-operations.ts';
+import { loadTrustedDocuments, usePersistedOperations } from '../plugins/persisted-operations.ts';
 import { useRequestId } from '../plugins/request-id.ts';
 import { useRequestInputChecks } from '../plugins/request-input.ts';
-import { SharedSseStreams } from '../plugins/shared-sse.ts';
 import { useSharedSubscriptionResults } from '../plugins/shared-subscription-results.ts';
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
@@ -38,25 +33,31 @@ import { parserAndValidationCaches, useValidationCache } from './document-cache.
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
 export type ServerContext = {
+  /** The viewer the transport resolved already (graphql-ws at `connection_init`, the SSE roads). */
   viewer?: Viewer | null;
   requestRecord?: RequestRecord;
-  /** An SSE request the HTTP layer serves from a shared execution (src/plugins/shared-sse.ts). */
-  sharedSse?: true;
+  /** Asks the live-subscription hub (src/live/hub.ts) to serve a live subscription from a shared execution. */
+  live?: { endsAtTokenExpiry: boolean };
 };
+
+/**
+ * The live-subscription hub as the runtime sees it (src/live/hub.ts, a layer above: passed in, not
+ * imported): its Yoga plugin, and the members graphql-sse's single-connection mode reads.
+ */
+export type LiveHubPlugin = LiveStreams & { plugin(): Plugin };
 
 /** Largest GraphQL request body (bytes): Yoga's `maxRequestBodySize`, and the lean path's (src/server/graphql-http.ts). */
 export const MAX_REQUEST_BODY_BYTES = 25_000_000;
 
 /** The transport-free GraphQL runtime the servers (src/server/) answer with. */
 export interface GraphQLRuntime {
-  /** Yoga with every plugin: HTTP and SSE handle requests with it, graphql-ws uses its envelop. */
+  /**
+   * Yoga with every plugin: HTTP handles requests with it; every transport runs operations through
+   * its public `getResultForParams`.
+   */
   yoga: YogaServerInstance<ServerContext, GraphQLContext>;
-  /** Persisted operations, which graphql-ws resolves itself (Yoga's `onParams` is HTTP-only). */
-  persistedOperations: PersistedOperationsPlugin;
-  /** The client token check, which graphql-ws applies at `connection_init`. */
+  /** The client token check, which graphql-ws applies at `connection_init` and the SSE roads per request. */
   viewerAuth: ViewerAuth;
-  /** SSE subscriptions served from shared executions (the HTTP layer writes them, issue 21 item 1). */
-  sharedSse: SharedSseStreams;
 }
 
 /**
@@ -73,6 +74,8 @@ export async function createRuntime(options: {
   metrics: Metrics;
   tracing: Tracing;
   logger: Logger;
+  /** The live-subscription hub: live subscriptions of every transport share executions through it. */
+  live: LiveHubPlugin;
 }): Promise<GraphQLRuntime> {
   const { config, services, metrics, tracing, logger } = options;
   const viewerAuth = createViewerAuth(createTokenVerifier(config.auth), logger);
@@ -90,12 +93,6 @@ export async function createRuntime(options: {
     trusted,
     apqStore: options.apqStore,
     authenticate: (authorization) => viewerAuth.fromHeader(authorization),
-  });
-  const sharedSse = new SharedSseStreams({
-    viewerAuth,
-    metrics,
-    logger,
-    maxBufferedBytes: config.websocket.maxBufferedBytes,
   });
   const graphiql = config.graphql.graphiql
     ? useLocalGraphiQL({
@@ -153,19 +150,19 @@ export async function createRuntime(options: {
           maxUnopenedStreamsPerClient: config.sse.maxUnopenedStreamsPerClient,
         },
         logger,
-        sharedSse,
+        live: options.live,
       }),
       useOperationLimits({
         limits: config.operationLimits,
         fieldSuggestions: config.graphql.fieldSuggestions,
       }),
-      sharedSse.plugin(),
+      options.live.plugin(),
       // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
       useValidationCache(),
     ],
     maskedErrors: errorMasking,
   });
-  return { yoga, persistedOperations, viewerAuth, sharedSse };
+  return { yoga, viewerAuth };
 }
 
 /**

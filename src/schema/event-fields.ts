@@ -8,7 +8,7 @@ import { costExtension, EVENT_PAGE_SIZE, eventCursorArg, eventHistoryPage } from
 
 /** What the root fields of one event kind read: its durable stream (src/events). */
 interface EventStreamOf<Filter, Event> {
-  resume(filter: Filter, after: bigint | null): AsyncIterableIterator<Event>;
+  resume(filter: Filter, after: bigint | null, weight?: () => number): AsyncIterableIterator<Event>;
   history(filter: Filter, after: HistoryCursor | null, limit: number): Promise<readonly Event[]>;
 }
 
@@ -61,7 +61,10 @@ export function eventRootFields<Event extends { position: bigint; timestampMs: n
       },
       subscribe: (_root, args, context) => {
         const after = args.after ? eventCursorArg(args.after, kind.what).position : null;
-        return kind.stream(context).resume(kind.filter(context, args as Args), after);
+        // A shared live execution (src/live/) subscribes once for its members: the bus counts them.
+        return kind
+          .stream(context)
+          .resume(kind.filter(context, args as Args), after, context.liveSubscribers);
       },
       resolve: (event) => event,
     }),

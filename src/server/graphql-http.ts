@@ -20,14 +20,16 @@ import {
   refusal,
   writeJsonAnswer,
 } from '../lib/transport-errors.ts';
+import type { LiveHub } from '../live/hub.ts';
+import { isShareable } from '../live/shared-execution.ts';
 import { redactRequestResult } from '../plugins/card-data-redaction.ts';
 import { useErrorMasking } from '../plugins/error-masking.ts';
 import { authRefusal, GRAPHQL_SSE_PATH, operationRefusal } from '../plugins/graphql-sse.ts';
 import { stampRequestId } from '../plugins/request-id.ts';
 import { checkSearchParameters } from '../plugins/request-input.ts';
-import { GRAPHQL_SSE_HEADERS, type SharedSseStreams } from '../plugins/shared-sse.ts';
+import type { ViewerAuth } from '../plugins/viewer-auth.ts';
 import { MAX_REQUEST_BODY_BYTES, type ServerContext } from '../runtime/index.ts';
-import { isShareable } from './graphql-ws-sharing.ts';
+import { GRAPHQL_SSE_HEADERS, type LiveSseStreams, YOGA_SSE_HEADERS } from './live-sse.ts';
 
 /**
  * Answers one request on `/graphql`: the lean path when it applies, else Yoga's own handling.
@@ -94,7 +96,7 @@ function isLean(req: IncomingMessage): boolean {
 }
 
 /**
- * Whether the lean path serves this request as a shared SSE stream (src/plugins/shared-sse.ts,
+ * Whether the lean path serves this request as a shared SSE stream (src/live/hub.ts, src/server/live-sse.ts,
  * issue 21 item 1): `Accept: text/event-stream` alone, no `Origin`, and either a `POST /graphql`
  * with a JSON body or a `GET /graphql?…` whose `query` is a live subscription (other GETs stay
  * Yoga's). The shared-SSE params handler still hands anything it cannot share to Yoga's handling.
@@ -320,10 +322,13 @@ export function createGraphqlHttpHandler(options: {
   lean: boolean;
   metrics: Metrics;
   logger: Logger;
-  /** Serves SSE subscriptions from shared executions on the lean path (see {@link isSharedSse}). */
-  sharedSse?: SharedSseStreams;
+  /**
+   * Serves SSE live subscriptions from the live-subscription hub's shared executions on the lean
+   * path (see {@link isSharedSse}): the hub, the token check and the SSE framing of its members.
+   */
+  live?: { hub: LiveHub; viewerAuth: ViewerAuth; streams: LiveSseStreams };
 }): GraphqlHttpHandler {
-  const { yoga, metrics, logger, sharedSse } = options;
+  const { yoga, metrics, logger, live } = options;
   const requests = new Counter({
     name: 'cardgraph_graphql_http_requests_total',
     help: 'GraphQL HTTP requests by the path that answered them: lean (src/server/graphql-http.ts) or yoga.',
@@ -373,7 +378,18 @@ export function createGraphqlHttpHandler(options: {
     // The client went away in the middle of its body: the access line's 499, nothing to answer.
     if (read === undefined) return;
     const request = fetchRequest(yoga, req);
-    const serverContext = { req, res, requestRecord: record, ...(sse ? { sharedSse: true as const } : {}) };
+    const serverContext: Record<string, unknown> = { req, res, requestRecord: record };
+    if (sse && live) {
+      // The SSE road: the request's viewer first, then the hub serves a live subscription. A refused
+      // token goes on to Yoga's handling, which answers it as ever without checking it again.
+      try {
+        serverContext.viewer = await live.viewerAuth.fromHeader(req.headers.authorization ?? null);
+        serverContext.live = { endsAtTokenExpiry: true };
+      } catch (error) {
+        if (!(error instanceof GraphQLError)) throw error;
+        serverContext.viewerRefusal = error;
+      }
+    }
     let result: unknown;
     if ('refused' in read) {
       result = outsideExecution(read.refused, serverContext);
@@ -383,8 +399,8 @@ export function createGraphqlHttpHandler(options: {
       } catch (error) {
         result = outsideExecution(error, serverContext);
       }
-      if (sharedSse?.owns(result)) {
-        sharedSse.serve(res, result);
+      if (live?.hub.owns(result)) {
+        live.streams.serve(res, result, YOGA_SSE_HEADERS, record.id);
         return;
       }
     }
@@ -395,8 +411,10 @@ export function createGraphqlHttpHandler(options: {
       return;
     }
     const { mediaType, sse: streamable, listed } = negotiate(req.headers.accept);
-    if (isAsyncIterable(result)) {
-      if (streamable) {
+    // The SSE road (`Accept: text/event-stream` alone) streams whatever is not a hub member, a
+    // single result too (`next`, then `complete`), as Yoga's SSE processor answers it.
+    if (sse || isAsyncIterable(result)) {
+      if (sse || streamable) {
         await send(res, await sseProcessor(result as never, yoga.fetchAPI, 'text/event-stream'));
         return;
       }
@@ -421,15 +439,15 @@ export function createGraphqlHttpHandler(options: {
    * a shared execution: the token is checked first, as graphql-sse's `authenticate` does (a refused one
    * gets its 401 answer), the parameters are read as graphql-sse reads them, and the operation runs
    * through Yoga's `getResultForParams` (every `onParams` plugin, then the shared-SSE params handler),
-   * as graphql-sse's `onSubscribe` runs it. A member is written by {@link SharedSseStreams.serve} with
+   * as graphql-sse's `onSubscribe` runs it. A member is written by {@link LiveSseStreams.serve} with
    * graphql-sse's headers; a refused operation gets graphql-sse's refusal; a request graphql-sse
    * would read otherwise (not a live subscription, not JSON) goes to Yoga and graphql-sse unchanged.
    */
   async function answerStream(req: IncomingMessage, res: ServerResponse, record: RequestRecord) {
-    const shared = sharedSse!;
-    let viewer: Awaited<ReturnType<SharedSseStreams['viewerOf']>>;
+    const shared = live!;
+    let viewer: Awaited<ReturnType<ViewerAuth['fromHeader']>>;
     try {
-      viewer = await shared.viewerOf(req.headers.authorization ?? null);
+      viewer = await shared.viewerAuth.fromHeader(req.headers.authorization ?? null);
     } catch (error) {
       if (!(error instanceof GraphQLError)) throw error;
       viaLean.inc();
@@ -450,12 +468,12 @@ export function createGraphqlHttpHandler(options: {
     }
     viaLean.inc();
     const request = fetchRequest(yoga, req);
-    const serverContext = { req, res, requestRecord: record, sharedSse: true as const, viewer };
+    const serverContext = { req, res, requestRecord: record, live: { endsAtTokenExpiry: true }, viewer };
     let refused: Awaited<ReturnType<typeof operationRefusal>>;
     try {
       const result = await yoga.getResultForParams({ params, request }, serverContext);
-      if (shared.owns(result)) {
-        shared.serve(res, result, GRAPHQL_SSE_HEADERS);
+      if (shared.hub.owns(result)) {
+        shared.streams.serve(res, result, GRAPHQL_SSE_HEADERS, record.id);
         return;
       }
       // Not a member: a request error (token, parse, validation, limits), no `data`. An iterable
@@ -516,13 +534,13 @@ export function createGraphqlHttpHandler(options: {
   }
 
   return (req, res, record) => {
-    if (sharedSse !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
+    if (live !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
       answerStream(req, res, record).catch((error: unknown) =>
         failed(req, res, error, 'lean graphql-sse path failed'),
       );
       return;
     }
-    const sse = sharedSse !== undefined && hasPlainTarget(req) && isSharedSse(req);
+    const sse = live !== undefined && hasPlainTarget(req) && isSharedSse(req);
     if (!sse && (!hasPlainTarget(req) || !isLean(req))) {
       yogaHandle(req, res, record);
       return;

@@ -1,14 +1,20 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql';
+import {
+  buildSchema,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLFormattedError,
+  parse,
+} from 'graphql';
 import type { ServerOptions } from 'graphql-ws';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { onTokenExpiry } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import type { Config } from '../config/index.ts';
-import { sharedSubscriberCount } from '../events/card-event-bus.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Metrics } from '../lib/metrics.ts';
 import { redactPans } from '../lib/pan.ts';
 import { redactExecutionResult, redactGraphQLError } from '../lib/redaction.ts';
 import {
@@ -16,18 +22,12 @@ import {
   errorCodeOf,
   REQUEST_ID_HEADER,
   type RequestRecord,
-  requestRecordOf,
 } from '../lib/request-record.ts';
-import {
-  guardedWebSocketClass,
-  SLOW_CONSUMER_CLOSE_CODE,
-  serializedPayload,
-  sharedPayloadReplacer,
-} from '../lib/ws-sends.ts';
+import { guardedWebSocketClass, SLOW_CONSUMER_CLOSE_CODE } from '../lib/ws-sends.ts';
+import type { LiveHub, LiveServerContext, LiveSubscription } from '../live/hub.ts';
 import { withRequestId } from '../plugins/request-id.ts';
 import type { GraphQLRuntime } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
-import { isShareable, SharedSubscriptions, shareKeyOf } from './graphql-ws-sharing.ts';
 import { type GraphqlWsSockets, serveGraphqlWsSockets } from './graphql-ws-sockets.ts';
 
 /** What graphql-ws keeps per socket for us (`ctx.extra`, besides its `socket` and `request`). */
@@ -58,8 +58,8 @@ export interface GraphqlWsServerOptions {
   runtime: GraphQLRuntime;
   limits: Config['websocket'];
   logger: Logger;
-  /** Counts the members of shared executions the plugins do not see (see {@link GraphqlWsServer}). */
-  metrics?: Metrics;
+  /** The live-subscription hub the runtime's Yoga serves live subscriptions with (src/live/hub.ts). */
+  hub: LiveHub;
 }
 
 /**
@@ -70,30 +70,26 @@ export interface GraphqlWsServerOptions {
  * same instant SSE streams end). A socket holds at most `limits.maxSubscriptionsPerSocket`
  * operations: a `subscribe` takes its place before anything is awaited, so subscribe messages
  * pipelined on one socket cannot overrun the cap (issue 20 item 3); one past it fails with an `error`
- * message coded `too-many-subscriptions`. Execution goes through Yoga's envelop so plugins (limits,
- * redaction) apply alike.
+ * message coded `too-many-subscriptions`. Every operation turns into GraphQL params and the
+ * connection's viewer and runs through Yoga's public `getResultForParams`, as on every other road, so
+ * plugins (persisted operations, limits, redaction) apply alike.
  * A bad operation (syntax error, validation error, limit breach, refused context, failed execution)
  * fails only itself with an `error` message; the socket and its other subscriptions stay open.
  * Every error, result and close reason leaves through the redaction of src/lib/redaction.ts.
  *
- * Live subscriptions that are identical for their viewers share one execution
- * (src/server/graphql-ws-sharing.ts): the first goes through the whole pipeline, later ones are
- * checked (persisted operations, operation count) and join it without a context of their own. Each
- * member keeps its own request id on errors, its access-log line and its count in `metrics`
- * (`cardgraph_graphql_operations_total`, live subscriptions); errors of a shared result are counted
- * once per event.
+ * Live subscriptions that are identical for their viewers share one execution of the
+ * live-subscription hub (src/live/hub.ts, which also keeps each member's request id, access line and
+ * metrics); here only its framing (one `next` message per event, the payload serialized once for
+ * every member) and back-pressure (src/lib/ws-sends.ts) remain.
  */
 export class GraphqlWsServer implements AsyncDisposable {
   readonly #runtime: GraphQLRuntime;
   readonly #limits: Config['websocket'];
   readonly #logger: Logger;
-  readonly #metrics: Metrics | undefined;
-  readonly #sharing = new SharedSubscriptions();
+  readonly #hub: LiveHub;
   readonly #wsServer: WebSocketServer;
   /** Close and error listeners of every socket (see {@link socketListeners}). */
   readonly #listeners: ReturnType<typeof socketListeners>;
-  /** A shared result's redacted form, made once per result (see {@link GraphqlWsServer.#redactOnce}). */
-  readonly #redactedResults = new WeakMap<object, ReturnType<typeof redactExecutionResult>>();
   /** graphql-ws on the sockets (src/server/graphql-ws-sockets.ts); disposing closes them with 1001. */
   readonly #server: GraphqlWsSockets;
 
@@ -101,14 +97,14 @@ export class GraphqlWsServer implements AsyncDisposable {
     this.#runtime = options.runtime;
     this.#limits = options.limits;
     this.#logger = options.logger;
-    this.#metrics = options.metrics;
+    this.#hub = options.hub;
     const logger = this.#logger;
     this.#listeners = socketListeners(logger);
     this.#wsServer = new WebSocketServer({
       server: options.server,
       path: '/graphql',
       maxPayload: this.#limits.maxPayloadBytes,
-      // Sends guarded (one serialization per shared result, back-pressure) and close reasons
+      // Sends guarded (back-pressure) and close reasons
       // redacted (graphql-ws puts error messages in them) on the prototype, not per socket.
       WebSocket: guardedWebSocketClass(
         this.#limits.maxBufferedBytes,
@@ -123,15 +119,15 @@ export class GraphqlWsServer implements AsyncDisposable {
     this.#server = serveGraphqlWsSockets<Record<string, unknown> | undefined, WsExtra>(
       this.#wsServer,
       {
-        // One serialization per shared result (see guardedWebSocketClass).
-        jsonMessageReplacer: sharedPayloadReplacer,
         onConnect: (ctx) => this.#onConnect(ctx as WsContext),
         onClose: (ctx) => ctx.extra.cancelExpiry?.(),
-        execute: (args) => runSafely(() => (args.rootValue as EnvelopedRoot).execute!(args)),
-        subscribe: (args) => runSafely(() => this.#subscribeShared(args)),
+        // The result was made in onSubscribe (Yoga's getResultForParams): graphql-ws only sends it.
+        execute: (args) => (args.rootValue as OperationRoot).result as ExecutionResult,
+        subscribe: (args) =>
+          (args.rootValue as OperationRoot).result as AsyncIterableIterator<ExecutionResult>,
         onSubscribe: (ctx, id, payload) => this.#onSubscribe(ctx as WsContext, id, payload),
         onNext: (_ctx, _id, _payload, _args, result) => {
-          const redacted = this.#redactOnce(result);
+          const redacted = redactExecutionResult(result);
           return redacted === result ? undefined : redacted;
         },
         onComplete: (ctx, id) => {
@@ -176,10 +172,13 @@ export class GraphqlWsServer implements AsyncDisposable {
 
   /**
    * `subscribe`: takes the operation's place on the socket at once (the cap is counted before the
-   * first `await`, issue 20 item 3), then resolves persisted operations, joins a running shared
-   * execution or parses, validates and builds the context through Yoga's envelop. A refusal gives
-   * the place back and fails this operation only.
-   * @returns execution arguments, or the GraphQL errors of the refusal (redacted, with request id).
+   * first `await`, issue 20 item 3), then runs the operation through Yoga's public
+   * `getResultForParams` with the connection's viewer: every `onParams` plugin (persisted
+   * operations), then the live-subscription hub (src/live/hub.ts) for a live subscription, or
+   * Yoga's own parse, validation, context and execution. A refusal (a thrown GraphQL error, or a
+   * result without `data`) gives the place back and fails this operation only.
+   * @returns execution arguments whose `rootValue` carries the result, or the GraphQL errors of the
+   *   refusal (redacted, with request id).
    */
   async #onSubscribe(
     ctx: WsContext,
@@ -204,68 +203,42 @@ export class GraphqlWsServer implements AsyncDisposable {
       const requestId = ctx.extra.record?.id;
       return requestId ? (withRequestId({ errors: redacted }, requestId).errors as GraphQLError[]) : redacted;
     };
+    const params = {
+      query: payload.query,
+      ...(payload.operationName ? { operationName: payload.operationName } : {}),
+      ...(payload.variables ? { variables: payload.variables } : {}),
+      ...(payload.extensions ? { extensions: payload.extensions } : {}),
+    };
+    const serverContext: LiveServerContext = {
+      viewer: ctx.extra.viewer ?? null,
+      ...(ctx.extra.record ? { requestRecord: ctx.extra.record } : {}),
+      // The socket closes at the token's expiry (4403): members need no expiry of their own.
+      live: { endsAtTokenExpiry: false },
+    };
+    let result: unknown;
     try {
-      // Persisted operations resolve here as Yoga's onParams does for HTTP and SSE; a refusal
-      // (GraphQLError) fails this operation only.
-      const params = (await this.#runtime.persistedOperations.resolveParams({
-        query: payload.query,
-        ...(payload.operationName ? { operationName: payload.operationName } : {}),
-        ...(payload.variables ? { variables: payload.variables } : {}),
-        ...(payload.extensions ? { extensions: payload.extensions } : {}),
-      })) as typeof payload;
-      const viewer = ctx.extra.viewer;
-      const key = viewer
-        ? shareKeyOf(params.query, params.operationName, params.variables, viewer)
-        : undefined;
-      const running = key === undefined ? undefined : this.#sharing.get(key);
-      if (running && key !== undefined) {
-        // Joins the running execution of the same operation: parsed, validated and allowed alike.
-        const member = running.join(
-          this.#joined(ctx.extra.record, running.operationName, true),
-          this.#directDelivery(ctx.extra.socket, id, ctx.extra.record),
-        );
-        return {
-          schema: running.schema,
-          operationName: running.operationName,
-          document: running.document,
-          variableValues: params.variables ?? null,
-          contextValue: { requestRecord: ctx.extra.record },
-          // A member from now on: the execution cannot end before graphql-ws subscribes.
-          rootValue: { member } as EnvelopedRoot,
-        };
-      }
-      const { schema, execute, subscribe, contextFactory, parse, validate } = this.#runtime.yoga.getEnveloped(
-        {
-          ...ctx,
-          viewer: ctx.extra.viewer ?? null,
-          params,
-          requestRecord: ctx.extra.record,
-        } as never,
+      // No HTTP request: the connection was authenticated at connection_init.
+      result = await this.#runtime.yoga.getResultForParams(
+        { params, request: undefined as unknown as Request },
+        serverContext as never,
       );
-      // parse throws the syntax error or the token limit breach of this operation only.
-      const document = parse(params.query);
-      const errors = validate(schema, document);
-      if (errors.length > 0) return refuse(errors);
-      const contextValue = await contextFactory();
-      return {
-        schema,
-        operationName: params.operationName ?? null,
-        document,
-        variableValues: params.variables ?? null,
-        contextValue,
-        rootValue: {
-          execute,
-          subscribe,
-          ...(key !== undefined && isShareable(document, params.operationName)
-            ? { share: { key, deliver: this.#directDelivery(ctx.extra.socket, id, ctx.extra.record) } }
-            : {}),
-        } as EnvelopedRoot,
-      };
     } catch (error) {
       if (error instanceof GraphQLError) return refuse([error]);
       operations.delete(id);
       return this.#unexpected(error, id);
     }
+    if (this.#hub.owns(result)) {
+      return operationArgs(SUBSCRIPTION, liveIterator(result, ctx.extra.socket, id));
+    }
+    if (isAsyncIterable(result)) return operationArgs(SUBSCRIPTION, result);
+    const single = result as ExecutionResult;
+    // Refused before it ran (request errors: no field path): an `error` message, as graphql-ws
+    // answers those. Errors of the execution itself (a resolver refusing the subscription: its
+    // field's path) stay a result (`next`), as on the SSE roads.
+    if (!('data' in single) && single.errors?.length && single.errors.every(isRefusal)) {
+      return refuse(single.errors);
+    }
+    return operationArgs(QUERY, single);
   }
 
   /**
@@ -304,116 +277,6 @@ export class GraphqlWsServer implements AsyncDisposable {
     connection.on('close', this.#listeners.close);
     connection.removeAllListeners('error');
     connection.on('error', this.#listeners.error);
-  }
-
-  /**
-   * graphql-ws `subscribe`: joins the shared execution of the operation's key when one runs (also
-   * when another subscriber started it meanwhile), else subscribes through the envelop and, when the
-   * operation may be shared, starts sharing its source.
-   */
-  async #subscribeShared(args: Parameters<NonNullable<ServerOptions['subscribe']>>[0]) {
-    const metrics = this.#metrics;
-    const root = args.rootValue as EnvelopedRoot;
-    if (root.member) return root.member;
-    const share = root.share;
-    const running = share && this.#sharing.get(share.key);
-    if (share && running) {
-      // Another subscriber started the same execution since onSubscribe: join it.
-      return running.join(
-        this.#joined(requestRecordOf(args.contextValue), running.operationName, true),
-        share.deliver,
-      );
-    }
-    if (!share) return root.subscribe!(args);
-    // The bus subscription made for a shared execution counts its members (subscriberCount).
-    const members = { count: () => 1 };
-    const result = await sharedSubscriberCount.run(
-      () => members.count(),
-      () => root.subscribe!(args),
-    );
-    if (!isAsyncIterable(result)) return result;
-    const source = result[Symbol.asyncIterator]();
-    const again = this.#sharing.get(share.key);
-    if (again) {
-      // Started meanwhile (while this one subscribed): join it, drop this one.
-      // The plugins counted this operation already; only the live gauge follows the member.
-      void Promise.resolve(source.return?.()).catch(() => undefined);
-      return again.join(
-        this.#joined(requestRecordOf(args.contextValue), again.operationName, false),
-        share.deliver,
-      );
-    }
-    // The plugins count the shared execution as one live subscription while it runs; members are
-    // counted one by one instead (joined), so that count is taken back for the execution's life.
-    const live = { transport: 'graphql-ws' } as const;
-    metrics?.liveSubscriptions.dec(live);
-    const operationName = args.operationName ?? null;
-    const group = this.#sharing.start(
-      share.key,
-      source,
-      { schema: args.schema, document: args.document, operationName },
-      () => metrics?.liveSubscriptions.inc(live),
-    );
-    members.count = () => group.members.size;
-    return group.join(this.#joined(requestRecordOf(args.contextValue), operationName, false), share.deliver);
-  }
-
-  /**
-   * A result shared by every subscriber of an event is redacted once, and stays one object (so it is
-   * also serialized once, see sharedPayloadReplacer and serializedPayload).
-   */
-  #redactOnce(result: ExecutionResult): ExecutionResult {
-    let redacted = this.#redactedResults.get(result);
-    if (redacted === undefined) {
-      redacted = redactExecutionResult(result);
-      this.#redactedResults.set(result, redacted);
-    }
-    return redacted;
-  }
-
-  /**
-   * How a member of a shared execution receives results: written to its socket as graphql-ws would
-   * (`{"id":…,"type":"next","payload":…}`, through the guarded send and its back-pressure), with no
-   * promise, hook or serialization per subscriber. Its own request id goes on errors (the shared
-   * result carries the first member's) and their codes in its own access line.
-   */
-  #directDelivery(
-    socket: WebSocket,
-    id: string,
-    record: RequestRecord | undefined,
-  ): (result: ExecutionResult) => void {
-    // Only the id is kept per member (a flat string); the message head is built per send.
-    const idJson = JSON.stringify(id);
-    return (result) => {
-      if (socket.readyState !== socket.OPEN) return;
-      let own = result;
-      if (result.errors?.length && record) {
-        for (const error of result.errors) record.errorCodes.add(errorCodeOf(error, 'INTERNAL_SERVER_ERROR'));
-        own = withRequestId(result, record.id);
-      }
-      socket.send(`{"id":${idJson},"type":"next","payload":${serializedPayload(this.#redactOnce(own))}}`);
-    };
-  }
-
-  /**
-   * What the plugins would have recorded for a member that skipped them: its operation name in its
-   * access line, the operation (when `count`) and the live gauge, which the returned callback
-   * lowers when the member leaves.
-   */
-  #joined(
-    record: RequestRecord | undefined,
-    operationName: string | null,
-    count: boolean,
-  ): (() => void) | undefined {
-    const metrics = this.#metrics;
-    if (operationName) record?.operationNames.add(operationName);
-    if (!metrics) return undefined;
-    if (count) {
-      const operation = metrics.operationLabel(operationName);
-      metrics.operations.inc({ operation, type: 'subscription', outcome: 'success' });
-    }
-    metrics.liveSubscriptions.inc({ transport: 'graphql-ws' });
-    return () => metrics.liveSubscriptions.dec({ transport: 'graphql-ws' });
   }
 }
 
@@ -471,34 +334,81 @@ function toWsError(error: GraphQLError): GraphQLFormattedError {
 }
 
 /**
- * Runs an enveloped execute/subscribe so that a throw becomes an error result of that operation
- * (graphql-ws would otherwise close the whole socket with 4500).
+ * Whether `error` refused the operation before it ran: a request error in GraphQL's sense, which has
+ * no field `path` (syntax, validation, limits, persisted operations, variables, a refused context);
+ * an error of the execution itself names the field that raised it.
  */
-async function runSafely<T>(run: () => T | Promise<T>): Promise<T | ExecutionResult> {
-  try {
-    return await run();
-  } catch (error) {
-    return {
-      errors: [
-        error instanceof GraphQLError
-          ? redactGraphQLError(error)
-          : new GraphQLError('Unexpected error.', { extensions: { code: 'internal-error' } }),
-      ],
-    };
-  }
+function isRefusal(error: GraphQLError): boolean {
+  return error.path === undefined || error.path.length === 0;
+}
+
+/** What onSubscribe hands graphql-ws's execute/subscribe: the operation's result, made already. */
+type OperationRoot = { result: ExecutionResult | AsyncIterable<ExecutionResult> };
+
+/** Documents graphql-ws reads the operation type from (it calls subscribe or execute by it). */
+const SUBSCRIPTION = parse('subscription { __typename }');
+const QUERY = parse('{ __typename }');
+/** The schema of graphql-ws's execution arguments: not read, the result is made already. */
+const PLACEHOLDER_SCHEMA = buildSchema('type Query { _: Boolean } type Subscription { _: Boolean }');
+
+/** graphql-ws execution arguments carrying a result made by Yoga (see {@link OperationRoot}). */
+function operationArgs(
+  document: DocumentNode,
+  result: ExecutionResult | AsyncIterable<ExecutionResult>,
+): ExecutionArgs {
+  return { schema: PLACEHOLDER_SCHEMA, document, rootValue: { result } satisfies OperationRoot };
 }
 
 /**
- * Yoga's enveloped execute/subscribe, carried to graphql-ws through `rootValue`, and the shared
- * execution the operation may start or join (`deliver`: how its member receives results).
+ * A live member (src/live/hub.ts) as graphql-ws iterates it: each event is written to the socket as
+ * graphql-ws would (`{"id":…,"type":"next","payload":…}`, the payload serialized once for every
+ * member, through the guarded send and its back-pressure) and the iterator yields none; it ends
+ * when the member does (graphql-ws then sends `complete`), rejects when it fails (`error`), and its
+ * `return()` (the client's `complete`, the socket's close) leaves the execution.
  */
-type EnvelopedRoot = {
-  execute?: NonNullable<ServerOptions['execute']>;
-  subscribe?: NonNullable<ServerOptions['subscribe']>;
-  share?: { key: string; deliver: (result: ExecutionResult) => void };
-  /** The member iterator of a subscriber that joined in onSubscribe. */
-  member?: AsyncIterableIterator<ExecutionResult>;
-};
+function liveIterator(
+  subscription: LiveSubscription,
+  socket: WebSocket,
+  id: string,
+): AsyncGenerator<ExecutionResult, undefined, undefined> {
+  const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  const done: IteratorResult<ExecutionResult, undefined> = { value: undefined, done: true };
+  type Step = IteratorResult<ExecutionResult, undefined>;
+  let settle: { resolve: (step: Step) => void; reject: (error: unknown) => void } | undefined;
+  const ended = new Promise<Step>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  subscription.attach({
+    next(event) {
+      if (socket.readyState === socket.OPEN) socket.send(`${head}${event.json}}`);
+    },
+    end(failure) {
+      if (failure === undefined) settle!.resolve(done);
+      else settle!.reject(failure);
+    },
+  });
+  const iterator: AsyncGenerator<ExecutionResult, undefined, undefined> = {
+    next: () => ended,
+    return() {
+      subscription.close();
+      settle!.resolve(done);
+      return Promise.resolve(done);
+    },
+    throw(error: unknown) {
+      subscription.close();
+      settle!.resolve(done);
+      return Promise.reject(error);
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+    async [Symbol.asyncDispose]() {
+      subscription.close();
+      settle!.resolve(done);
+    },
+  };
+  return iterator;
+}
 
 function isAsyncIterable<T>(
   value: T | AsyncIterable<ExecutionResult>,

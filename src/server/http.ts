@@ -11,11 +11,13 @@ import { createRequestRecord, REQUEST_ID_HEADER, type RequestRecord } from '../l
 import type { Shutdown } from '../lib/shutdown.ts';
 import { incomingTraceContext, recordSpanFailure } from '../lib/tracing.ts';
 import { sendJson } from '../lib/transport-errors.ts';
+import type { LiveHub } from '../live/hub.ts';
 import { GRAPHIQL_ASSET_PREFIX } from '../plugins/graphiql.ts';
 import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
 import { type GraphQLRuntime, MAX_REQUEST_BODY_BYTES } from '../runtime/index.ts';
 import { writeAccessLine } from './access-line.ts';
 import { createGraphqlHttpHandler } from './graphql-http.ts';
+import { LiveSseStreams } from './live-sse.ts';
 
 /** Routes named in access lines and spans; any other path is logged as `other` (paths may carry input). */
 const ROUTES = new Set([
@@ -45,8 +47,10 @@ export interface HttpServer extends AsyncDisposable {
  */
 export function createHttpServer(options: {
   /** Its limits (`http`) and whether plain GraphQL requests take the lean path (`graphql.leanHttp`). */
-  config: Pick<Config, 'http' | 'graphql' | 'tracing'>;
+  config: Pick<Config, 'http' | 'graphql' | 'tracing' | 'websocket'>;
   runtime: GraphQLRuntime;
+  /** The live-subscription hub the SSE roads serve live subscriptions from (src/live/hub.ts). */
+  live: LiveHub;
   metrics: Metrics;
   webhooks: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   readiness: () => Promise<ReadinessReport>;
@@ -61,7 +65,12 @@ export function createHttpServer(options: {
     lean: options.config.graphql.leanHttp,
     metrics: options.metrics,
     logger,
-    sharedSse: options.runtime.sharedSse,
+    live: {
+      hub: options.live,
+      viewerAuth: options.runtime.viewerAuth,
+      // graphql-ws's limit of unsent data, so both streaming transports cut a slow client alike.
+      streams: new LiveSseStreams({ logger, maxBufferedBytes: options.config.websocket.maxBufferedBytes }),
+    },
   });
   // Tracing off (no OTEL_* exporter): no span, no trace context per request (issue 21 item 3). The
   // span would be a no-op, and upstream calls inject nothing either way: a no-op span has no valid

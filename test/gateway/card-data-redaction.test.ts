@@ -174,7 +174,10 @@ describe('card data never leaves the gateway (class 1)', () => {
         },
       ],
     });
-    expect((byId.b as { payload: { errors: { message: string }[] } }).payload.errors[0]!.message).toBe(
+    // A request error (no `data`: the variables did not coerce) is an `error` message on graphql-ws,
+    // as every transport refuses it before execution.
+    expect(byId.b).toMatchObject({ type: 'error' });
+    expect((byId.b as { payload: { message: string }[] }).payload[0]!.message).toBe(
       'Variable "$input" got invalid value at "input.cvc"; String cannot represent a non string value.',
     );
     // A subscriber id chosen by the client is quoted in the 4409 close reason.

@@ -1,6 +1,6 @@
 /**
  * graphql-sse's distinct-connections mode on `/graphql/stream` served from the shared executions of
- * Yoga's SSE (issue 21 item 1, src/plugins/shared-sse.ts, src/server/graphql-http.ts): live
+ * the live-subscription hub (src/live/hub.ts, its SSE framing src/server/live-sse.ts): live
  * subscriptions of the real graphql-sse client and of Yoga's SSE on `/graphql` join one execution,
  * each event is encoded once for every stream, the wire is graphql-sse's, and a stream ends at its
  * token's `exp` with the `token-expired` result.
@@ -8,8 +8,9 @@
 import { createClient } from 'graphql-sse';
 import { request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SharedSseStreams } from '../../src/plugins/shared-sse.ts';
-import { SharedSubscriptions } from '../../src/server/graphql-ws-sharing.ts';
+import { LiveHub, LiveSubscription } from '../../src/live/hub.ts';
+import { SharedSubscriptions } from '../../src/live/shared-execution.ts';
+import { LiveSseStreams } from '../../src/server/live-sse.ts';
 import { postNotification, useStack, waitForSubscribers } from '../support/fixtures.ts';
 import { notification } from '../support/notifications.ts';
 import { openSse, readEvents } from '../support/sse.ts';
@@ -51,7 +52,8 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
 
   it('three graphql-sse clients, a raw stream and a /graphql SSE stream: one execution, one encoding per event', async () => {
     const starts = vi.spyOn(SharedSubscriptions.prototype, 'start');
-    const serves = vi.spyOn(SharedSseStreams.prototype, 'serve');
+    const serves = vi.spyOn(LiveSseStreams.prototype, 'serve');
+    const owns = vi.spyOn(LiveHub.prototype, 'owns');
     const token = await t.stack.token({ vaults: [VAULT] });
     const clients = [1, 2, 3].map(() =>
       createClient({
@@ -79,9 +81,10 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
       // One execution for the five streams; every stream is written by the shared streams.
       expect(starts).toHaveBeenCalledTimes(1);
       expect(serves).toHaveBeenCalledTimes(5);
-      const streams = serves.mock.contexts[0] as SharedSseStreams;
+      const streams = serves.mock.contexts[0] as LiveSseStreams;
       expect(serves.mock.contexts.every((context) => context === streams)).toBe(true);
-      expect(streams.executions).toBe(1);
+      const hub = owns.mock.contexts[0] as LiveHub;
+      expect(hub.executions).toBe(1);
       expect(streams.streams).toBe(5);
       const encodedBefore = streams.eventsEncoded;
 
@@ -104,7 +107,7 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
       await waitForSubscribers(t.stack.app, VAULT, 1);
       raw.close();
       await waitForSubscribers(t.stack.app, VAULT, 0);
-      await expect.poll(() => streams.executions).toBe(0);
+      await expect.poll(() => hub.executions).toBe(0);
       expect(streams.streams).toBe(0);
     } finally {
       for (const client of clients) client.dispose();
@@ -115,7 +118,7 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
 
   it('single-connection operations join the same execution: each gets its events under its own id', async () => {
     const starts = vi.spyOn(SharedSubscriptions.prototype, 'start');
-    const members = vi.spyOn(SharedSseStreams.prototype, 'results');
+    const members = vi.spyOn(LiveSubscription.prototype, 'results');
     const token = await t.stack.token({ vaults: [VAULT] });
     const client = (singleConnection: boolean) =>
       createClient({

@@ -1,6 +1,6 @@
 /**
  * SSE subscriptions on `/graphql` served from shared executions (issue 21 item 1,
- * src/plugins/shared-sse.ts): members of one execution each end at their own token's `exp`, keep
+ * src/live/hub.ts): members of one execution each end at their own token's `exp`, keep
  * their own request id and access line, are counted one by one, and a refused token is answered
  * as before and logged once.
  */

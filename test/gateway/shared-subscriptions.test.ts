@@ -5,7 +5,7 @@ import { notification, type Stack, startStack, TEST_WEBHOOK_SECRET } from '../su
 
 /**
  * graphql-ws subscribers of the same live operation share one execution
- * (src/server/graphql-ws-sharing.ts) and still behave as separate subscriptions: each receives every
+ * (the live-subscription hub, src/live/) and still behave as separate subscriptions: each receives every
  * event, one leaving (or a different operation) changes nothing for the others, and the live counts
  * (bus subscribers, the live subscriptions gauge) follow the members.
  */

@@ -1,7 +1,7 @@
 import { GraphQLError, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { errorsOfPart, usesIncrementalDelivery } from '../../src/lib/incremental-delivery.ts';
-import { isShareable } from '../../src/server/graphql-ws-sharing.ts';
+import { isShareable } from '../../src/live/shared-execution.ts';
 
 describe('usesIncrementalDelivery', () => {
   it('finds @defer and @stream anywhere in a document, whatever their `if`', () => {

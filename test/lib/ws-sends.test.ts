@@ -1,16 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import {
-  guardedWebSocketClass,
-  guardSends,
-  SLOW_CONSUMER_CLOSE_CODE,
-  sharedPayloadReplacer,
-} from '../../src/lib/ws-sends.ts';
+import { guardedWebSocketClass, guardSends, SLOW_CONSUMER_CLOSE_CODE } from '../../src/lib/ws-sends.ts';
 
 /**
- * graphql-ws socket sends (issue 13 "Fan-out"): one serialization per shared result, and
- * back-pressure that closes a client that does not read (1013) without delaying the others.
+ * graphql-ws socket sends: back-pressure that closes a client that does not read (1013) without
+ * delaying the others.
  */
 let server: WebSocketServer | undefined;
 const clients: WebSocket[] = [];
@@ -49,44 +44,7 @@ async function listen(maxBufferedBytes: number, onSlow: () => void, guard: Guard
   return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, sockets };
 }
 
-describe.each<Guard>(['guardSends', 'guardedWebSocketClass'])('sharedPayloadReplacer + %s', (guard) => {
-  it('sends the message graphql-ws would have sent, serializing a shared payload once', async () => {
-    const { url, sockets } = await listen(1 << 20, () => undefined, guard);
-    const received: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const client = new WebSocket(url);
-      clients.push(client);
-      client.on('message', (data) => received.push(String(data)));
-      await new Promise((resolve) => client.once('open', resolve));
-    }
-    await expect.poll(() => sockets.length).toBe(2);
-    let serializations = 0;
-    const data = { cardEvents: { id: 'e1', cardId: 'CRD1', note: 'quote " and \u0001' } };
-    // Every serialization reads `data` once.
-    const payload = {
-      get data() {
-        serializations++;
-        return data;
-      },
-    };
-    for (const [i, socket] of sockets.entries()) {
-      socket.send(JSON.stringify({ id: `op${i}`, type: 'next', payload }, sharedPayloadReplacer));
-    }
-    // Messages other than `next` pass through untouched.
-    sockets[0]!.send(JSON.stringify({ type: 'pong', payload: { a: 1 } }, sharedPayloadReplacer));
-    await expect.poll(() => received.length).toBe(3);
-    expect(
-      received
-        .map((text) => JSON.parse(text))
-        .sort((a, b) => `${a.type}${a.id}`.localeCompare(`${b.type}${b.id}`)),
-    ).toEqual([
-      { id: 'op0', type: 'next', payload: { data } },
-      { id: 'op1', type: 'next', payload: { data } },
-      { type: 'pong', payload: { a: 1 } },
-    ]);
-    expect(serializations).toBe(1);
-  });
-
+describe.each<Guard>(['guardSends', 'guardedWebSocketClass'])('back-pressure of %s', (guard) => {
   it('closes a client that stops reading with 1013 while the others receive every message', async () => {
     let slowConsumers = 0;
     const { url, sockets } = await listen(1 << 20, () => slowConsumers++, guard);

@@ -1,11 +1,11 @@
 import { type ExecutionResult, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { SlowSubscriberError } from '../../src/events/card-event-bus.ts';
+import { isShareable, SharedSubscriptions, shareKeyOf } from '../../src/live/shared-execution.ts';
 import { schema } from '../../src/schema/index.ts';
-import { isShareable, SharedSubscriptions, shareKeyOf } from '../../src/server/graphql-ws-sharing.ts';
 
 /**
- * Shared graphql-ws executions (src/server/graphql-ws-sharing.ts): every member receives the same
+ * Shared graphql-ws executions (src/live/shared-execution.ts): every member receives the same
  * result objects, a slow member is ended alone with SlowSubscriberError, the last member out returns
  * the shared source, and only live subscriptions are shared.
  */
