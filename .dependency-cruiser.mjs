@@ -42,13 +42,7 @@ const layers = [
  * Upward imports tolerated for now, each with the change that removes it. Keep this list short: an
  * entry here is a debt, not a rule.
  */
-const tolerated = [
-  {
-    from: 'src/plugins/shared-sse.ts',
-    to: 'src/server/graphql-ws-sharing.ts',
-    until: 'the live-subscription hub (src/live/) takes subscription sharing from both transports',
-  },
-];
+const tolerated = [];
 
 /** A pattern matching exactly `file`. */
 const only = (file) => `^${file.replaceAll('.', '[.]')}$`;
