@@ -24,6 +24,7 @@ describe('schema compatibility with the last release (schema.released.graphql)',
     expect(report.dangerous.map(describeChange)).toEqual([
       "CardEvent: 'CardEvent' object implements 'Node' interface",
       "NetworkTokenEvent: 'NetworkTokenEvent' object implements 'Node' interface",
+      "UnmappedNotificationReason.NOT_UTF8: Enum value 'NOT_UTF8' was added to enum 'UnmappedNotificationReason'",
     ]);
     const unreleased = changelog.slice(changelog.indexOf('## [Unreleased]'), changelog.indexOf('## [1.0.0]'));
     for (const change of report.dangerous) expect(unreleased).toContain(`\`${change.path}\``);
