@@ -178,7 +178,9 @@ describe('history connections at the paged field', () => {
       expect(answer).toEqual({ status: 200, body: { data: { id: body.id, status: 'unmapped' } } });
       ids.push(body.id);
     }
-    const operator = await t.stack.token({ scopes: ['operator:read'] });
+    // Notifications naming no vault are listed only to an operator of the whole gateway: a token
+    // naming every vault it serves (both sandbox vaults).
+    const operator = await t.stack.token({ vaults: ['tntsandbox1', 'tntsandbox2'], scopes: ['operator:read'] });
     const client = new Client({
       url: `${t.stack.url}/graphql`,
       fetchOptions: { headers: { authorization: `Bearer ${operator}` } },
