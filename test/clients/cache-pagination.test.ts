@@ -180,7 +180,10 @@ describe('history connections at the paged field', () => {
     }
     // Notifications naming no vault are listed only to an operator of the whole gateway: a token
     // naming every vault it serves (both sandbox vaults).
-    const operator = await t.stack.token({ vaults: ['tntsandbox1', 'tntsandbox2'], scopes: ['operator:read'] });
+    const operator = await t.stack.token({
+      vaults: ['tntsandbox1', 'tntsandbox2'],
+      scopes: ['operator:read'],
+    });
     const client = new Client({
       url: `${t.stack.url}/graphql`,
       fetchOptions: { headers: { authorization: `Bearer ${operator}` } },
