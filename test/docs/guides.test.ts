@@ -51,12 +51,6 @@ const WRITTEN_ELSEWHERE = new Set([
   'examples/relay',
 ]);
 
-/**
- * Files that predate this check and still cite sections of the sandbox contract, a document beside
- * the repository rather than in it.
- */
-const CITES_OUTSIDE_SECTIONS = new Set(['docs/gap-decisions.md']);
-
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 function slugOf(heading: string): string {
   return heading
@@ -103,7 +97,7 @@ describe('README.md and docs/', () => {
     (path) => {
       const lines = read(path).split('\n');
       expect(lines.filter((line) => /\bissues? #?\d+|#\d+\b(?![-\w])/i.test(line))).toEqual([]);
-      if (!CITES_OUTSIDE_SECTIONS.has(path)) expect(lines.filter((line) => line.includes('§'))).toEqual([]);
+      expect(lines.filter((line) => line.includes('§'))).toEqual([]);
     },
   );
 
