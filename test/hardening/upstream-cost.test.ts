@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type ExecutionResult, print } from 'graphql';
+import { type ExecutionResult, type GraphQLFormattedError, print } from 'graphql';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphql } from '../generated/index.ts';
@@ -96,6 +96,30 @@ function gateway(env: Record<string, string>) {
     });
   }
 
+  /**
+   * Runs `document` over graphql-ws, expecting it refused before it runs: resolves with the errors
+   * of the `error` message (graphql-ws's answer to a request error), rejects on a result or on
+   * `complete`.
+   */
+  function refusedOverWebSocket(
+    query: string,
+    variables: Record<string, unknown>,
+  ): Promise<readonly GraphQLFormattedError[]> {
+    const client = stack.wsClient(token);
+    return new Promise((resolve, reject) => {
+      client.subscribe(
+        { query, variables },
+        {
+          next: (next) =>
+            reject(new Error(`expected an error message, got a result: ${JSON.stringify(next)}`)),
+          error: (error) =>
+            Array.isArray(error) ? resolve(error as GraphQLFormattedError[]) : reject(error as Error),
+          complete: () => reject(new Error('expected an error message, got complete')),
+        },
+      );
+    });
+  }
+
   /** Runs `document` over SSE (POST, Accept: text/event-stream) and resolves with its first result. */
   async function overSse(query: string, variables: Record<string, unknown>): Promise<ExecutionResult> {
     const stream = await openSse(stack.url, { query, variables }, token);
@@ -112,6 +136,7 @@ function gateway(env: Record<string, string>) {
     },
     upstreamCallsDuring,
     overWebSocket,
+    refusedOverWebSocket,
     overSse,
   };
 }
@@ -153,8 +178,14 @@ describe('default limits (NODES_MAX_IDS=100, UPSTREAM_CALL_BUDGET=100)', () => {
     });
     expect(http.calls).toEqual([]);
 
-    const ws = await g.upstreamCallsDuring(() => g.overWebSocket(print(HistoryWithCards), variables));
-    expect(codes(ws.result.errors)).toEqual(['operation-too-expensive']);
+    // graphql-ws answers a refusal before execution with an `error` message (docs/transports.md).
+    const ws = await g.upstreamCallsDuring(() => g.refusedOverWebSocket(print(HistoryWithCards), variables));
+    expect(codes(ws.result as Errors)).toEqual(['operation-too-expensive']);
+    expect(ws.result[0]).toMatchObject({
+      message:
+        'The operation may make 500 upstream calls, more than the budget of 100: ask for smaller pages (first), fewer ids or fewer joined fields',
+      extensions: { code: 'operation-too-expensive', upstreamCalls: 500 },
+    });
     expect(ws.calls).toEqual([]);
 
     const sse = await g.upstreamCallsDuring(() => g.overSse(print(HistoryWithCards), variables));
