@@ -306,10 +306,17 @@ describe('OTEL_TRUST_CLIENT_TRACE=on', () => {
         },
       )
       .toBeGreaterThanOrEqual(1);
-    const request = receiver.spans.find(
-      (span) => span.kind === SERVER && span.attributes['cardgraph.request_id'] === 'trusted-1',
-    )!;
-    expect(request).toMatchObject({ traceId: clientTrace, parentSpanId: 'b7ad6b7169203331' });
+    // The request span ends last (when the response closes), so it may come in a later export batch
+    // than the upstream spans: wait for it too.
+    await expect
+      .poll(
+        () =>
+          receiver.spans.find(
+            (span) => span.kind === SERVER && span.attributes['cardgraph.request_id'] === 'trusted-1',
+          ),
+        { timeout: 10_000 },
+      )
+      .toMatchObject({ traceId: clientTrace, parentSpanId: 'b7ad6b7169203331' });
     // A declined trace stays declined: no span of the second read.
     expect((await read('00', 'trusted-declined')).status).toBe(200);
     await stack.app.tracing.forceFlush();
