@@ -107,8 +107,10 @@ export async function startDevelopment(
 if (import.meta.main) {
   try {
     const config = loadConfig();
-    const development = await startDevelopment(config);
-    stopOnSignals(() => development.stop(), config.shutdownTimeoutMs);
+    const starting = startDevelopment(config);
+    // Before the listening line: a SIGTERM/SIGINT right after it, or during the start, stops cleanly.
+    stopOnSignals(async () => (await starting).stop(), config.shutdownTimeoutMs);
+    await starting;
   } catch (error) {
     console.error(error instanceof ConfigError || error instanceof PortInUseError ? error.message : error);
     process.exit(1);

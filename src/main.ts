@@ -12,8 +12,13 @@ import { stopOnSignals } from './server/signals.ts';
 try {
   const config = gatewayConfig(loadConfig());
   const app = buildApp(config);
-  await app.start();
-  stopOnSignals(() => app.stop(), config.shutdownTimeoutMs);
+  const starting = app.start();
+  // Before the listening line: a SIGTERM/SIGINT right after it, or during the start, stops cleanly.
+  stopOnSignals(async () => {
+    await starting;
+    await app.stop();
+  }, config.shutdownTimeoutMs);
+  await starting;
 } catch (error) {
   console.error(error instanceof ConfigError || error instanceof PortInUseError ? error.message : error);
   process.exit(1);

@@ -32,9 +32,27 @@ async function main(): Promise<void> {
     ...(config.duplicateCardCheckVaults ? { duplicateCardCheckVaults: config.duplicateCardCheckVaults } : {}),
     ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
   });
+  const starting = sandbox.start();
+  // Before the ready line: a SIGTERM/SIGINT right after it, or during the start, stops cleanly
+  // (without a listener Node ends the process by the signal itself).
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'sandbox stopping');
+    starting
+      .then(() => sandbox.stop())
+      .then(() => tracing.shutdown())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
   let url: string;
   try {
-    ({ url } = await sandbox.start());
+    ({ url } = await starting);
   } catch (error) {
     if (!(error instanceof PortInUseError)) throw error;
     // One line naming SANDBOX_PORT, no stack trace.
@@ -67,22 +85,6 @@ async function main(): Promise<void> {
     },
     'sandbox ready',
   );
-
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'sandbox stopping');
-    sandbox
-      .stop()
-      .then(() => tracing.shutdown())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
 await main();

@@ -1,7 +1,9 @@
 /**
  * Stops the process's servers on SIGTERM or SIGINT and exits: 0 once `stop` resolves, 1 when it
  * rejects or has not finished within `timeoutMs` (`SHUTDOWN_TIMEOUT_MS`, the last resort of a
- * bounded shutdown: whatever still runs then is abandoned).
+ * bounded shutdown: whatever still runs then is abandoned). Call it before the start, with a `stop`
+ * that waits for the start: until a listener is registered, Node ends the process by the signal
+ * itself (no clean stop, no exit code), and whoever sees the listening line may signal at once.
  */
 export function stopOnSignals(stop: () => Promise<void>, timeoutMs: number): void {
   const shutdown = () => {

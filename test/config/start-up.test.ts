@@ -102,6 +102,19 @@ describe('npm start', () => {
     expect(await started.stop()).toBe(0);
   }, 120_000);
 
+  it('stops with exit 0 on a SIGTERM during the start, before the gateway listens', async () => {
+    const env = { DATA_DIR: dataDir(), PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0' };
+    const started = run(
+      scriptArgs('start'),
+      env,
+      mkdtempSync(join(tmpdir(), 'cardgraph-early-stop-')),
+      /"msg":"sandbox listening"/,
+    );
+    expect(await started.matched, started.stderr()).toBeDefined();
+    expect(await started.stop(), started.stderr()).toBe(0);
+    expect(started.stdout()).toMatch(LISTENING);
+  }, 120_000);
+
   it('takes .env.example as an env file, and one with every variable empty (each is unset)', async () => {
     const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
     const directory = mkdtempSync(join(tmpdir(), 'cardgraph-empty-env-'));
