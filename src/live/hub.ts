@@ -6,7 +6,7 @@ import {
   type GraphQLSchema,
   parse,
 } from 'graphql';
-import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import { type GraphQLParams, getSSEProcessor, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { onTokenExpiry, tokenExpiredError } from '../auth/token-expiry.ts';
 import type { Viewer } from '../auth/viewer.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -37,6 +37,12 @@ export interface LiveOptions {
    * `token-expired` error. False (graphql-ws): the transport ends the whole connection then.
    */
   endsAtTokenExpiry: boolean;
+  /**
+   * True for a caller that does not know the hub (Yoga's own request handling, marked by
+   * src/plugins/live-requests.ts): a member is answered with its {@link LiveSubscription.results},
+   * an async iterable Yoga's SSE processor frames, rather than the member itself.
+   */
+  iterable?: boolean;
 }
 
 /**
@@ -239,9 +245,13 @@ export class LiveSubscription {
 /**
  * The live-subscription hub: live subscriptions that are identical for their viewers (same document
  * text, operation name, variables, vaults and scopes: {@link shareKeyOf}; no `after` argument:
- * {@link isShareable}) share one execution, whatever transport each came by. It is a Yoga plugin's
- * params handler, so every transport reaches it through Yoga's public `getResultForParams` with a
- * {@link LiveServerContext} marked `live`, after every `onParams` plugin (persisted operations):
+ * {@link isShareable}) share one execution, whatever transport each came by: it is the only place
+ * live subscriptions are shared. It is a Yoga plugin's params handler, so every road reaches it
+ * through Yoga's public `getResultForParams` with a {@link LiveServerContext} marked `live`, after
+ * every `onParams` plugin (persisted operations): the lean HTTP path's SSE road, graphql-sse and
+ * graphql-ws mark it themselves; Yoga's own request handling (and the lean path's other streaming
+ * answers) is marked by src/plugins/live-requests.ts with `iterable`, and answered with the
+ * member's {@link LiveSubscription.results}, which Yoga's SSE processor frames:
  * - the first member's operation goes through Yoga's own handling (parse, validation, limits, cost,
  *   context, subscribe: every plugin) with a context that carries no HTTP request (so the source
  *   outlives that member's token) and `liveSubscribers`, the member count the event bus counts the
@@ -261,6 +271,9 @@ export class LiveHub {
   readonly #sharing = new SharedSubscriptions();
   readonly #redacted = new WeakMap<object, ExecutionResult>();
   readonly #events = new WeakMap<object, LiveEvent>();
+  /** Server contexts answered with a member's {@link LiveSubscription.results} (`live.iterable`). */
+  readonly #pulledBy = new WeakSet<object>();
+  readonly #sseProcessor = getSSEProcessor();
   /** @internal read by {@link LiveSubscription}. */
   readonly metrics: Metrics | undefined;
   /** @internal read by {@link LiveSubscription}. */
@@ -294,6 +307,15 @@ export class LiveHub {
         type Handler = typeof paramsHandler;
         setParamsHandler(((payload: Parameters<Handler>[0]) =>
           this.#handle(payload as never, paramsHandler as never)) as Handler);
+      },
+      // Yoga's own request handling: a member it was answered with is a subscription's stream, which
+      // Yoga frames as SSE (its processors offer subscriptions nothing else); the marking plugin
+      // marks only requests that accept SSE. Yoga learns a request is a subscription's in its
+      // envelop `onSubscribe`, which a joining member skips.
+      onResultProcess: ({ result, serverContext, setResultProcessor }) => {
+        if (this.#pulledBy.has(serverContext) && isAsyncIterable(result)) {
+          setResultProcessor(this.#sseProcessor, 'text/event-stream');
+        }
       },
     };
   }
@@ -339,8 +361,13 @@ export class LiveHub {
       options,
       transport: transportLabel(record),
     };
+    const answer = (member: LiveSubscription) => {
+      if (!options.iterable) return member;
+      this.#pulledBy.add(context);
+      return member.results();
+    };
     const running = this.#sharing.get(key);
-    if (running) return this.#join(running, request, true);
+    if (running) return answer(this.#join(running, request, true));
     let document: DocumentNode | undefined;
     try {
       document = parse(params.query);
@@ -358,13 +385,13 @@ export class LiveHub {
     };
     const result = await yogaHandler({ request: undefined, params, context: shared });
     if (!isAsyncIterable(result)) return result;
-    const source = result[Symbol.asyncIterator]();
+    const source = (result as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]();
     const again = this.#sharing.get(key);
     if (again) {
       // Started meanwhile: join it and drop this one. The plugins counted this operation already,
       // and lower the live gauge they raised for it when its source ends.
       void Promise.resolve(source.return?.()).catch(() => undefined);
-      return this.#join(again, request, false);
+      return answer(this.#join(again, request, false));
     }
     // The plugins count the shared execution as one live subscription while it runs; members are
     // counted one by one instead, so that count is taken back for the execution's life.
@@ -375,7 +402,7 @@ export class LiveHub {
       this.metrics?.liveSubscriptions.inc(live),
     );
     members.count = () => group.members.size;
-    return this.#join(group, request, false);
+    return answer(this.#join(group, request, false));
   }
 
   /**
@@ -426,8 +453,4 @@ function formatError(error: GraphQLError): GraphQLFormattedError {
   } = (json.extensions ?? {}) as Record<string, unknown>;
   const { extensions: _all, ...rest } = json;
   return Object.keys(extensions).length > 0 ? { ...rest, extensions } : rest;
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult> {
-  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }

@@ -19,13 +19,13 @@ import { developmentTokenIssuer, useLocalGraphiQL } from '../plugins/graphiql.ts
 import { type LiveStreams, useGraphQLSSE } from '../plugins/graphql-sse.ts';
 import { useIncrementalDelivery } from '../plugins/incremental-delivery.ts';
 import { useIntrospectionSwitch } from '../plugins/introspection.ts';
+import { useLiveRequests } from '../plugins/live-requests.ts';
 import { useOperationLimits } from '../plugins/operation-limits.ts';
 import { useOperationMetrics } from '../plugins/operation-metrics.ts';
 import { useOperationTracing } from '../plugins/operation-tracing.ts';
 import { loadTrustedDocuments, usePersistedOperations } from '../plugins/persisted-operations.ts';
 import { useRequestId } from '../plugins/request-id.ts';
 import { useRequestInputChecks } from '../plugins/request-input.ts';
-import { useSharedSubscriptionResults } from '../plugins/shared-subscription-results.ts';
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
 import { schema, subgraphSchema } from '../schema/index.ts';
@@ -36,8 +36,11 @@ export type ServerContext = {
   /** The viewer the transport resolved already (graphql-ws at `connection_init`, the SSE roads). */
   viewer?: Viewer | null;
   requestRecord?: RequestRecord;
-  /** Asks the live-subscription hub (src/live/hub.ts) to serve a live subscription from a shared execution. */
-  live?: { endsAtTokenExpiry: boolean };
+  /**
+   * Asks the live-subscription hub (src/live/hub.ts) to serve a live subscription from a shared
+   * execution; `iterable` asks for an async iterable of its results (src/plugins/live-requests.ts).
+   */
+  live?: { endsAtTokenExpiry: boolean; iterable?: boolean };
 };
 
 /**
@@ -62,9 +65,10 @@ export interface GraphQLRuntime {
 
 /**
  * The GraphQL runtime: the schema under Yoga at `/graphql` with one plugin per concern (viewer auth,
- * incremental delivery (`@defer`, `@stream`), shared subscription results, request ids, access-line details, operation metrics and spans,
+ * incremental delivery (`@defer`, `@stream`), request ids, access-line details, operation metrics and spans,
  * GraphiQL, introspection switch, card-data redaction, token expiry, CSRF prevention, request input
- * checks, persisted operations, SSE, operation limits) and error masking. GraphiQL opens with the
+ * checks, persisted operations, SSE, operation limits), the live-subscription hub's plugin (live
+ * subscriptions of every road share its executions) and error masking. GraphiQL opens with the
  * example operations.
  */
 export async function createRuntime(options: {
@@ -126,8 +130,6 @@ export async function createRuntime(options: {
         maskError: (error, message) => errorMasking.maskError!(error, message, false),
         message: 'Unexpected error.',
       }),
-      // Before the other subscribe wrappers (tracing), so they wrap the shared execution.
-      useSharedSubscriptionResults(),
       // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
       ...(config.graphql.compiledExecution ? [useCompiledExecution({ metrics })] : []),
       useRequestId(),
@@ -156,6 +158,8 @@ export async function createRuntime(options: {
         limits: config.operationLimits,
         fieldSuggestions: config.graphql.fieldSuggestions,
       }),
+      // Yoga's own live subscriptions go to the hub too: marked here, before the hub reads the mark.
+      useLiveRequests(viewerAuth),
       options.live.plugin(),
       // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
       useValidationCache(),
