@@ -263,9 +263,11 @@ export class LiveSubscription {
  * Here, once for every transport: each member's operation name in its access line, its count in
  * `cardgraph_graphql_operations_total` and `cardgraph_graphql_live_subscriptions{transport}` (the
  * plugins count the shared execution itself as one, which is taken back while it runs), each result
- * redacted and serialized once for all members, the member's own request id (and error codes in its
- * access line) on results with errors, and (for SSE roads) the end at its token's expiry. Transports
- * keep only their framing and back-pressure ({@link LiveSink}).
+ * redacted once for all members and serialized once for the transports that write
+ * {@link LiveEvent.json} (Yoga's SSE processor serializes the `results()` it frames per stream), the
+ * member's own request id (and error codes in its access line) on results with errors, and (for
+ * SSE roads) the end at its token's expiry. Transports keep only their framing and back-pressure
+ * ({@link LiveSink}).
  */
 export class LiveHub {
   readonly #sharing = new SharedSubscriptions();
