@@ -101,7 +101,7 @@ describe('Yoga SSE with the lean path off shares the hub executions', () => {
 
   it('ends a member at its own token exp with the token-expired result under its request id; the others go on', async () => {
     const long = await t.stack.token({ vaults: [VAULT] });
-    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
+    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 4 });
     const first = await openSse(t.stack.url, { query: CARD_EVENTS }, long);
     const controller = new AbortController();
     const joined = await request(`${t.stack.url}/graphql`, {
