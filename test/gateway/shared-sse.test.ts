@@ -25,7 +25,7 @@ describe('SSE subscriptions share one execution (issue 21 item 1)', () => {
 
   it('delivers every event to each member; a member ends alone at its own token exp, the others go on', async () => {
     const long = await t.stack.token({ vaults: [VAULT] });
-    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
+    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 4 });
     const first = await openSse(t.stack.url, { query: CARD_EVENTS }, long);
     const joined = await openSse(t.stack.url, { query: CARD_EVENTS }, short);
     // The same operation over GET (EventSource-style), with its own request id.
