@@ -10,9 +10,10 @@ import { SlowSubscriberError } from '../events/card-event-bus.ts';
 import { usesIncrementalDelivery } from '../lib/incremental-delivery.ts';
 
 /**
- * Shared subscription executions of graphql-ws (issue 13 "Fan-out": a smaller per-subscriber
- * footprint). Subscribers whose operations are identical (same document text, operation name and
- * variables) and whose viewers may see the same things (same vaults and scopes) share one execution:
+ * Shared live-subscription executions of the hub (src/live/hub.ts), whatever transport each member
+ * came by (issue 13 "Fan-out": a smaller per-subscriber footprint). Subscribers whose operations are
+ * identical (same document text, operation name and variables) and whose viewers may see the same
+ * things (same vaults and scopes) share one execution:
  * one enveloped `subscribe` (its context, plugin hooks and source stream) feeds every member, and
  * each member holds only a small queue. Only live subscriptions are shared: an operation with an
  * `after` argument anywhere replays from its own position and runs alone.
