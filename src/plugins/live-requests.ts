@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Viewer } from '../auth/viewer.ts';
 import type { ViewerAuth } from './viewer-auth.ts';
 
@@ -29,6 +29,9 @@ interface LiveRequestContext {
  * the transport's ({@link useViewerAuth}); a refused token is kept there and answered by viewer auth
  * as ever (401 with its code). Register it after the plugins that rewrite parameters (persisted
  * operations) and before the hub's plugin, which reads the mark in its own `onParams`.
+ *
+ * A subscription Yoga answers 406 (its `Accept` takes no stream) is stopped at once rather than
+ * left running without a reader.
  */
 export function useLiveRequests(auth: ViewerAuth): Plugin {
   return {
@@ -47,6 +50,15 @@ export function useLiveRequests(auth: ViewerAuth): Plugin {
         }
       }
       if (server.viewer) server.live = { endsAtTokenExpiry: true, iterable: true };
+    },
+    // A subscription no result processor takes (`Accept` JSON only): Yoga answers 406 and would
+    // leave its stream running with no reader (a bus subscription and a live-gauge count for the
+    // life of the process). Registered after the plugins that wrap the stream, so `return` reaches
+    // it through them.
+    onResultProcess({ result, resultProcessor }) {
+      if (resultProcessor || !isAsyncIterable(result)) return;
+      const stream = result as Partial<AsyncIterator<unknown>>;
+      void Promise.resolve(stream.return?.()).catch(() => undefined);
     },
   };
 }

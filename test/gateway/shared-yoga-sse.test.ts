@@ -187,6 +187,25 @@ describe('Yoga SSE with the lean path off shares the hub executions', () => {
     await waitForSubscribers(t.stack.app, VAULT, 0);
   });
 
+  it('stops a subscription asking for JSON only, which Yoga answers 406', async () => {
+    const sseBefore = await gauge('sse');
+    const token = await t.stack.token({ vaults: [VAULT] });
+    const response = await request(`${t.stack.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ query: CARD_EVENTS }),
+    });
+    expect(response.statusCode).toBe(406);
+    expect(response.headers.accept).toBe('text/event-stream');
+    expect(await response.body.text()).toBe('');
+    await waitForSubscribers(t.stack.app, VAULT, 0);
+    await expect.poll(() => gauge('sse')).toBe(sseBefore);
+  });
+
   it('answers a refused token with 401 and its code, logging the refusal once', async () => {
     const response = await request(`${t.stack.url}/graphql`, {
       method: 'POST',
