@@ -9,6 +9,9 @@ import type { GraphQLContext } from '../context.ts';
  * carrying a `token-expired` error, and its source stops at that moment (no more events, no more
  * upstream reads). graphql-ws enforces the same instant by closing its socket with 4403
  * (src/server/graphql-ws.ts); its operations carry no `request` in their context and are left to that close.
+ * Live subscriptions are the live-subscription hub's (src/live/hub.ts): their shared execution has no
+ * `request` either, and the hub ends each member at its own token's `exp`; this covers the rest
+ * (resuming subscriptions, incremental delivery).
  */
 export function useTokenExpiry(): Plugin<GraphQLContext> {
   const limit = (
