@@ -469,7 +469,7 @@ export function createGraphqlHttpHandler(options: {
     viaLean.inc();
     const request = fetchRequest(yoga, req);
     const serverContext = { req, res, requestRecord: record, live: { endsAtTokenExpiry: true }, viewer };
-    let refused: Awaited<ReturnType<typeof operationRefusal>>;
+    let refused: ReturnType<typeof operationRefusal>;
     try {
       const result = await yoga.getResultForParams({ params, request }, serverContext);
       if (shared.hub.owns(result)) {
@@ -480,13 +480,9 @@ export function createGraphqlHttpHandler(options: {
       // cannot come here (a live subscription of a known viewer is always shared) and is stopped.
       if (isAsyncIterable(result)) await (result as Partial<AsyncIterator<unknown>>).return?.();
       const errors = (result as ExecutionResult | undefined)?.errors;
-      refused = await operationRefusal(
-        yoga.fetchAPI,
-        errors?.length ? { errors } : { thrown: undefined },
-        logger,
-      );
+      refused = operationRefusal(yoga.fetchAPI, errors?.length ? { errors } : { thrown: undefined }, logger);
     } catch (error) {
-      refused = await operationRefusal(yoga.fetchAPI, { thrown: error }, logger);
+      refused = operationRefusal(yoga.fetchAPI, { thrown: error }, logger);
     }
     for (const code of refused.codes) record.errorCodes.add(code);
     await send(res, refused.response);
