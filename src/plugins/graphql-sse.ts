@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import {
   createHandler,
@@ -13,12 +12,21 @@ import type { Viewer } from '../auth/viewer.ts';
 import type { Logger } from '../lib/logger.ts';
 import { requestRecordOf } from '../lib/request-record.ts';
 import {
-  errorsAnswer,
-  internalError,
-  JSON_CONTENT_TYPE,
-  type JsonAnswer,
-  jsonAnswer,
-} from '../lib/transport-errors.ts';
+  authRefusal,
+  internalErrorAnswer,
+  refusal,
+  refusedOperation,
+  SSE_ERROR_CODES,
+  typedRefusal,
+} from './graphql-sse-answers.ts';
+import {
+  type GraphQLSSELimits,
+  type Reservation,
+  type Slot,
+  StreamReservations,
+} from './graphql-sse-streams.ts';
+
+export type { GraphQLSSELimits } from './graphql-sse-streams.ts';
 
 /**
  * What graphql-sse's single-connection mode needs of the live-subscription hub (src/live/hub.ts, a
@@ -36,205 +44,12 @@ type LiveServerContext = {
   live?: { endsAtTokenExpiry: boolean };
 };
 
-/** A JSON answer as graphql-sse's server-agnostic `[body, init]`. */
-function asGraphqlSseResponse(answer: JsonAnswer) {
-  return [
-    answer.body,
-    { status: answer.status, statusText: answer.statusText, headers: { ...answer.headers } },
-  ] as [string, { status: number; statusText: string; headers: Record<string, string> }];
-}
-
-/**
- * graphql-sse's answer to a refused `Authorization` (`authenticate`'s GraphQLError with its code and
- * `http.status`, 401 when none): a JSON `errors` body with the message and code, as graphql-sse's
- * server-agnostic `[body, init]`. Also the shared distinct-connections path's answer
- * (src/server/graphql-http.ts), so both answer a refused token alike.
- */
-export function authRefusal(error: GraphQLError) {
-  const status = (error.extensions.http as { status?: number } | undefined)?.status ?? 401;
-  return asGraphqlSseResponse(
-    jsonAnswer(status, { errors: [{ message: error.message, extensions: { code: error.extensions.code } }] }),
-  );
-}
-
-/**
- * What an operation refused before it streams is answered: `failure` is what Yoga's
- * `getResultForParams` threw (a GraphQLError is the client's mistake; anything else is logged and
- * answered as the internal error, 500 `internal-error`) or its `errors` when it answered without
- * `data` (parse, validation, limits, context): the transport error model's answer of them.
- */
-function refusedOperation(failure: { thrown: unknown } | { errors: readonly unknown[] }, logger: Logger) {
-  if (!('thrown' in failure)) return asGraphqlSseResponse(errorsAnswer(failure.errors));
-  const error = failure.thrown;
-  if (error instanceof GraphQLError) return asGraphqlSseResponse(errorsAnswer([error]));
-  logger.error({ err: (error as Error)?.message }, 'graphql-sse operation failed');
-  return asGraphqlSseResponse(errorsAnswer([internalError()]));
-}
-
-/**
- * The answer graphql-sse's handler gives an operation refused before it streams (see
- * {@link refusedOperation}), for the shared distinct-connections path (src/server/graphql-http.ts).
- * @returns the Fetch response and the codes to add to the request's access line.
- */
-export function operationRefusal(
-  fetchAPI: { Response: typeof Response },
-  failure: { thrown: unknown } | { errors: readonly unknown[] },
-  logger: Logger,
-): { response: Response; codes: string[] } {
-  const { answer, codes } = typedRefusal(refusedOperation(failure, logger), 'POST');
-  return { response: new fetchAPI.Response(answer[0], answer[1]), codes };
-}
-
-/** A refusal of the single-connection mode: `code` in `extensions`, answered with `status`. */
-function refusal(status: number, code: string, message: string) {
-  return asGraphqlSseResponse(
-    errorsAnswer([new GraphQLError(message, { extensions: { code, http: { status } } })]),
-  );
-}
-
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof (value as AsyncIterable<unknown>)?.[Symbol.asyncIterator] === 'function';
 }
 
 /** Path of the graphql-sse endpoint (both modes of the graphql-sse protocol). */
 export const GRAPHQL_SSE_PATH = '/graphql/stream';
-
-/** Error codes of the single-connection mode's own refusals (JSON `errors` body, see useGraphQLSSE). */
-export const SSE_ERROR_CODES = {
-  /** 429: the stream already runs `maxOperationsPerStream` operations (graphql-ws's code). */
-  tooManyOperations: 'too-many-subscriptions',
-  /** 429: the client already holds `maxUnopenedStreamsPerClient` reserved, unopened streams. */
-  tooManyUnopenedStreams: 'too-many-unopened-streams',
-  /** 404: no stream with this token was reserved by this client (unknown, expired, closed or another client's). */
-  streamNotFound: 'stream-not-found',
-  /** 409: the stream is open already (a second `GET`). */
-  streamAlreadyOpen: 'stream-already-open',
-  /** 409: an operation with this id runs on the stream already. */
-  operationIdInUse: 'operation-id-in-use',
-  /** 400: a `POST` on a stream without `extensions.operationId`. */
-  operationIdMissing: 'operation-id-missing',
-  /** 405: a method the protocol does not have, or a mutation over `GET`. */
-  methodNotAllowed: 'method-not-allowed',
-  /** 406: a `PUT` that does not accept `text/plain`, or a `GET` stream that does not accept `text/event-stream`. */
-  notAcceptable: 'not-acceptable',
-  /** 415: a `POST` whose body is not `application/json`. */
-  unsupportedMediaType: 'unsupported-media-type',
-  /** 400: a request graphql-sse could not read (Yoga's code for the same on `/graphql`); a `DELETE` without `?operationId=`. */
-  badRequest: 'BAD_REQUEST',
-} as const;
-
-/**
- * graphql-sse's own refusals (it answers them without a code), by status and the request's method:
- * the code and message the gateway answers with. graphql-sse's own words are never passed on (a JSON
- * parser's message quotes the body, and so any card number in it); what is known of the refusal is
- * its status, and which request got it.
- */
-function graphqlSseRefusal(status: number, method: string): { code: string; message: string } {
-  switch (status) {
-    case 404:
-      return { code: SSE_ERROR_CODES.streamNotFound, message: 'No stream of this client has this token' };
-    case 405:
-      return {
-        code: SSE_ERROR_CODES.methodNotAllowed,
-        message: 'Method not allowed here (a mutation over GET, or a method graphql-sse does not have)',
-      };
-    case 406:
-      return {
-        code: SSE_ERROR_CODES.notAcceptable,
-        message: 'Not acceptable: a PUT accepts text/plain, a stream text/event-stream',
-      };
-    case 409:
-      return method === 'POST'
-        ? {
-            code: SSE_ERROR_CODES.operationIdInUse,
-            message: 'An operation with this id runs on this stream already',
-          }
-        : { code: SSE_ERROR_CODES.streamAlreadyOpen, message: 'This stream is open already' };
-    case 415:
-      return {
-        code: SSE_ERROR_CODES.unsupportedMediaType,
-        message: 'Unsupported media type: send application/json',
-      };
-    default:
-      return {
-        code: SSE_ERROR_CODES.badRequest,
-        message:
-          'Not a graphql-sse request this gateway can read: send `query` as a string, `variables` and `extensions` as JSON objects',
-      };
-  }
-}
-
-/**
- * A 4xx answer as the gateway's refusals are: a JSON `errors` body whose every error carries
- * `extensions.code`, and no word of the client's input. An answer whose errors all carry a code
- * already (the gateway's refusals, Yoga's results) and any other status (5xx: the internal error) is
- * kept; any other (graphql-sse's own, uncoded) is replaced by {@link graphqlSseRefusal}'s.
- * @param method the request's method (a 409 of a POST is another refusal than a GET's).
- * @returns the answer and the codes it was given here (for the access line).
- */
-function typedRefusal(
-  answer: readonly [string | null, GraphqlSseResponse[1]],
-  method: string,
-): { answer: readonly [string | null, GraphqlSseResponse[1]]; codes: string[] } {
-  const [body, init] = answer;
-  if (init.status < 400 || init.status >= 500) return { answer, codes: [] };
-  let sent: { extensions?: { code?: unknown } }[] = [];
-  try {
-    const parsed = body ? (JSON.parse(body) as { errors?: unknown }) : undefined;
-    if (Array.isArray(parsed?.errors)) sent = parsed.errors;
-  } catch {
-    // Not JSON: answered from the status below.
-  }
-  if (sent.length > 0 && sent.every((error) => typeof error.extensions?.code === 'string')) {
-    return { answer, codes: [] };
-  }
-  const { code, message } = graphqlSseRefusal(init.status, method);
-  const headers = { ...init.headers, 'content-type': JSON_CONTENT_TYPE };
-  return {
-    answer: [JSON.stringify({ errors: [{ message, extensions: { code } }] }), { ...init, headers }],
-    codes: [code],
-  };
-}
-
-/** Limits of the single-connection mode (src/config.ts: `websocket`, `sse`). */
-export interface GraphQLSSELimits {
-  /** Operations one stream may run at once (graphql-ws's `maxSubscriptionsPerSocket`). */
-  maxOperationsPerStream: number;
-  /** Time (ms) a reserved stream has to be opened by its GET before it is dropped (graphql-ws's `connectionInitTimeoutMs`). */
-  reservationTimeoutMs: number;
-  /** Reserved, unopened streams one client (token subject and vaults) may hold at once. */
-  maxUnopenedStreamsPerClient: number;
-}
-
-/** An operation's place on its stream; the object tells a reused id's slot from the old one's. */
-interface Slot {
-  /** graphql-sse has its result (it streams it until it completes or is stopped). */
-  started: boolean;
-}
-
-/** One single-connection stream (a PUT's token), from the PUT until its GET stream ends or it expires. */
-interface Reservation {
-  token: string;
-  /** Who reserved it: {@link principalOf} the token's viewer. */
-  principal: string;
-  /** Its GET has been accepted (no longer counts as unopened, no expiry). */
-  opened: boolean;
-  /**
-   * It takes no more operations: its GET's token expired (its stream ends once its started operations
-   * have completed) or its stream ended. Operations still starting on it end at once.
-   */
-  closed: boolean;
-  /**
-   * Running operations by operation id: every id graphql-sse holds on the stream, taken before
-   * graphql-sse takes it and given back after graphql-sse has (see {@link useGraphQLSSE}).
-   */
-  operations: Map<string, Slot>;
-  /** Ends its started operations with a `token-expired` result (see `untilExpired`). */
-  expireOperations: Set<() => void>;
-  /** Ends its opened GET stream through graphql-sse's own cleanup. */
-  endStream?: () => void;
-  expiry?: NodeJS.Timeout;
-}
 
 /** An operation of a `POST` on a stream, run before graphql-sse reserves its id. */
 interface StreamOperation {
@@ -346,71 +161,13 @@ export function useGraphQLSSE(options: {
   live?: LiveStreams;
 }): Plugin {
   const { limits, logger } = options;
-  /** Single-connection streams by token. */
-  const reservations = new Map<string, Reservation>();
-  /** Unopened reservations per principal. */
-  const unopened = new Map<string, number>();
+  const streams = new StreamReservations(limits, (reservation) => {
+    drop(reservation).catch((error: unknown) =>
+      logger.error({ err: (error as Error).message }, 'graphql-sse reservation not dropped'),
+    );
+  });
   let server: YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
 
-  const countUnopened = (principal: string, delta: number) => {
-    const count = (unopened.get(principal) ?? 0) + delta;
-    if (count > 0) unopened.set(principal, count);
-    else unopened.delete(principal);
-  };
-  const markOpened = (reservation: Reservation) => {
-    if (reservation.opened) return;
-    reservation.opened = true;
-    clearTimeout(reservation.expiry);
-    countUnopened(reservation.principal, -1);
-  };
-  /** Takes a reservation out of use (idempotent): requests naming it get 404 from now on. */
-  const close = (reservation: Reservation) => {
-    reservation.closed = true;
-    if (reservations.get(reservation.token) === reservation) reservations.delete(reservation.token);
-  };
-  /** Forgets a reservation (idempotent); its graphql-sse stream is gone or going. */
-  const release = (reservation: Reservation) => {
-    close(reservation);
-    markOpened(reservation);
-    reservation.operations.clear();
-    reservation.expireOperations.clear();
-    reservation.endStream = undefined;
-  };
-  /** Ends an expired reservation's stream once none of its operations is still being written. */
-  const endWhenIdle = (reservation: Reservation) => {
-    if (!reservation.closed || [...reservation.operations.values()].some((slot) => slot.started)) return;
-    const endStream = reservation.endStream;
-    reservation.endStream = undefined;
-    endStream?.();
-  };
-  /**
-   * The token the opening GET was opened with expired: the stream takes no more requests, its
-   * started operations end with a `token-expired` result, then (their `complete` written) the stream
-   * ends.
-   */
-  const expireStream = (reservation: Reservation) => {
-    if (reservation.closed) return;
-    close(reservation);
-    const expire = [...reservation.expireOperations];
-    reservation.expireOperations.clear();
-    for (const end of expire) end();
-    endWhenIdle(reservation);
-  };
-  /** `untilExpired`'s watch of an operation on `reservation`: it ends with the stream's token. */
-  const watchExpiry = (reservation: Reservation) => (expire: () => void) => {
-    if (reservation.closed) {
-      expire();
-      return () => {};
-    }
-    reservation.expireOperations.add(expire);
-    return () => reservation.expireOperations.delete(expire);
-  };
-  /** Gives operation `id` back to its stream (`slot`: only while it is still that operation's). */
-  const free = (reservation: Reservation, id: string, slot?: Slot) => {
-    if (slot && reservation.operations.get(id) !== slot) return;
-    reservation.operations.delete(id);
-    endWhenIdle(reservation);
-  };
   /** A refusal of {@link refusal}, its code also in the request's access line. */
   const refuse = (state: RequestState, status: number, code: string, message: string) => {
     requestRecordOf(state.serverContext)?.errorCodes.add(code);
@@ -454,15 +211,15 @@ export function useGraphQLSSE(options: {
       return { result: executed as Awaited<OperationResult> };
     }
     const stream = reservation
-      ? untilExpired(result, watchExpiry(reservation), () => ({ errors: [tokenExpiredError()] }))
+      ? untilExpired(result, streams.watchExpiry(reservation), () => ({ errors: [tokenExpiredError()] }))
       : result;
     return { result: stoppable(stream) as Awaited<OperationResult> };
   };
 
   /** A `PUT`: a new stream of the server's token, within the client's unopened streams. */
   const reserve = (state: RequestState, principal: string) => {
-    // Counted and taken in one synchronous step, so simultaneous PUTs cannot overrun the cap.
-    if ((unopened.get(principal) ?? 0) >= limits.maxUnopenedStreamsPerClient) {
+    const reservation = streams.reserve(principal);
+    if (!reservation) {
       return refuse(
         state,
         429,
@@ -470,21 +227,6 @@ export function useGraphQLSSE(options: {
         `At most ${limits.maxUnopenedStreamsPerClient} unopened streams per client: open (GET) a reserved stream first`,
       );
     }
-    const reservation: Reservation = {
-      token: randomUUID(),
-      principal,
-      opened: false,
-      closed: false,
-      operations: new Map(),
-      expireOperations: new Set(),
-    };
-    reservation.expiry = setTimeout(() => {
-      drop(reservation).catch((error: unknown) =>
-        logger.error({ err: (error as Error).message }, 'graphql-sse reservation not dropped'),
-      );
-    }, limits.reservationTimeoutMs).unref();
-    reservations.set(reservation.token, reservation);
-    countUnopened(principal, 1);
     state.reserved = reservation;
     return reservation.token;
   };
@@ -510,7 +252,8 @@ export function useGraphQLSSE(options: {
     }
     const params = graphqlSseParams(body);
     if (!params || !acceptsJson(req.headers.get('accept'))) return reservation.token;
-    if (reservation.operations.has(id)) {
+    const slot = streams.take(reservation, id);
+    if (slot === 'in-use') {
       return refuse(
         req.context,
         409,
@@ -518,9 +261,7 @@ export function useGraphQLSSE(options: {
         'An operation with this id runs on this stream already',
       );
     }
-    // Counted and taken in one synchronous step (no `await` between the check and the `set`), so
-    // simultaneous POSTs on one stream cannot overrun the cap.
-    if (reservation.operations.size >= limits.maxOperationsPerStream) {
+    if (slot === 'full') {
       return refuse(
         req.context,
         429,
@@ -528,11 +269,9 @@ export function useGraphQLSSE(options: {
         `At most ${limits.maxOperationsPerStream} operations per connection`,
       );
     }
-    const slot: Slot = { started: false };
-    reservation.operations.set(id, slot);
     const ran = await run(req, params, reservation);
     if ('refused' in ran) {
-      free(reservation, id, slot);
+      streams.free(reservation, id, slot);
       return ran.refused;
     }
     req.context.operation = { reservation, id, slot, result: ran.result };
@@ -570,8 +309,8 @@ export function useGraphQLSSE(options: {
     const eventStream = req.headers.get('accept') === 'text/event-stream';
     // Distinct connections mode: no token, one stream per request.
     if (token === null && eventStream) return null;
-    const reservation = token === null ? undefined : reservations.get(token);
-    if (!reservation || reservation.principal !== principal) {
+    const reservation = streams.find(token, principal);
+    if (!reservation) {
       return refuse(
         state,
         404,
@@ -585,7 +324,7 @@ export function useGraphQLSSE(options: {
     if (eventStream) {
       // Opens the stream (graphql-sse answers 409 when it is open already).
       state.opens = !reservation.opened;
-      markOpened(reservation);
+      streams.open(reservation);
     } else if (req.method === 'POST' && body !== undefined) {
       return prepare(req, reservation, body);
     }
@@ -607,7 +346,7 @@ export function useGraphQLSSE(options: {
     // that finds it free here reaches graphql-sse's own check.
     onComplete(_ctx, req) {
       const operation = req.context.operation;
-      if (operation) free(operation.reservation, operation.id, operation.slot);
+      if (operation) streams.free(operation.reservation, operation.id, operation.slot);
     },
   });
 
@@ -621,7 +360,7 @@ export function useGraphQLSSE(options: {
    */
   const drop = async (reservation: Reservation) => {
     if (reservation.opened) return;
-    release(reservation);
+    streams.release(reservation);
     const [body] = await handler({
       method: 'GET',
       url: GRAPHQL_SSE_PATH,
@@ -638,28 +377,28 @@ export function useGraphQLSSE(options: {
     const [body, init] = answered;
     const { reservation, operation, reserved } = state;
     // graphql-sse did not reserve it (406: a PUT that does not accept text/plain).
-    if (reserved && init.status !== 201) release(reserved);
+    if (reserved && init.status !== 201) streams.release(reserved);
     if (operation && init.status !== 202) {
       // graphql-sse did not take the operation (its stream went meanwhile): stopped, id given back.
-      free(operation.reservation, operation.id, operation.slot);
+      streams.free(operation.reservation, operation.id, operation.slot);
       const result = operation.result as Partial<AsyncGenerator>;
       result.return?.(undefined).catch(() => {});
     }
     if (request.method === 'DELETE' && reservation && init.status === 200) {
       // graphql-sse has deleted the id (and stopped its operation): the gateway gives it back now.
       const id = new URL(request.url, 'http://localhost').searchParams.get('operationId');
-      if (id !== null) free(reservation, id);
+      if (id !== null) streams.free(reservation, id);
     }
     if (body !== null && typeof body !== 'string') {
       if (!state.opens || !reservation) return streamResponse(request, body, init, () => {});
-      const cancelExpiry = onTokenExpiry(state.viewer!.expiresAt, () => expireStream(reservation));
+      const cancelExpiry = onTokenExpiry(state.viewer!.expiresAt, () => streams.expire(reservation));
       reservation.endStream = () => void body.return(undefined);
       return streamResponse(request, body, init, () => {
         cancelExpiry();
-        release(reservation);
+        streams.release(reservation);
       });
     }
-    if (state.opens && reservation) release(reservation);
+    if (state.opens && reservation) streams.release(reservation);
     const typed = typedRefusal([body, init], request.method);
     for (const code of typed.codes) requestRecordOf(state.serverContext)?.errorCodes.add(code);
     return new server.fetchAPI.Response(typed.answer[0], typed.answer[1]);
@@ -727,7 +466,7 @@ export function useGraphQLSSE(options: {
       });
     } catch (error) {
       logger.error({ err: (error as Error)?.message }, 'graphql-sse request failed');
-      answered = asGraphqlSseResponse(errorsAnswer([internalError()]));
+      answered = internalErrorAnswer();
     }
     return respond(request, state, answered);
   };
