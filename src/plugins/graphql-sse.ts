@@ -391,8 +391,8 @@ export function useGraphQLSSE(options: {
     }
     if (body !== null && typeof body !== 'string') {
       if (!state.opens || !reservation) return streamResponse(request, body, init, () => {});
-      const cancelExpiry = onTokenExpiry(state.viewer!.expiresAt, () => streams.expire(reservation));
       reservation.endStream = () => void body.return(undefined);
+      const cancelExpiry = onTokenExpiry(state.viewer!.expiresAt, () => streams.expire(reservation));
       return streamResponse(request, body, init, () => {
         cancelExpiry();
         streams.release(reservation);
@@ -465,7 +465,9 @@ export function useGraphQLSSE(options: {
         context: state,
       });
     } catch (error) {
-      logger.error({ err: (error as Error)?.message }, 'graphql-sse request failed');
+      // A client gone mid-body is not a gateway failure (its answer is not read).
+      if (!request.signal.aborted)
+        logger.error({ err: (error as Error)?.message }, 'graphql-sse request failed');
       answered = internalErrorAnswer();
     }
     return respond(request, state, answered);

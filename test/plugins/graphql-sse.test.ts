@@ -13,15 +13,32 @@ import { captureLogger } from '../support/fixtures.ts';
  * free on its stream.
  */
 
+/** `ticks` subscriptions running now (each ends when its source is returned). */
+let ticking = 0;
+
 const schema = createSchema({
   typeDefs: 'type Query { fine: String } type Subscription { ticks: Int }',
   resolvers: {
     Query: { fine: () => 'ok' },
     Subscription: {
       ticks: {
-        async *subscribe() {
-          yield { ticks: 1 };
-          await new Promise(() => {});
+        // One tick, then none: a source that ends only when it is returned.
+        subscribe: () => {
+          ticking++;
+          let ticked = false;
+          const source: AsyncIterableIterator<{ ticks: number }> = {
+            next: () => {
+              if (ticked) return new Promise(() => {});
+              ticked = true;
+              return Promise.resolve({ value: { ticks: 1 }, done: false });
+            },
+            return: () => {
+              ticking--;
+              return Promise.resolve({ value: undefined, done: true });
+            },
+            [Symbol.asyncIterator]: () => source,
+          };
+          return source;
         },
       },
     },
@@ -42,11 +59,13 @@ const VIEWER: Viewer = {
   expiresAt: Date.now() + 3_600_000,
 };
 
+const RESERVATION_TIMEOUT_MS = 500;
 const { logger, lines } = captureLogger();
-let server: Server;
-let url = '';
+const servers: Server[] = [];
+/** `/graphql/stream` of a server whose streams never time out, and of one whose do quickly. */
+const urls = { lasting: '', expiring: '' };
 
-beforeAll(async () => {
+async function start(reservationTimeoutMs: number): Promise<string> {
   const yoga = createYoga({
     schema,
     plugins: [
@@ -56,18 +75,24 @@ beforeAll(async () => {
           if (authorization === 'Bearer broken') throw new Error('token store down: hunter2');
           return VIEWER;
         },
-        limits: { maxOperationsPerStream: 2, reservationTimeoutMs: 10_000, maxUnopenedStreamsPerClient: 2 },
+        limits: { maxOperationsPerStream: 2, reservationTimeoutMs, maxUnopenedStreamsPerClient: 1 },
         logger,
       }),
       explodeInParams,
     ],
   });
-  server = createServer(yoga);
-  url = `${await listen(server, 0, '127.0.0.1', 'PORT')}/graphql/stream`;
+  const server = createServer(yoga);
+  servers.push(server);
+  return `${await listen(server, 0, '127.0.0.1', 'PORT')}/graphql/stream`;
+}
+
+beforeAll(async () => {
+  urls.lasting = await start(60_000);
+  urls.expiring = await start(RESERVATION_TIMEOUT_MS);
 });
 
 afterAll(async () => {
-  await closeNow(server);
+  await Promise.all(servers.map((server) => closeNow(server)));
 });
 
 const INTERNAL_ERROR = {
@@ -84,7 +109,10 @@ async function answer(response: Response) {
 
 describe('graphql-sse: a failure inside its hooks', () => {
   it('answers a failing token check 500 internal-error, logged and not sent', async () => {
-    const response = await fetch(url, { method: 'PUT', headers: { authorization: 'Bearer broken' } });
+    const response = await fetch(urls.lasting, {
+      method: 'PUT',
+      headers: { authorization: 'Bearer broken' },
+    });
     expect(await answer(response)).toEqual({
       status: 500,
       contentType: 'application/json; charset=utf-8',
@@ -102,7 +130,7 @@ describe('graphql-sse: a failure inside its hooks', () => {
     const headers = { authorization: 'Bearer ok', 'content-type': 'application/json' };
     const explode = { query: 'query Explode { fine }', operationName: 'Explode' };
     // Distinct connections: one event stream per operation.
-    const distinct = await fetch(url, {
+    const distinct = await fetch(urls.lasting, {
       method: 'POST',
       headers: { ...headers, accept: 'text/event-stream' },
       body: JSON.stringify(explode),
@@ -114,10 +142,10 @@ describe('graphql-sse: a failure inside its hooks', () => {
     });
 
     // Single connection: the operation is refused before graphql-sse takes its id.
-    const put = await fetch(url, { method: 'PUT', headers });
+    const put = await fetch(urls.lasting, { method: 'PUT', headers });
     expect(put.status).toBe(201);
     const stream = { ...headers, 'x-graphql-event-stream-token': await put.text() };
-    const refused = await fetch(url, {
+    const refused = await fetch(urls.lasting, {
       method: 'POST',
       headers: stream,
       body: JSON.stringify({ ...explode, extensions: { operationId: 'op-1' } }),
@@ -127,7 +155,7 @@ describe('graphql-sse: a failure inside its hooks', () => {
       contentType: 'application/json; charset=utf-8',
       body: INTERNAL_ERROR,
     });
-    const again = await fetch(url, {
+    const again = await fetch(urls.lasting, {
       method: 'POST',
       headers: stream,
       body: JSON.stringify({ query: '{ fine }', extensions: { operationId: 'op-1' } }),
@@ -138,5 +166,39 @@ describe('graphql-sse: a failure inside its hooks', () => {
         (line) => line.includes('graphql-sse operation failed') && line.includes('params hook exploded'),
       ),
     ).toHaveLength(2);
+  });
+});
+
+describe('graphql-sse: a stream not opened in time', () => {
+  it("is dropped through graphql-sse's handler: the operations started on it stop, its token is unknown", async () => {
+    const headers = { authorization: 'Bearer ok', 'content-type': 'application/json' };
+    const put = await fetch(urls.expiring, { method: 'PUT', headers });
+    expect(put.status).toBe(201);
+    const token = await put.text();
+    const stream = { ...headers, 'x-graphql-event-stream-token': token };
+    const posted = await fetch(urls.expiring, {
+      method: 'POST',
+      headers: stream,
+      body: JSON.stringify({ query: 'subscription { ticks }', extensions: { operationId: 'op-1' } }),
+    });
+    expect(posted.status).toBe(202);
+    expect(ticking).toBe(1);
+    // The client holds its one unopened stream.
+    expect((await fetch(urls.expiring, { method: 'PUT', headers })).status).toBe(429);
+
+    // graphql-sse ends the operation's source when it drops the stream; nothing else returns it.
+    await expect.poll(() => ticking, { timeout: RESERVATION_TIMEOUT_MS + 5_000 }).toBe(0);
+    const opened = await fetch(urls.expiring, { headers: { ...stream, accept: 'text/event-stream' } });
+    expect(opened.status).toBe(404);
+    expect(await opened.json()).toEqual({
+      errors: [
+        {
+          message: 'No stream of this client has this token (expired, closed or never reserved)',
+          extensions: { code: 'stream-not-found' },
+        },
+      ],
+    });
+    // Its place is free again.
+    expect((await fetch(urls.expiring, { method: 'PUT', headers })).status).toBe(201);
   });
 });
