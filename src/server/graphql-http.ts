@@ -24,7 +24,8 @@ import type { LiveHub } from '../live/hub.ts';
 import { isShareable } from '../live/shared-execution.ts';
 import { redactRequestResult } from '../plugins/card-data-redaction.ts';
 import { useErrorMasking } from '../plugins/error-masking.ts';
-import { authRefusal, GRAPHQL_SSE_PATH, operationRefusal } from '../plugins/graphql-sse.ts';
+import { GRAPHQL_SSE_PATH } from '../plugins/graphql-sse.ts';
+import { authRefusal, operationRefusal } from '../plugins/graphql-sse-answers.ts';
 import { stampRequestId } from '../plugins/request-id.ts';
 import { checkSearchParameters } from '../plugins/request-input.ts';
 import type { ViewerAuth } from '../plugins/viewer-auth.ts';
@@ -469,7 +470,7 @@ export function createGraphqlHttpHandler(options: {
     viaLean.inc();
     const request = fetchRequest(yoga, req);
     const serverContext = { req, res, requestRecord: record, live: { endsAtTokenExpiry: true }, viewer };
-    let refused: Awaited<ReturnType<typeof operationRefusal>>;
+    let refused: ReturnType<typeof operationRefusal>;
     try {
       const result = await yoga.getResultForParams({ params, request }, serverContext);
       if (shared.hub.owns(result)) {
@@ -480,13 +481,9 @@ export function createGraphqlHttpHandler(options: {
       // cannot come here (a live subscription of a known viewer is always shared) and is stopped.
       if (isAsyncIterable(result)) await (result as Partial<AsyncIterator<unknown>>).return?.();
       const errors = (result as ExecutionResult | undefined)?.errors;
-      refused = await operationRefusal(
-        yoga.fetchAPI,
-        errors?.length ? { errors } : { thrown: undefined },
-        logger,
-      );
+      refused = operationRefusal(yoga.fetchAPI, errors?.length ? { errors } : { thrown: undefined }, logger);
     } catch (error) {
-      refused = await operationRefusal(yoga.fetchAPI, { thrown: error }, logger);
+      refused = operationRefusal(yoga.fetchAPI, { thrown: error }, logger);
     }
     for (const code of refused.codes) record.errorCodes.add(code);
     await send(res, refused.response);

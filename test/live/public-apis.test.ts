@@ -7,13 +7,18 @@ import { describe, expect, it } from 'vitest';
  * Public APIs only: no source file reaches an underscore member of a Node or library object
  * (`res._header`, `socket._writableState`, `ws._sender`…, dotted or bracketed), and no transport
  * module keeps module-global mutable state between a serializer and a send (a `let`/`var` at the top
- * of src/server/, src/live/, src/lib/ws-sends.ts or src/plugins/graphql-sse.ts: one socket's payload
+ * of src/server/, src/live/, src/lib/ws-sends.ts or src/plugins/graphql-sse*.ts: one socket's payload
  * could land in another's frame). The underscore names the schema itself defines for federation
  * (`Query._service`, `Query._entities`, the `_Any` scalar) are GraphQL names, not library members.
  */
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 const GRAPHQL_UNDERSCORE_NAMES = new Set(['_service', '_entities', '_Any']);
-const TRANSPORT_FILES = [/^server\//, /^live\//, /^lib\/ws-sends\.ts$/, /^plugins\/graphql-sse\.ts$/];
+const TRANSPORT_FILES = [
+  /^server\//,
+  /^live\//,
+  /^lib\/ws-sends\.ts$/,
+  /^plugins\/graphql-sse(-[a-z]+)?\.ts$/,
+];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
