@@ -27,7 +27,7 @@ import { notification } from '../support/notifications.ts';
  * token by closing its socket with 4403, at `connection_init` and at the token's `exp`), the case
  * asserts that documented form (docs/transports.md, "Differences by protocol").
  *
- * Two tables: {@link TRANSPORTS} (how each road sends an operation and reads its answer, refusals
+ * Two tables: {@link transportsOf} (how each road sends an operation and reads its answer, refusals
  * read from the wire) and {@link CASES} (an operation, the answer every road gives, the metric moves).
  */
 const VAULT = 'tntsandbox1';
@@ -444,7 +444,7 @@ const CASES: Case[] = [
           }
         : tokenRefusal(transport, UNAUTHENTICATED),
     // Only a road that runs it counts an operation: refused tokens never reach GraphQL.
-    metrics: (transport) =>
+    metrics: (transport): MetricMoves =>
       transport.tokenCheck === 'optional' ? { 'operations AccountUpdaterCardById query success': 1 } : {},
   },
   {
@@ -568,30 +568,47 @@ describe('five roads, one behaviour', () => {
   describe.each(transports)('$name', (transport) => {
     it.each(CASES)('$name', (c) => conforms(t, transport, c));
 
-    it.runIf(transport.live !== undefined)(
-      'delivers a live event through the hub, counting the subscription while it runs',
-      async () => {
-        const token = await testToken({ vaults: [VAULT] });
-        const gauge = transport.gauge!;
-        const [gaugeBefore, before] = [await liveGauge(t, gauge), await counters(t)];
-        const live = transport.live!(token, LIVE);
-        await waitForSubscribers(t.stack.app, VAULT, 1);
-        await expect.poll(() => liveGauge(t, gauge)).toBe(gaugeBefore + 1);
-        const event = notification();
-        expect((await postNotification(t.stack.url, event)).status).toBe(200);
-        await vi.waitFor(() =>
-          expect(live.results).toEqual([{ data: { cardEvents: { id: event.id, type: 'UPDATED' } } }]),
-        );
-        live.close();
-        await waitForSubscribers(t.stack.app, VAULT, 0);
-        await expect.poll(() => liveGauge(t, gauge)).toBe(gaugeBefore);
-        expect(movesBetween(before, await counters(t))).toEqual({
-          'operations anonymous subscription success': 1,
+    if (!transport.live) {
+      // Plain JSON answers once: a live subscription asking for JSON only is refused (GraphQL over
+      // HTTP's 406, naming the type it could have streamed), and nothing is left subscribed.
+      it('refuses a live subscription that asks for JSON only: 406, Accept: text/event-stream', async () => {
+        const response = await fetch(`${t.stack.url}/graphql`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            authorization: `Bearer ${await testToken({ vaults: [VAULT] })}`,
+          },
+          body: JSON.stringify({ query: LIVE }),
         });
-      },
-    );
+        expect(response.status).toBe(406);
+        expect(response.headers.get('accept')).toBe('text/event-stream');
+        await waitForSubscribers(t.stack.app, VAULT, 0);
+      });
+      return;
+    }
 
-    it.runIf(transport.live !== undefined)(
+    it('delivers a live event through the hub, counting the subscription while it runs', async () => {
+      const token = await testToken({ vaults: [VAULT] });
+      const gauge = transport.gauge!;
+      const [gaugeBefore, before] = [await liveGauge(t, gauge), await counters(t)];
+      const live = transport.live!(token, LIVE);
+      await waitForSubscribers(t.stack.app, VAULT, 1);
+      await expect.poll(() => liveGauge(t, gauge)).toBe(gaugeBefore + 1);
+      const event = notification();
+      expect((await postNotification(t.stack.url, event)).status).toBe(200);
+      await vi.waitFor(() =>
+        expect(live.results).toEqual([{ data: { cardEvents: { id: event.id, type: 'UPDATED' } } }]),
+      );
+      live.close();
+      await waitForSubscribers(t.stack.app, VAULT, 0);
+      await expect.poll(() => liveGauge(t, gauge)).toBe(gaugeBefore);
+      expect(movesBetween(before, await counters(t))).toEqual({
+        'operations anonymous subscription success': 1,
+      });
+    });
+
+    it(
       transport.name === 'graphql-ws'
         ? "ends a live subscription at its token's exp: the socket closes with 4403"
         : "ends a live subscription at its token's exp: one token-expired result, then complete",
