@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ExecutionResult, print } from 'graphql';
 import { createClient as createSseClient } from 'graphql-sse';
+import type { Sink } from 'graphql-ws';
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
@@ -42,8 +43,8 @@ const ME = (() => {
   const manifest = JSON.parse(
     readFileSync(new URL('../../src/client/generated/persisted-documents.json', import.meta.url), 'utf8'),
   ) as Record<string, string>;
-  const [id, document] = Object.entries(manifest).find(([, text]) => text.startsWith('query Me '))!;
-  return { hash: id.slice('sha256:'.length), document };
+  const [id] = Object.entries(manifest).find(([, text]) => text.startsWith('query Me '))!;
+  return { hash: id.slice('sha256:'.length) };
 })();
 /** `query Me`'s data for a {@link useStack} token (`test-user`, tntsandbox1, every upstream scope). */
 const ME_DATA = {
@@ -116,6 +117,28 @@ interface Transport {
   live?(token: string, query: string): Live;
 }
 
+/**
+ * A {@link Live} recording what a client's `subscribe(payload, sink)` delivers: its results, and its
+ * end (`complete`, or an error: graphql-ws's close event carries the socket's code).
+ */
+function recordLive(subscribe: (sink: Sink<ExecutionResult>) => () => void): Live {
+  const live: { -readonly [K in keyof Live]: Live[K] } = { results: [], ended: undefined, close: () => {} };
+  live.close = subscribe({
+    next: (result) => void live.results.push(seenResult(result)),
+    error: (error) => {
+      const code = (error as { code?: unknown }).code;
+      live.ended = {
+        how: typeof code === 'number' ? { closed: code } : { error: String(error) },
+        at: Date.now(),
+      };
+    },
+    complete: () => {
+      live.ended ??= { how: 'complete', at: Date.now() };
+    },
+  });
+  return live;
+}
+
 /** How a road refuses a bad client token ({@link Transport.tokenCheck}): 401 with its code, or close 4403. */
 const tokenRefusal = (transport: Transport, error: SeenError): Outcome =>
   transport.tokenCheck === 'connection-init' ? { closed: 4403 } : { refused: [error] };
@@ -177,26 +200,7 @@ function transportsOf(t: StackUse): Transport[] {
         if (only && !('data' in only) && only.errors?.length) return { refused: seen(only.errors) };
         return { results: results.map(seenResult) };
       },
-      live(token, query) {
-        const live: { -readonly [K in keyof Live]: Live[K] } = {
-          results: [],
-          ended: undefined,
-          close: () => {},
-        };
-        live.close = client(token, {}).subscribe(
-          { query },
-          {
-            next: (result) => void live.results.push(seenResult(result as ExecutionResult)),
-            error: (error) => {
-              live.ended = { how: { error: String(error) }, at: Date.now() };
-            },
-            complete: () => {
-              live.ended ??= { how: 'complete', at: Date.now() };
-            },
-          },
-        );
-        return live;
-      },
+      live: (token, query) => recordLive((sink) => client(token, {}).subscribe({ query }, sink)),
     };
   }
 
@@ -239,30 +243,9 @@ function transportsOf(t: StackUse): Transport[] {
         return { results: results.map(seenResult) };
       },
       live(token, query) {
-        const live: { -readonly [K in keyof Live]: Live[K] } = {
-          results: [],
-          ended: undefined,
-          close: () => {},
-        };
         const client = t.stack.wsClient(token);
         disposers.push(() => void client.dispose());
-        live.close = client.subscribe(
-          { query },
-          {
-            next: (result) => void live.results.push(seenResult(result as ExecutionResult)),
-            error: (error) => {
-              const code = (error as { code?: unknown }).code;
-              live.ended = {
-                how: typeof code === 'number' ? { closed: code } : { error: String(error) },
-                at: Date.now(),
-              };
-            },
-            complete: () => {
-              live.ended ??= { how: 'complete', at: Date.now() };
-            },
-          },
-        );
-        return live;
+        return recordLive((sink) => client.subscribe({ query }, sink));
       },
     },
   ];
@@ -627,7 +610,7 @@ describe('five roads, one behaviour', () => {
         ? "ends a live subscription at its token's exp: the socket closes with 4403"
         : "ends a live subscription at its token's exp: one token-expired result, then complete",
       async () => {
-        const token = await testToken({ vaults: [VAULT], expiresInS: 2 });
+        const token = await testToken({ vaults: [VAULT], expiresInS: 3 });
         const expiresAt = decodeJwt(token).exp! * 1000;
         const live = transport.live!(token, LIVE);
         await waitForSubscribers(t.stack.app, VAULT, 1);
