@@ -612,11 +612,13 @@ describe('five roads, one behaviour', () => {
       async () => {
         const token = await testToken({ vaults: [VAULT], expiresInS: 3 });
         const expiresAt = decodeJwt(token).exp! * 1000;
+        const gauge = transport.gauge!;
+        const [gaugeBefore, before] = [await liveGauge(t, gauge), await counters(t)];
         const live = transport.live!(token, LIVE);
         await waitForSubscribers(t.stack.app, VAULT, 1);
         expect(Date.now()).toBeLessThan(expiresAt);
         await vi.waitFor(() => expect(live.ended).toBeDefined(), { timeout: 6_000 });
-        if (transport.name === 'graphql-ws') {
+        if (transport.tokenCheck === 'connection-init') {
           expect(live).toMatchObject({ results: [], ended: { how: { closed: 4403 } } });
         } else {
           expect(live).toMatchObject({
@@ -636,6 +638,12 @@ describe('five roads, one behaviour', () => {
         expect(live.ended!.at).toBeGreaterThanOrEqual(expiresAt);
         expect(live.ended!.at).toBeLessThan(expiresAt + 1_500);
         await waitForSubscribers(t.stack.app, VAULT, 0);
+        await expect.poll(() => liveGauge(t, gauge)).toBe(gaugeBefore);
+        // `cardgraph_graphql_errors_total` counts errors of results: graphql-ws's end is a close, no result.
+        expect(movesBetween(before, await counters(t))).toEqual({
+          'operations anonymous subscription success': 1,
+          ...(transport.tokenCheck === 'connection-init' ? {} : { 'errors anonymous token-expired': 1 }),
+        });
       },
     );
   });
