@@ -126,15 +126,25 @@ export class LiveSubscription {
       (error: unknown) => this.#end(error),
     );
     if (this.#ended || !this.#request.options.endsAtTokenExpiry) return;
-    this.#cancelExpiry = onTokenExpiry(this.#request.expiresAt, () => {
-      const metrics = this.#hub.metrics;
-      metrics?.graphqlErrors.inc({
-        operation: this.#operation,
-        code: metrics.errorCodeLabel('token-expired'),
-      });
-      this.#send(this.#hub.event({ errors: [tokenExpiredError()] }, this.#request.record));
-      this.#end();
+    this.#cancelExpiry = onTokenExpiry(this.#request.expiresAt, () => this.expire());
+  }
+
+  /**
+   * Ends the member as a token's expiry does (with `endsAtTokenExpiry`, at its own token's `exp`):
+   * one last result carrying `token-expired`, counted in `cardgraph_graphql_errors_total`, then its
+   * end. Also called by a transport whose connection lives by another token (graphql-sse's
+   * single-connection stream ends its operations at the `exp` of the token its `GET` was opened
+   * with), so the same end is written and counted alike. Nothing once the member has ended.
+   */
+  expire(): void {
+    if (this.#ended) return;
+    const metrics = this.#hub.metrics;
+    metrics?.graphqlErrors.inc({
+      operation: this.#operation,
+      code: metrics.errorCodeLabel('token-expired'),
     });
+    this.#send(this.#hub.event({ errors: [tokenExpiredError()] }, this.#request.record));
+    this.#end();
   }
 
   /** The client left: the member leaves its execution (the last one out stops it); its sink hears nothing more. */

@@ -31,11 +31,18 @@ export type { GraphQLSSELimits } from './graphql-sse-streams.ts';
 /**
  * What graphql-sse's single-connection mode needs of the live-subscription hub (src/live/hub.ts, a
  * layer above the plugins: passed in, never imported): whether `getResultForParams` answered with a
- * member of a shared execution, and that member's results, which graphql-sse frames with the
- * operation's id.
+ * member of a shared execution, that member's results, which graphql-sse frames with the
+ * operation's id, and its end at a token's expiry (`expire`: its `token-expired` result, counted as
+ * the hub counts its own, then its end), called when the stream's token expires.
  */
 export interface LiveStreams {
-  owns(result: unknown): result is { results(): AsyncGenerator<ExecutionResult, undefined, undefined> };
+  owns(result: unknown): result is LiveMember;
+}
+
+/** A member of a shared execution, as graphql-sse's single-connection mode reads it ({@link LiveStreams}). */
+export interface LiveMember {
+  results(): AsyncGenerator<ExecutionResult, undefined, undefined>;
+  expire(): void;
 }
 
 /** The server context graphql-sse's operations run with (src/runtime/index.ts `ServerContext`). */
@@ -196,10 +203,16 @@ export function useGraphQLSSE(options: {
     try {
       if (!req.raw) throw new Error('graphql-sse operation without its HTTP request');
       result = await server.getResultForParams({ params: { ...params }, request: req.raw }, serverContext);
-      if (options.live?.owns(result)) result = result.results();
     } catch (error) {
       // Thrown before execution (persisted operations' refusals): the client's mistake.
       return { refused: refusedOperation({ thrown: error }, logger) };
+    }
+    if (options.live?.owns(result)) {
+      // The stream's token ends a member as the member's own token would: the hub's
+      // `token-expired` result, counted alike on every road, then its end.
+      const member = result;
+      const stopWatching = reservation ? streams.watchExpiry(reservation)(() => member.expire()) : undefined;
+      return { result: stoppable(member.results(), stopWatching) as Awaited<OperationResult> };
     }
     if (!isAsyncIterable(result)) {
       // A result without `data` is a request error (parse, validation, context): answered as
@@ -516,17 +529,28 @@ function streamTokenOf(req: Pick<StreamRequest, 'headers' | 'url'>): string | nu
  * `source` as graphql-sse can stop it: graphql-sse returns an operation's iterator on `DELETE` and
  * when its stream ends only when it has `next`, `return` and `throw` (an async generator); Yoga's
  * subscription results (e.g. src/auth/token-expiry.ts's) have no `throw`, and would run on unseen.
+ * `onDone` runs when the operation ends: done, returned, thrown into or disposed (possibly more than
+ * once; it must be idempotent).
  */
-function stoppable<T>(source: AsyncIterable<T>): AsyncGenerator<T, undefined, undefined> {
+function stoppable<T>(
+  source: AsyncIterable<T>,
+  onDone: () => void = () => {},
+): AsyncGenerator<T, undefined, undefined> {
   const iterator = source[Symbol.asyncIterator]();
   const done = (): IteratorResult<T, undefined> => ({ done: true, value: undefined });
   const generator: AsyncGenerator<T, undefined, undefined> = {
-    next: () => iterator.next() as Promise<IteratorResult<T, undefined>>,
+    async next() {
+      const step = (await iterator.next()) as IteratorResult<T, undefined>;
+      if (step.done) onDone();
+      return step;
+    },
     async return() {
+      onDone();
       await iterator.return?.();
       return done();
     },
     async throw(error: unknown) {
+      onDone();
       if (iterator.throw) return (await iterator.throw(error)) as IteratorResult<T, undefined>;
       await iterator.return?.();
       throw error;
@@ -535,6 +559,7 @@ function stoppable<T>(source: AsyncIterable<T>): AsyncGenerator<T, undefined, un
       return generator;
     },
     async [Symbol.asyncDispose]() {
+      onDone();
       await iterator.return?.();
     },
   };

@@ -1,9 +1,22 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import type { GraphQLError, ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config/index.ts';
 import type { GraphQLContext } from '../context.ts';
 import { useFieldSuggestionSwitch } from './field-suggestions.ts';
 import { useOperationCost } from './operation-cost.ts';
+
+/**
+ * How graphql-armor's validation rules (depth, aliases, directives) refuse: the error is reported as
+ * a validation error, so it carries `GRAPHQL_VALIDATION_FAILED` and passes through the validation
+ * hooks (metrics, access lines, tracing) on every transport. Armor's default throws it out of
+ * validation instead: an error without a code that skipped those hooks, and that graphql-sse, which
+ * reads an uncoded refusal as one of its own, answered as `BAD_REQUEST`.
+ */
+const reportedAsValidationError = {
+  propagateOnRejection: false,
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)],
+};
 
 /**
  * What one operation may ask of the gateway, on every transport: graphql-armor bounds the shape of
@@ -21,9 +34,9 @@ export function useOperationLimits(options: {
       // Added right after this plugin, in this order.
       addPlugin(
         EnvelopArmorPlugin({
-          maxDepth: { n: 12 },
-          maxAliases: { n: 15 },
-          maxDirectives: { n: 20 },
+          maxDepth: { n: 12, ...reportedAsValidationError },
+          maxAliases: { n: 15, ...reportedAsValidationError },
+          maxDirectives: { n: 20, ...reportedAsValidationError },
           maxTokens: { n: 3_000 },
           costLimit: { enabled: false },
           // Armor's mask misses enum value suggestions (`Did you mean the enum value …?`) and

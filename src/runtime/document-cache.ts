@@ -16,10 +16,14 @@ interface DocumentCache<V> {
 /**
  * Yoga's parser and validation caches (`parserAndValidationCache`), sized for cardgraph's operation
  * set: the shipped operations and trusted documents are a few dozen, ad hoc clients add some, so
- * {@link DOCUMENT_CACHE_ENTRIES} documents and {@link PARSE_ERROR_CACHE_ENTRIES} parse failures,
- * without Yoga's default one-hour TTL (an entry is dropped for room, never for age: no clock read per
- * lookup). A document longer than {@link APQ_MAX_DOCUMENT_BYTES} characters is never kept, so the
- * caches hold at most entries × 64 KiB of text whatever clients send (the key is the whole text).
+ * {@link DOCUMENT_CACHE_ENTRIES} documents, without Yoga's default one-hour TTL (an entry is dropped
+ * for room, never for age: no clock read per lookup). A document longer than
+ * {@link APQ_MAX_DOCUMENT_BYTES} characters is never kept, so the cache holds at most entries × 64 KiB
+ * of text whatever clients send (the key is the whole text).
+ * Yoga's parse-failure cache answers nothing (`errorCache`): Yoga throws a cached failure from its own
+ * parse hook, before any plugin's parse hook runs, so a repeated broken document was missing from
+ * metrics, access lines and traces (counted the first time only, on whichever transport sent it
+ * first); {@link useParseErrorCache} keeps parse failures instead.
  * Yoga's validation cache is off (`validationCache: false`): {@link useValidationCache} keeps the
  * validation results instead.
  */
@@ -30,8 +34,34 @@ export function parserAndValidationCaches(): {
 } {
   return {
     documentCache: bounded(DOCUMENT_CACHE_ENTRIES),
-    errorCache: bounded(PARSE_ERROR_CACHE_ENTRIES),
+    errorCache: { get: () => undefined, set: () => {} },
     validationCache: false,
+  };
+}
+
+/**
+ * Parse failures by document text ({@link PARSE_ERROR_CACHE_ENTRIES}, none longer than
+ * {@link APQ_MAX_DOCUMENT_BYTES} characters), so a client repeating a broken document is not parsed
+ * again: a hit is answered through envelop's parse hooks (`setParseFn` with a function throwing the
+ * cached failure), so every plugin's after-hook (metrics, access line, tracing) sees it each time.
+ * Registered after every plugin that replaces the parse function (graphql-armor's token limit).
+ */
+export function useParseErrorCache(): Plugin {
+  const failures = bounded<Error>(PARSE_ERROR_CACHE_ENTRIES);
+  return {
+    onParse({ params, setParseFn }) {
+      const source = typeof params.source === 'string' ? params.source : params.source.body;
+      const cached = failures.get(source);
+      if (cached) {
+        setParseFn(() => {
+          throw cached;
+        });
+        return undefined;
+      }
+      return ({ result }) => {
+        if (result instanceof Error) failures.set(source, result);
+      };
+    },
   };
 }
 

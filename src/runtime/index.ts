@@ -29,7 +29,7 @@ import { useRequestInputChecks } from '../plugins/request-input.ts';
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
 import { schema, subgraphSchema } from '../schema/index.ts';
-import { parserAndValidationCaches, useValidationCache } from './document-cache.ts';
+import { parserAndValidationCaches, useParseErrorCache, useValidationCache } from './document-cache.ts';
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
 export type ServerContext = {
@@ -161,6 +161,8 @@ export async function createRuntime(options: {
       // Yoga's own live subscriptions go to the hub too: marked here, before the hub reads the mark.
       useLiveRequests(viewerAuth),
       options.live.plugin(),
+      // After graphql-armor's parse function (token limit), so a cached parse failure is the one answered.
+      useParseErrorCache(),
       // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
       useValidationCache(),
     ],

@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { APQ_MAX_DOCUMENT_BYTES } from '../../src/plugins/persisted-operations.ts';
 import {
   DOCUMENT_CACHE_ENTRIES,
+  PARSE_ERROR_CACHE_ENTRIES,
   parserAndValidationCaches,
+  useParseErrorCache,
   useValidationCache,
 } from '../../src/runtime/document-cache.ts';
 
@@ -22,13 +24,15 @@ describe('parser caches (src/runtime/document-cache.ts)', () => {
     expect(documentCache.get(`{ a${DOCUMENT_CACHE_ENTRIES - 1} }`)).toBeDefined();
   });
 
-  it('never keeps a document or a parse failure longer than 64 KiB of text', () => {
+  it("never keeps a document longer than 64 KiB of text; Yoga's parse-failure cache keeps nothing (useParseErrorCache does)", () => {
     const { documentCache, errorCache } = parserAndValidationCaches();
     const long = `{ a ${' '.repeat(APQ_MAX_DOCUMENT_BYTES)}}`;
     documentCache.set(long, parse('{ a }'));
     errorCache.set(long, new Error('x'));
     expect(documentCache.get(long)).toBeUndefined();
     expect(errorCache.get(long)).toBeUndefined();
+    errorCache.set('{ a', new Error('x'));
+    expect(errorCache.get('{ a')).toBeUndefined();
     const limit = `{ a }${' '.repeat(APQ_MAX_DOCUMENT_BYTES - 5)}`;
     documentCache.set(limit, parse('{ a }'));
     expect(documentCache.get(limit)).toBeDefined();
@@ -94,5 +98,65 @@ describe('validation cache (useValidationCache, issue 21 item 3)', () => {
     const introspection = await run('{ __schema { queryType { name } } }');
     expect(JSON.parse(introspection.body).errors[0].message).toMatch(/introspection/i);
     expect(counts).toEqual({ validations: 2, afterHooks: 3 });
+  });
+});
+
+describe('parse-failure cache (useParseErrorCache)', () => {
+  /** Yoga with the gateway's caches and a plugin counting parses and parse after-hooks (as metrics do). */
+  function server() {
+    const counts = { parses: 0, failuresSeen: 0 };
+    const counting: Plugin = {
+      onParse({ parseFn, setParseFn }) {
+        setParseFn((...args) => {
+          counts.parses++;
+          return parseFn(...args);
+        });
+        return ({ result }) => {
+          if (result instanceof Error) counts.failuresSeen++;
+        };
+      },
+    };
+    const yoga = createYoga({
+      schema: createSchema({ typeDefs: 'type Query { a: String }' }),
+      logging: false,
+      parserAndValidationCache: parserAndValidationCaches(),
+      plugins: [counting, useParseErrorCache()],
+    });
+    const run = async (query: string) => {
+      const response = await yoga.fetch('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+      return { status: response.status, body: await response.text() };
+    };
+    return { run, counts };
+  }
+
+  it('parses a broken document once; every repetition gets the same answer through every after-hook', async () => {
+    const { run, counts } = server();
+    const first = await run('{ a');
+    const answers = [await run('{ a'), await run('{ a')];
+    expect(first).toEqual({
+      status: 200,
+      body: '{"errors":[{"message":"Syntax Error: Expected Name, found <EOF>.","locations":[{"line":1,"column":4}],"extensions":{"code":"GRAPHQL_PARSE_FAILED"}}]}',
+    });
+    expect(answers).toEqual([first, first]);
+    // Yoga's own cache threw a repeated failure before any plugin's parse hook: seen once, not three times.
+    expect(counts).toEqual({ parses: 1, failuresSeen: 3 });
+  });
+
+  it('keeps at most PARSE_ERROR_CACHE_ENTRIES failures, none of more than 64 KiB of text', async () => {
+    const { run, counts } = server();
+    const long = `{ a ${' '.repeat(APQ_MAX_DOCUMENT_BYTES)}`;
+    await run(long);
+    await run(long);
+    expect(counts).toEqual({ parses: 2, failuresSeen: 2 });
+    for (let i = 0; i <= PARSE_ERROR_CACHE_ENTRIES; i++) await run(`{ a${i}`);
+    expect(counts.parses).toBe(2 + PARSE_ERROR_CACHE_ENTRIES + 1);
+    // The first short failure was dropped for room; the last is still kept.
+    await run('{ a0');
+    await run(`{ a${PARSE_ERROR_CACHE_ENTRIES}`);
+    expect(counts.parses).toBe(2 + PARSE_ERROR_CACHE_ENTRIES + 2);
   });
 });
