@@ -54,18 +54,19 @@ const clean = {
   'src/lib/logger.ts': 'export const log = 1;\n',
 };
 
+// Each depcruise run is a process of its own on a tree of its own: the four run at once.
 describe('npm run lint (dependency-cruiser)', () => {
   it('runs depcruise with the project configuration on src', () => {
     expect(depcruiseArgs()).toEqual(['--config', '.dependency-cruiser.mjs', 'src']);
   });
 
-  it('passes a tree that keeps the layers', async () => {
+  it.concurrent('passes a tree that keeps the layers', async ({ expect }) => {
     const { code, output } = await cruise(clean);
     expect(output).toContain('no dependency violations found (3 modules, 2 dependencies cruised)');
     expect(code).toBe(0);
   });
 
-  it('fails on a planted cycle', async () => {
+  it.concurrent('fails on a planted cycle', async ({ expect }) => {
     const { code, output } = await cruise({
       ...clean,
       'src/lib/logger.ts': "import { level } from './level.ts';\nexport const log = level;\n",
@@ -78,7 +79,7 @@ describe('npm run lint (dependency-cruiser)', () => {
     expect(output).toContain('1 dependency violations (1 errors');
   });
 
-  it('fails on a planted upward import, type-only included', async () => {
+  it.concurrent('fails on a planted upward import, type-only included', async ({ expect }) => {
     const { code, output } = await cruise({
       ...clean,
       'src/lib/logger.ts':
@@ -91,7 +92,7 @@ describe('npm run lint (dependency-cruiser)', () => {
     );
   });
 
-  it('fails when the gateway imports the sandbox', async () => {
+  it.concurrent('fails when the gateway imports the sandbox', async ({ expect }) => {
     const { code, output } = await cruise({
       ...clean,
       'src/server/http.ts':
