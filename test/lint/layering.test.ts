@@ -54,19 +54,18 @@ const clean = {
   'src/lib/logger.ts': 'export const log = 1;\n',
 };
 
-// Each depcruise run is a process of its own on a tree of its own: the four run at once.
 describe('npm run lint (dependency-cruiser)', () => {
   it('runs depcruise with the project configuration on src', () => {
     expect(depcruiseArgs()).toEqual(['--config', '.dependency-cruiser.mjs', 'src']);
   });
 
-  it.concurrent('passes a tree that keeps the layers', async ({ expect }) => {
+  it('passes a tree that keeps the layers', async () => {
     const { code, output } = await cruise(clean);
     expect(output).toContain('no dependency violations found (3 modules, 2 dependencies cruised)');
     expect(code).toBe(0);
   });
 
-  it.concurrent('fails on a planted cycle', async ({ expect }) => {
+  it('fails on a planted cycle', async () => {
     const { code, output } = await cruise({
       ...clean,
       'src/lib/logger.ts': "import { level } from './level.ts';\nexport const log = level;\n",
@@ -79,7 +78,7 @@ describe('npm run lint (dependency-cruiser)', () => {
     expect(output).toContain('1 dependency violations (1 errors');
   });
 
-  it.concurrent('fails on a planted upward import, type-only included', async ({ expect }) => {
+  it('fails on a planted upward import, type-only included', async () => {
     const { code, output } = await cruise({
       ...clean,
       'src/lib/logger.ts':
@@ -92,7 +91,7 @@ describe('npm run lint (dependency-cruiser)', () => {
     );
   });
 
-  it.concurrent('fails when the gateway imports the sandbox', async ({ expect }) => {
+  it('fails when the gateway imports the sandbox', async () => {
     const { code, output } = await cruise({
       ...clean,
       'src/server/http.ts':
