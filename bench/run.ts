@@ -88,19 +88,23 @@ const OUT =
       import.meta.url,
     ),
   );
+// --quick checks that every measure runs and loses nothing, not its figures: half-second runs.
 const PLAN = QUICK
   ? {
-      durationS: 1,
+      durationS: 0.5,
       rounds: 1,
       connections: 10,
       subscriberCounts: [50],
       sseSubscribers: 20,
       events: 3,
       eventGapMs: 50,
-      ingestS: 1,
+      settleMs: 100,
+      ingestS: 0.5,
       ingestConcurrency: [10],
       ingestRounds: 1,
       retained: 120,
+      historyS: 0.25,
+      sampleIntMs: 250,
     }
   : {
       durationS: 8,
@@ -110,10 +114,16 @@ const PLAN = QUICK
       sseSubscribers: 1_000,
       events: 20,
       eventGapMs: 500,
+      /** After every subscription is registered, before the memory reading (ms). */
+      settleMs: 500,
       ingestS: 8,
       ingestConcurrency: [10, 50],
       ingestRounds: 3,
       retained: 100_000,
+      /** Each timed history page run (s). */
+      historyS: 3,
+      /** autocannon's sampling interval (ms, its default): a timed run ends on a sample, so no sooner. */
+      sampleIntMs: 1_000,
     };
 if (flags.subscribers) PLAN.subscriberCounts = flags.subscribers.split(',').map(Number);
 // `--rounds <n>` and `--seconds <n>` change the query rounds (for A/B runs of the query side).
@@ -276,6 +286,7 @@ async function measureQuery(server: ServerProcess, name: QueryName): Promise<Loa
     body,
     connections: PLAN.connections,
     duration: PLAN.durationS,
+    sampleInt: PLAN.sampleIntMs,
   });
   const [after, upstreamAfter] = await Promise.all([server.stats(), sandbox.stats()]);
   const total = result.requests.total;
@@ -394,7 +405,7 @@ async function measureFanOut(
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && ((await server.stats()).subscribers ?? 0) < count - failed)
     await sleep(100);
-  await sleep(500);
+  await sleep(PLAN.settleMs);
   const subscribed = await server.stats(true);
 
   const cpuBefore = (await server.stats()).cpuUs;
@@ -584,6 +595,7 @@ async function ingest(
     url: server.ready.url,
     connections: concurrency,
     ...(amount !== undefined ? { amount } : { duration: PLAN.ingestS }),
+    sampleInt: PLAN.sampleIntMs,
     requests: [
       {
         method: 'POST',
@@ -623,6 +635,7 @@ async function ingestRound(server: ServerProcess, concurrency: number, acked: st
     connections: 1,
     overallRate: 100,
     duration: PLAN.ingestS,
+    sampleInt: PLAN.sampleIntMs,
   });
   const before = await server.stats();
   const roundAcked: string[] = [];
@@ -685,16 +698,18 @@ async function measureIngest(backend: 'sqlite' | 'redis', redisUrl?: string) {
     // drop acknowledged events before they are checked.
     EVENTS_RETENTION_COUNT: '10000000',
   });
-  const server = await startServer(`cardgraph-${backend}`, 'cardgraph.ts', env);
-  // The ingest floor runs beside cardgraph on sqlite (the backend it replicates), rounds interleaved.
-  const floorIngest =
+  // The ingest floor runs beside cardgraph on sqlite (the backend it replicates), rounds interleaved;
+  // both start at once (their start times are not measured here).
+  const [server, floorIngest] = await Promise.all([
+    startServer(`cardgraph-${backend}`, 'cardgraph.ts', env),
     backend === 'sqlite' && ONLY.has('ingest')
-      ? await startServer('floor-ingest', 'floor-ingest.ts', {
+      ? startServer('floor-ingest', 'floor-ingest.ts', {
           ...floorEnv,
           DATA_DIR: join(dataRoot, `data-${dataDirs++}`),
           WEBHOOK_SECRETS: WEBHOOK_SECRET,
         })
-      : undefined;
+      : undefined,
+  ]);
   const results: IngestResult[] = [];
   const floorResults: IngestResult[] = [];
   const allAcked: string[] = [];
@@ -788,7 +803,8 @@ async function timeHistory(server: ServerProcess, after: string | null) {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${clientToken}` },
     body: JSON.stringify({ query, variables: { after } }),
     connections: 1,
-    duration: QUICK ? 0.5 : 3,
+    duration: PLAN.historyS,
+    sampleInt: PLAN.sampleIntMs,
   });
   return { p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result.requests.total };
 }

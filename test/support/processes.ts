@@ -35,7 +35,10 @@ export interface GatewayProcessOptions {
   env?: Record<string, string>;
   /** DATA_DIR of the sqlite event log; a fresh temporary directory when omitted. */
   dataDir?: string;
-  /** Longest wait for the "listening" log line (ms); default 15,000. */
+  /**
+   * Longest wait for the "listening" log line (ms); default 30,000: a start takes a few seconds, more
+   * while other test files run beside it on CI's 2 cores (how fast it starts is test/config's concern).
+   */
   startTimeoutMs?: number;
 }
 
@@ -105,8 +108,8 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
     const timer = setTimeout(() => {
       finish();
       child.kill('SIGKILL');
-      reject(new Error(`gateway did not start within ${options.startTimeoutMs ?? 15_000} ms:\n${output()}`));
-    }, options.startTimeoutMs ?? 15_000);
+      reject(new Error(`gateway did not start within ${options.startTimeoutMs ?? 30_000} ms:\n${output()}`));
+    }, options.startTimeoutMs ?? 30_000);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       finish();
       reject(new Error(`gateway exited (${code ?? signal}) before listening:\n${output()}`));
@@ -217,6 +220,9 @@ export async function startRedisNode(options: RedisNodeOptions = {}): Promise<Re
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'cardgraph-redis-node-'));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
   args.push('--appendonly', 'yes', '--appendfsync', 'always');
+  // A primary waits 5 s (Redis's default) for more replicas before a full sync to a new one; these
+  // replicas come one at a time, and the wait would only delay each (re)joining replica.
+  args.push('--repl-diskless-sync-delay', '0');
   if (options.replicaOf !== undefined) args.push('--replicaof', '127.0.0.1', String(options.replicaOf));
   const ready =
     options.replicaOf !== undefined
@@ -237,6 +243,18 @@ export interface SentinelOptions {
   downAfterMs: number;
   /** `failover-timeout` (ms). */
   failoverTimeoutMs: number;
+  /**
+   * `SENTINEL DEBUG info-period` (ms; Sentinel's default 10,000): how often each sentinel sends INFO to
+   * the primary and its replicas. A returning old primary is turned into a replica on an INFO answer,
+   * and new replicas are found through INFO.
+   */
+  infoPeriodMs?: number;
+  /**
+   * `SENTINEL DEBUG publish-period` (ms; Sentinel's default 2,000): the hello messages through which
+   * sentinels find each other and spread a new configuration. A returning old primary is turned into a
+   * replica only once it has answered as a primary for 4 of these periods.
+   */
+  publishPeriodMs?: number;
 }
 
 /**
@@ -269,10 +287,17 @@ export async function startRedisSentinels(
           '',
         ].join('\n'),
       );
-      return spawnRedisProcess('redis-sentinel', [file], port, dir, /\+monitor master/);
+      const sentinel = await spawnRedisProcess('redis-sentinel', [file], port, dir, /\+monitor master/);
+      // Sentinel's periods are not configuration-file settings; SENTINEL DEBUG (Redis 7) sets them.
+      const periods = [
+        ...(options.infoPeriodMs !== undefined ? ['info-period', String(options.infoPeriodMs)] : []),
+        ...(options.publishPeriodMs !== undefined ? ['publish-period', String(options.publishPeriodMs)] : []),
+      ];
+      if (periods.length > 0) await redisCommand(port, ['SENTINEL', 'DEBUG', ...periods]);
+      return sentinel;
     }),
   );
-  // Sentinels find each other through hello messages on the primary (every 2 s).
+  // Sentinels find each other through hello messages on the primary (every publish period).
   await vi.waitFor(
     async () => {
       for (const sentinel of sentinels) {

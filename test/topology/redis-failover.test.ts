@@ -53,7 +53,16 @@ describe('Redis failover through Sentinel with REDIS_MIN_REPLICAS_ACK=1', () => 
       3,
       // Not lower: on a loaded machine (CI runs the whole suite on 2 cores) a new primary that stalls
       // for a few hundred ms is failed over again and the restarted old primary promoted back.
-      { masterName: MASTER, primaryPort: primary.port, downAfterMs: 1_500, failoverTimeoutMs: 5_000 },
+      {
+        masterName: MASTER,
+        primaryPort: primary.port,
+        downAfterMs: 1_500,
+        failoverTimeoutMs: 5_000,
+        // Shorter than Sentinel's 10 s and 2 s: the returning old primary is made a replica about 3 s
+        // after it is back instead of 8 to 18 s; the failover itself is down-after's, as above.
+        infoPeriodMs: 1_000,
+        publishPeriodMs: 500,
+      },
       1,
     );
     const env = {
@@ -130,7 +139,8 @@ describe('Redis failover through Sentinel with REDIS_MIN_REPLICAS_ACK=1', () => 
     // Settled: the old primary is the new primary's replica, in sync (Sentinel reconfigured it and
     // it resynchronised, dropping whatever was written to it alone).
     await expect
-      // Sentinel turns a returning old primary into a replica only after 8 s and its next INFO poll.
+      // Sentinel turns a returning old primary into a replica only after 4 publish periods (2 s here)
+      // and its next INFO poll.
       .poll(() => replicationOf(restarted!.port), { timeout: 40_000, interval: 100 })
       .toMatchObject({ role: 'slave', master_port: String(replica.port), master_link_status: 'up' });
     // Both gateways append to the new primary now.
