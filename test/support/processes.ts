@@ -243,18 +243,6 @@ export interface SentinelOptions {
   downAfterMs: number;
   /** `failover-timeout` (ms). */
   failoverTimeoutMs: number;
-  /**
-   * `SENTINEL DEBUG info-period` (ms; Sentinel's default 10,000): how often each sentinel sends INFO to
-   * the primary and its replicas. A returning old primary is turned into a replica on an INFO answer,
-   * and new replicas are found through INFO.
-   */
-  infoPeriodMs?: number;
-  /**
-   * `SENTINEL DEBUG publish-period` (ms; Sentinel's default 2,000): the hello messages through which
-   * sentinels find each other and spread a new configuration. A returning old primary is turned into a
-   * replica only once it has answered as a primary for 4 of these periods.
-   */
-  publishPeriodMs?: number;
 }
 
 /**
@@ -287,14 +275,7 @@ export async function startRedisSentinels(
           '',
         ].join('\n'),
       );
-      const sentinel = await spawnRedisProcess('redis-sentinel', [file], port, dir, /\+monitor master/);
-      // Sentinel's periods are not configuration-file settings; SENTINEL DEBUG (Redis 7) sets them.
-      const periods = [
-        ...(options.infoPeriodMs !== undefined ? ['info-period', String(options.infoPeriodMs)] : []),
-        ...(options.publishPeriodMs !== undefined ? ['publish-period', String(options.publishPeriodMs)] : []),
-      ];
-      if (periods.length > 0) await redisCommand(port, ['SENTINEL', 'DEBUG', ...periods]);
-      return sentinel;
+      return spawnRedisProcess('redis-sentinel', [file], port, dir, /\+monitor master/);
     }),
   );
   // Sentinels find each other through hello messages on the primary (every publish period).

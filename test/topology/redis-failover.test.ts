@@ -58,10 +58,6 @@ describe('Redis failover through Sentinel with REDIS_MIN_REPLICAS_ACK=1', () => 
         primaryPort: primary.port,
         downAfterMs: 1_500,
         failoverTimeoutMs: 5_000,
-        // Shorter than Sentinel's 10 s and 2 s: the returning old primary is made a replica about 3 s
-        // after it is back instead of 8 to 18 s; the failover itself is down-after's, as above.
-        infoPeriodMs: 1_000,
-        publishPeriodMs: 500,
       },
       1,
     );
