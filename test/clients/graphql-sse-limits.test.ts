@@ -416,7 +416,7 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
   };
 
   it("ends an opened stream at the exp of its GET's token, with its operations: token-expired, then the stream's end", async () => {
-    const opening = await testToken({ subject: 'sse-lifetime', expiresInS: 2 });
+    const opening = await testToken({ subject: 'sse-lifetime', expiresInS: 4 });
     // The client refreshed its token after opening: its operations alone would live 15 minutes.
     const refreshed = await testToken({ subject: 'sse-lifetime', expiresInS: 900 });
     const { client, stream } = singleConnectionClient(opening, {
@@ -428,7 +428,7 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
     const subscription = live(client);
     await waitForSubscribers(use.stack.app, TENANT, before + 1);
 
-    await vi.waitFor(() => expect(subscription.outcome).toEqual({ completed: true }), { timeout: 6_000 });
+    await vi.waitFor(() => expect(subscription.outcome).toEqual({ completed: true }), { timeout: 8_000 });
     expect(subscription.results).toEqual([TOKEN_EXPIRED_RESULT]);
     // The server ended the GET (the client would still hold it), at the opening token's exp.
     await expect.poll(() => stream.endedAt).toBeDefined();
@@ -446,7 +446,7 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
   });
 
   it('writes the token-expired result of an operation started before the GET, then ends the GET at exp', async () => {
-    const opening = await testToken({ subject: 'sse-lifetime-raw', expiresInS: 2 });
+    const opening = await testToken({ subject: 'sse-lifetime-raw', expiresInS: 4 });
     const refreshed = await testToken({ subject: 'sse-lifetime-raw', expiresInS: 900 });
     const before = use.stack.app.events?.subscriberCount(TENANT) ?? 0;
     const streamToken = await reserve(opening);
@@ -463,7 +463,7 @@ describe('graphql-sse single connection: graphql-ws limits and stream ownership'
       },
       () => {},
     );
-    await vi.waitFor(() => expect(ended).toBeDefined(), { timeout: 6_000 });
+    await vi.waitFor(() => expect(ended).toBeDefined(), { timeout: 8_000 });
     expect(ended?.at).toBeGreaterThanOrEqual(expiryOf(opening));
     expect(ended?.at).toBeLessThan(expiryOf(opening) + 2_000);
     expect(eventsOf(ended?.text ?? '')).toEqual([

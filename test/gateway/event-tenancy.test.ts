@@ -127,13 +127,13 @@ describe('tenant isolation and graphql-ws limits (in-process gateway)', () => {
   });
 
   it('closes the graphql-ws socket with 4403 when the client token expires', async () => {
-    const token = await stack.token({ vaults: [VAULT_1], expiresInS: 2 });
+    const token = await stack.token({ vaults: [VAULT_1], expiresInS: 4 });
     const subscriber = subscribe(token);
     await waitForSubscribers(stack.app, VAULT_1, 1);
     const before = notification();
     expect((await postNotification(stack.url, before)).status).toBe(200);
     await subscriber.waitForIds([before.id]);
-    expect(await subscriber.waitForClose(5_000)).toBe(4403);
+    expect(await subscriber.waitForClose(8_000)).toBe(4403);
     await waitForSubscribers(stack.app, VAULT_1, 0);
     expect(subscriber.ids()).toEqual([before.id]);
   });

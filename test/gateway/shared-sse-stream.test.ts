@@ -152,7 +152,7 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
 
   it("ends a single-connection member at its own POST token's exp; the stream and its other operations go on", async () => {
     const long = await t.stack.token({ vaults: [VAULT] });
-    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
+    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 4 });
     const put = await request(`${t.stack.url}${STREAM_PATH}`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${long}` },
@@ -201,7 +201,7 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
         ],
       };
       await expect
-        .poll(() => text, { timeout: 6_000 })
+        .poll(() => text, { timeout: 8_000 })
         .toContain(
           `event: next\ndata: ${JSON.stringify({ id: 'op-short', payload: expired })}\n\nevent: complete\ndata: {"id":"op-short"}\n\n`,
         );
@@ -222,7 +222,7 @@ describe('graphql-sse distinct connections on /graphql/stream share one executio
 
   it("ends a /graphql/stream member at its token's exp with token-expired and complete; the others go on", async () => {
     const long = await t.stack.token({ vaults: [VAULT] });
-    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 2 });
+    const short = await t.stack.token({ vaults: [VAULT], expiresInS: 4 });
     const staying = await openStream(t.stack.url, long, 'stream-long-1');
     const expiring = await openStream(t.stack.url, short, 'stream-short-1');
     await waitForSubscribers(t.stack.app, VAULT, 2);
