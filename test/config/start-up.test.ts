@@ -5,7 +5,13 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { leftover, startSandbox, TEST_JWT_SECRET, TEST_WEBHOOK_SECRET } from '../support/fixtures.ts';
+import {
+  leftover,
+  remoteUpstreamEnv,
+  startSandbox,
+  TEST_JWT_SECRET,
+  TEST_WEBHOOK_SECRET,
+} from '../support/fixtures.ts';
 
 /**
  * The entries as a reader starts them, in child processes: the npm scripts' flags (`.env`), an env file
@@ -18,9 +24,18 @@ const SCRIPTS = (
 ).scripts;
 const LISTENING = /"graphql":"http:\/\/127\.0\.0\.1:(\d+)\/graphql"/;
 
-/** Runs `args` with this Node in `cwd`; resolves at the first `pattern` in stdout, or at exit. */
-function run(args: string[], env: Record<string, string>, cwd = ROOT, pattern = LISTENING) {
-  const child = spawn(process.execPath, args, {
+/**
+ * Runs `args` with `command` (this Node by default) in `cwd`; resolves at the first `pattern` in
+ * stdout, or at exit.
+ */
+function run(
+  args: string[],
+  env: Record<string, string>,
+  cwd = ROOT,
+  pattern = LISTENING,
+  command = process.execPath,
+) {
+  const child = spawn(command, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,6 +55,7 @@ function run(args: string[], env: Record<string, string>, cwd = ROOT, pattern = 
     void exited.then(() => resolve(undefined));
   });
   return {
+    pid: child.pid!,
     matched,
     exited,
     stderr: () => stderr,
@@ -51,10 +67,13 @@ function run(args: string[], env: Record<string, string>, cwd = ROOT, pattern = 
   };
 }
 
-/** `node <flags> <entry>` of an npm script, e.g. `node --env-file-if-exists=.env src/dev.ts`, as argv with `entry` absolute. */
+/**
+ * `exec node <flags> <entry>` of an npm script, e.g. `exec node --env-file-if-exists=.env src/dev.ts`,
+ * as the argv of node with `entry` absolute.
+ */
 function scriptArgs(script: string): string[] {
-  const [node, ...args] = SCRIPTS[script]!.split(' ');
-  expect(node).toBe('node');
+  const [exec, node, ...args] = SCRIPTS[script]!.split(' ');
+  expect([exec, node]).toEqual(['exec', 'node']);
   const entry = args.pop()!;
   return [...args, join(ROOT, entry)];
 }
@@ -75,12 +94,65 @@ afterAll(() => {
 
 describe('npm scripts', () => {
   it('run every entry a reader starts with the Node of the devDependencies, reading .env where a person runs them', () => {
-    expect(SCRIPTS.start).toBe('node --env-file-if-exists=.env src/dev.ts');
-    expect(SCRIPTS.serve).toBe('node src/main.ts');
-    expect(SCRIPTS.sandbox).toBe('node --env-file-if-exists=.env src/sandbox/main.ts');
+    // The servers `exec` node: the shell npm runs a script in is replaced, so npm's child is node.
+    expect(SCRIPTS.start).toBe('exec node --env-file-if-exists=.env src/dev.ts');
+    expect(SCRIPTS.serve).toBe('exec node src/main.ts');
+    expect(SCRIPTS.sandbox).toBe('exec node --env-file-if-exists=.env src/sandbox/main.ts');
     expect(SCRIPTS.token).toBe('node --env-file-if-exists=.env src/auth/token-cli.ts');
-    expect(SCRIPTS['example:customers']).toBe('node examples/customers/server.ts');
+    expect(SCRIPTS['example:customers']).toBe('exec node examples/customers/server.ts');
   });
+});
+
+/** The parent pid of process `pid` (Linux /proc), `undefined` once it has exited and been reaped. */
+function parentPid(pid: number): number | undefined {
+  try {
+    // `pid (comm) state ppid …`: comm may hold spaces, so read after its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+describe('a SIGTERM to the npm process alone (docker stop, systemd, a supervisor)', () => {
+  // The ready line, its pid (pino writes `pid` before `msg`), and the line of the clean stop.
+  const gateway = /"pid":(\d+),[^\n]*"msg":"cardgraph gateway listening"/;
+  it.each([
+    ['start', gateway, '"msg":"cardgraph gateway stopped"'],
+    ['serve', gateway, '"msg":"cardgraph gateway stopped"'],
+    ['sandbox', /"pid":(\d+),[^\n]*"msg":"sandbox ready"/, '"msg":"sandbox stopping"'],
+  ])(
+    'stops `npm run %s` cleanly: npm and node exit 0, no node is left',
+    async (script, ready, stopLine) => {
+      const env: Record<string, string> = {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SANDBOX_PORT: '0',
+        METRICS_PORT: '0',
+        DATA_DIR: dataDir(),
+        // No registry request from npm's update check.
+        npm_config_update_notifier: 'false',
+      };
+      if (script === 'serve') {
+        const sandbox = leftover(await startSandbox(), (started) => started.stop());
+        Object.assign(env, remoteUpstreamEnv(sandbox.url), {
+          WEBHOOK_SECRETS: TEST_WEBHOOK_SECRET,
+          AUTH_JWT_SECRET: TEST_JWT_SECRET,
+        });
+      }
+      const npm = run(['run', script], env, ROOT, ready, 'npm');
+      expect(await npm.matched, npm.stderr()).toBeDefined();
+      const node = Number((await npm.matched)?.[1]);
+      // No shell between npm and node: npm's forwarded signal reaches node itself.
+      expect(parentPid(node)).toBe(npm.pid);
+      leftover(node, (pid) => parentPid(pid) !== undefined && process.kill(pid, 'SIGKILL'));
+      process.kill(npm.pid, 'SIGTERM');
+      expect(await npm.exited, npm.stdout() + npm.stderr()).toBe(0);
+      expect(npm.stdout()).toContain(stopLine);
+      await expect.poll(() => parentPid(node)).toBeUndefined();
+    },
+    120_000,
+  );
 });
 
 describe('npm start', () => {
