@@ -113,7 +113,7 @@ describe('npm start (src/dev.ts)', () => {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(manifest.scripts.start).toBe('node --env-file-if-exists=.env src/dev.ts');
+    expect(manifest.scripts.start).toBe('exec node --env-file-if-exists=.env src/dev.ts');
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)(

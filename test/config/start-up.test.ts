@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   leftover,
@@ -24,19 +25,24 @@ const SCRIPTS = (
 ).scripts;
 const LISTENING = /"graphql":"http:\/\/127\.0\.0\.1:(\d+)\/graphql"/;
 
-/**
- * Runs `args` with `command` (this Node by default) in `cwd`; resolves at the first `pattern` in
- * stdout, or at exit.
- */
-function run(
-  args: string[],
-  env: Record<string, string>,
-  cwd = ROOT,
-  pattern = LISTENING,
-  command = process.execPath,
-) {
+/** Options of {@link run}. */
+interface RunOptions {
+  /** Working directory; the repository root by default. */
+  cwd?: string;
+  /** What `matched` waits for in stdout; the gateway's listening line by default. */
+  pattern?: RegExp;
+  /** The executable `args` are given to; this Node by default. */
+  command?: string;
+  /** A process group of its own (pid = group id), to signal as a terminal does; off by default. */
+  detached?: boolean;
+}
+
+/** Runs `args` with `command` in `cwd`; resolves `matched` at the first `pattern` in stdout, or at exit. */
+function run(args: string[], env: Record<string, string>, options: RunOptions = {}) {
+  const { cwd = ROOT, pattern = LISTENING, command = process.execPath, detached = false } = options;
   const child = spawn(command, args, {
     cwd,
+    detached,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -114,25 +120,31 @@ function parentPid(pid: number): number | undefined {
   }
 }
 
+/** The variables of an npm script's entry on free ports; npm makes no registry request (update check). */
+function npmEnv(): Record<string, string> {
+  return {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SANDBOX_PORT: '0',
+    METRICS_PORT: '0',
+    DATA_DIR: dataDir(),
+    npm_config_update_notifier: 'false',
+  };
+}
+
+/** The gateway's listening line and its pid (pino writes `pid` before `msg`). */
+const GATEWAY_PID = /"pid":(\d+),[^\n]*"msg":"cardgraph gateway listening"/;
+
 describe('a SIGTERM to the npm process alone (docker stop, systemd, a supervisor)', () => {
-  // The ready line, its pid (pino writes `pid` before `msg`), and the line of the clean stop.
-  const gateway = /"pid":(\d+),[^\n]*"msg":"cardgraph gateway listening"/;
+  // The ready line with the pid, and the line of the clean stop.
   it.each([
-    ['start', gateway, '"msg":"cardgraph gateway stopped"'],
-    ['serve', gateway, '"msg":"cardgraph gateway stopped"'],
+    ['start', GATEWAY_PID, '"msg":"cardgraph gateway stopped"'],
+    ['serve', GATEWAY_PID, '"msg":"cardgraph gateway stopped"'],
     ['sandbox', /"pid":(\d+),[^\n]*"msg":"sandbox ready"/, '"msg":"sandbox stopping"'],
   ])(
     'stops `npm run %s` cleanly: npm and node exit 0, no node is left',
     async (script, ready, stopLine) => {
-      const env: Record<string, string> = {
-        PORT: '0',
-        HOST: '127.0.0.1',
-        SANDBOX_PORT: '0',
-        METRICS_PORT: '0',
-        DATA_DIR: dataDir(),
-        // No registry request from npm's update check.
-        npm_config_update_notifier: 'false',
-      };
+      const env = npmEnv();
       if (script === 'serve') {
         const sandbox = leftover(await startSandbox(), (started) => started.stop());
         Object.assign(env, remoteUpstreamEnv(sandbox.url), {
@@ -140,12 +152,15 @@ describe('a SIGTERM to the npm process alone (docker stop, systemd, a supervisor
           AUTH_JWT_SECRET: TEST_JWT_SECRET,
         });
       }
-      const npm = run(['run', script], env, ROOT, ready, 'npm');
+      const npm = leftover(run(['run', script], env, { pattern: ready, command: 'npm' }), (started) =>
+        started.stop(),
+      );
       expect(await npm.matched, npm.stderr()).toBeDefined();
       const node = Number((await npm.matched)?.[1]);
+      // Whatever this test fails at, no gateway outlives it (disposed before npm).
+      leftover(node, (pid) => parentPid(pid) !== undefined && process.kill(pid, 'SIGKILL'));
       // No shell between npm and node: npm's forwarded signal reaches node itself.
       expect(parentPid(node)).toBe(npm.pid);
-      leftover(node, (pid) => parentPid(pid) !== undefined && process.kill(pid, 'SIGKILL'));
       process.kill(npm.pid, 'SIGTERM');
       expect(await npm.exited, npm.stdout() + npm.stderr()).toBe(0);
       expect(npm.stdout()).toContain(stopLine);
@@ -153,6 +168,51 @@ describe('a SIGTERM to the npm process alone (docker stop, systemd, a supervisor
     },
     120_000,
   );
+
+  it('stops `npm start` cleanly on Ctrl-C too: a SIGINT to the whole process group reaches node twice, from the terminal and from npm', async () => {
+    const listening = /"pid":(\d+),[^\n]*"url":"(http:[^"]+)"[^\n]*"msg":"cardgraph gateway listening"/;
+    const npm = leftover(
+      run(['start'], npmEnv(), { pattern: listening, command: 'npm', detached: true }),
+      (started) => started.stop(),
+    );
+    const [, pid, url] = (await npm.matched) ?? [];
+    expect(url, npm.stderr()).toBeDefined();
+    const node = Number(pid);
+    leftover(node, (started) => parentPid(started) !== undefined && process.kill(started, 'SIGKILL'));
+    // Serving and idle, as when a person stops it: it handles the first SIGINT before npm's arrives.
+    const health = await request(`${url}/health`);
+    expect(health.statusCode).toBe(200);
+    await health.body.dump();
+    // As a terminal does: the group's id is its leader's pid, npm's.
+    process.kill(-npm.pid, 'SIGINT');
+    expect(await npm.exited, npm.stdout() + npm.stderr()).toBe(0);
+    expect(npm.stdout()).toContain('"msg":"cardgraph gateway stopped"');
+    await expect.poll(() => parentPid(node)).toBeUndefined();
+  }, 120_000);
+});
+
+describe('the stop signals of the entries (onFirstStopSignal)', () => {
+  it('start one stop and ignore every later SIGINT or SIGTERM, which would otherwise end the process by the signal', async () => {
+    // A process that stops as the entries do; SIGUSR2 ends its stop with exit 0.
+    const script = `
+      import { onFirstStopSignal } from ${JSON.stringify(join(ROOT, 'src/lib/stop-signals.ts'))};
+      onFirstStopSignal((signal) => {
+        console.log('stopping on ' + signal);
+        process.on('SIGUSR2', () => process.exit(0));
+      });
+      setInterval(() => {}, 60_000);
+      console.log('waiting');`;
+    const started = run(['--input-type=module', '-e', script], {}, { pattern: /waiting/ });
+    expect(await started.matched, started.stderr()).toBeDefined();
+    process.kill(started.pid, 'SIGINT');
+    await expect.poll(() => started.stdout()).toContain('stopping on SIGINT\n');
+    // All three are pending before it runs again: a default action would end it before the exit.
+    process.kill(started.pid, 'SIGINT');
+    process.kill(started.pid, 'SIGTERM');
+    process.kill(started.pid, 'SIGUSR2');
+    expect(await started.exited, started.stderr()).toBe(0);
+    expect(started.stdout()).toBe('waiting\nstopping on SIGINT\n');
+  });
 });
 
 describe('npm start', () => {
@@ -162,26 +222,26 @@ describe('npm start', () => {
     server.close();
     await once(server, 'close');
     writeFileSync(join(directory, '.env'), `PORT=${port}\nHOST=127.0.0.1\nSANDBOX_PORT=0\nMETRICS_PORT=0\n`);
-    const started = run(scriptArgs('start'), { DATA_DIR: dataDir() }, directory);
+    const started = run(scriptArgs('start'), { DATA_DIR: dataDir() }, { cwd: directory });
     expect((await started.matched)?.[1], started.stderr()).toBe(String(port));
     expect(await started.stop()).toBe(0);
   }, 120_000);
 
   it('starts without a .env', async () => {
     const env = { DATA_DIR: dataDir(), PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0' };
-    const started = run(scriptArgs('start'), env, mkdtempSync(join(tmpdir(), 'cardgraph-no-dotenv-')));
+    const started = run(scriptArgs('start'), env, {
+      cwd: mkdtempSync(join(tmpdir(), 'cardgraph-no-dotenv-')),
+    });
     expect(await started.matched, started.stderr()).toBeDefined();
     expect(await started.stop()).toBe(0);
   }, 120_000);
 
   it('stops with exit 0 on a SIGTERM during the start, before the gateway listens', async () => {
     const env = { DATA_DIR: dataDir(), PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0' };
-    const started = run(
-      scriptArgs('start'),
-      env,
-      mkdtempSync(join(tmpdir(), 'cardgraph-early-stop-')),
-      /"msg":"sandbox listening"/,
-    );
+    const started = run(scriptArgs('start'), env, {
+      cwd: mkdtempSync(join(tmpdir(), 'cardgraph-early-stop-')),
+      pattern: /"msg":"sandbox listening"/,
+    });
     expect(await started.matched, started.stderr()).toBeDefined();
     expect(await started.stop(), started.stderr()).toBe(0);
     expect(started.stdout()).toMatch(LISTENING);
