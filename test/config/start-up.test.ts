@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  leftover,
   remoteUpstreamEnv,
   startSandbox,
   TEST_JWT_SECRET,
@@ -120,6 +119,11 @@ function parentPid(pid: number): number | undefined {
   }
 }
 
+/** SIGKILLs process `pid` unless it has exited: no gateway outlives a failed case. */
+function killIfLeft(pid: number): void {
+  if (parentPid(pid) !== undefined) process.kill(pid, 'SIGKILL');
+}
+
 /** The variables of an npm script's entry on free ports; npm makes no registry request (update check). */
 function npmEnv(): Record<string, string> {
   return {
@@ -135,30 +139,38 @@ function npmEnv(): Record<string, string> {
 /** The gateway's listening line and its pid (pino writes `pid` before `msg`). */
 const GATEWAY_PID = /"pid":(\d+),[^\n]*"msg":"cardgraph gateway listening"/;
 
-describe('a SIGTERM to the npm process alone (docker stop, systemd, a supervisor)', () => {
+// Each case starts processes of its own, so the describes below run their cases side by side
+// (test-context `expect` and `onTestFinished`: concurrent cases share the module's hooks).
+describe.concurrent('a SIGTERM to the npm process alone (docker stop, systemd, a supervisor)', {
+  timeout: 120_000,
+}, () => {
   // The ready line with the pid, and the line of the clean stop.
-  it.each([
+  it.for([
     ['start', GATEWAY_PID, '"msg":"cardgraph gateway stopped"'],
     ['serve', GATEWAY_PID, '"msg":"cardgraph gateway stopped"'],
     ['sandbox', /"pid":(\d+),[^\n]*"msg":"sandbox ready"/, '"msg":"sandbox stopping"'],
-  ])(
+  ] as [string, RegExp, string][])(
     'stops `npm run %s` cleanly: npm and node exit 0, no node is left',
-    async (script, ready, stopLine) => {
+    async ([script, ready, stopLine], { expect, onTestFinished }) => {
       const env = npmEnv();
       if (script === 'serve') {
-        const sandbox = leftover(await startSandbox(), (started) => started.stop());
+        const sandbox = await startSandbox();
+        onTestFinished(async () => {
+          await sandbox.stop();
+        });
         Object.assign(env, remoteUpstreamEnv(sandbox.url), {
           WEBHOOK_SECRETS: TEST_WEBHOOK_SECRET,
           AUTH_JWT_SECRET: TEST_JWT_SECRET,
         });
       }
-      const npm = leftover(run(['run', script], env, { pattern: ready, command: 'npm' }), (started) =>
-        started.stop(),
-      );
+      const npm = run(['run', script], env, { pattern: ready, command: 'npm' });
+      onTestFinished(async () => {
+        await npm.stop();
+      });
       expect(await npm.matched, npm.stderr()).toBeDefined();
       const node = Number((await npm.matched)?.[1]);
-      // Whatever this test fails at, no gateway outlives it (disposed before npm).
-      leftover(node, (pid) => parentPid(pid) !== undefined && process.kill(pid, 'SIGKILL'));
+      // Registered after npm's stop, so it runs before it.
+      onTestFinished(() => killIfLeft(node));
       // No shell between npm and node: npm's forwarded signal reaches node itself.
       expect(parentPid(node)).toBe(npm.pid);
       process.kill(npm.pid, 'SIGTERM');
@@ -166,19 +178,21 @@ describe('a SIGTERM to the npm process alone (docker stop, systemd, a supervisor
       expect(npm.stdout()).toContain(stopLine);
       await expect.poll(() => parentPid(node)).toBeUndefined();
     },
-    120_000,
   );
 
-  it('stops `npm start` cleanly on Ctrl-C too: a SIGINT to the whole process group reaches node twice, from the terminal and from npm', async () => {
+  it('stops `npm start` cleanly on Ctrl-C too: a SIGINT to the whole process group reaches node twice, from the terminal and from npm', async ({
+    expect,
+    onTestFinished,
+  }) => {
     const listening = /"pid":(\d+),[^\n]*"url":"(http:[^"]+)"[^\n]*"msg":"cardgraph gateway listening"/;
-    const npm = leftover(
-      run(['start'], npmEnv(), { pattern: listening, command: 'npm', detached: true }),
-      (started) => started.stop(),
-    );
+    const npm = run(['start'], npmEnv(), { pattern: listening, command: 'npm', detached: true });
+    onTestFinished(async () => {
+      await npm.stop();
+    });
     const [, pid, url] = (await npm.matched) ?? [];
     expect(url, npm.stderr()).toBeDefined();
     const node = Number(pid);
-    leftover(node, (started) => parentPid(started) !== undefined && process.kill(started, 'SIGKILL'));
+    onTestFinished(() => killIfLeft(node));
     // Serving and idle, as when a person stops it: it handles the first SIGINT before npm's arrives.
     const health = await request(`${url}/health`);
     expect(health.statusCode).toBe(200);
@@ -188,11 +202,13 @@ describe('a SIGTERM to the npm process alone (docker stop, systemd, a supervisor
     expect(await npm.exited, npm.stdout() + npm.stderr()).toBe(0);
     expect(npm.stdout()).toContain('"msg":"cardgraph gateway stopped"');
     await expect.poll(() => parentPid(node)).toBeUndefined();
-  }, 120_000);
+  });
 });
 
-describe('the stop signals of the entries (onFirstStopSignal)', () => {
-  it('start one stop and ignore every later SIGINT or SIGTERM, which would otherwise end the process by the signal', async () => {
+describe.concurrent('the stop signals of the entries (onFirstStopSignal)', () => {
+  it('start one stop and ignore every later SIGINT or SIGTERM, which would otherwise end the process by the signal', async ({
+    expect,
+  }) => {
     // A process that stops as the entries do; SIGUSR2 ends its stop with exit 0.
     const script = `
       import { onFirstStopSignal } from ${JSON.stringify(join(ROOT, 'src/lib/stop-signals.ts'))};
@@ -215,39 +231,45 @@ describe('the stop signals of the entries (onFirstStopSignal)', () => {
   });
 });
 
-describe('npm start', () => {
-  it('reads .env in the directory it runs in', async () => {
+describe.concurrent('npm start', { timeout: 120_000 }, () => {
+  // Each case stops its processes; `onTestFinished` stops them too when an assertion failed first.
+  it('reads .env in the directory it runs in', async ({ expect, onTestFinished }) => {
     const directory = mkdtempSync(join(tmpdir(), 'cardgraph-dotenv-'));
     const { port, server } = await holdPort();
     server.close();
     await once(server, 'close');
     writeFileSync(join(directory, '.env'), `PORT=${port}\nHOST=127.0.0.1\nSANDBOX_PORT=0\nMETRICS_PORT=0\n`);
     const started = run(scriptArgs('start'), { DATA_DIR: dataDir() }, { cwd: directory });
+    onTestFinished(async () => {
+      await started.stop();
+    });
     expect((await started.matched)?.[1], started.stderr()).toBe(String(port));
     expect(await started.stop()).toBe(0);
-  }, 120_000);
+  });
 
-  it('starts without a .env', async () => {
+  // A SIGTERM after the listening line: the other cases' `stop()`.
+  it('starts without a .env, and stops with exit 0 on a SIGTERM during the start, before the gateway listens', async ({
+    expect,
+    onTestFinished,
+  }) => {
     const env = { DATA_DIR: dataDir(), PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0' };
     const started = run(scriptArgs('start'), env, {
       cwd: mkdtempSync(join(tmpdir(), 'cardgraph-no-dotenv-')),
-    });
-    expect(await started.matched, started.stderr()).toBeDefined();
-    expect(await started.stop()).toBe(0);
-  }, 120_000);
-
-  it('stops with exit 0 on a SIGTERM during the start, before the gateway listens', async () => {
-    const env = { DATA_DIR: dataDir(), PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0' };
-    const started = run(scriptArgs('start'), env, {
-      cwd: mkdtempSync(join(tmpdir(), 'cardgraph-early-stop-')),
       pattern: /"msg":"sandbox listening"/,
+    });
+    onTestFinished(async () => {
+      await started.stop();
     });
     expect(await started.matched, started.stderr()).toBeDefined();
     expect(await started.stop(), started.stderr()).toBe(0);
+    // It started: the gateway listened before it stopped.
     expect(started.stdout()).toMatch(LISTENING);
-  }, 120_000);
+  });
 
-  it('takes .env.example as an env file, and one with every variable empty (each is unset)', async () => {
+  it('takes .env.example as an env file, and one with every variable empty (each is unset)', async ({
+    expect,
+    onTestFinished,
+  }) => {
     const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
     const directory = mkdtempSync(join(tmpdir(), 'cardgraph-empty-env-'));
     const emptied = join(directory, 'empty.env');
@@ -255,25 +277,34 @@ describe('npm start', () => {
     writeFileSync(emptied, example.replace(/^# ([A-Z][A-Z0-9_]*)=\S*$(?=\n(?:\n|$))/gm, '$1='));
     expect(readFileSync(emptied, 'utf8')).toMatch(/^CARD_INTERFACE_URL=$/m);
     // Variables given to the process win over an env file's: the ports stay free ones.
-    const env = { PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0', DATA_DIR: dataDir() };
-    for (const file of [join(ROOT, '.env.example'), emptied]) {
-      const started = run([`--env-file=${file}`, join(ROOT, 'src/dev.ts')], env);
-      expect(await started.matched, started.stderr()).toBeDefined();
-      expect(started.stderr()).toBe('');
-      expect(await started.stop()).toBe(0);
-    }
-  }, 120_000);
+    const env = { PORT: '0', HOST: '127.0.0.1', SANDBOX_PORT: '0', METRICS_PORT: '0' };
+    // Side by side, each on a data directory of its own.
+    await Promise.all(
+      [join(ROOT, '.env.example'), emptied].map(async (file) => {
+        const started = run([`--env-file=${file}`, join(ROOT, 'src/dev.ts')], {
+          ...env,
+          DATA_DIR: dataDir(),
+        });
+        onTestFinished(async () => {
+          await started.stop();
+        });
+        expect(await started.matched, started.stderr()).toBeDefined();
+        expect(started.stderr()).toBe('');
+        expect(await started.stop()).toBe(0);
+      }),
+    );
+  });
 });
 
-describe('a taken port', () => {
-  it.each([
+describe.concurrent('a taken port', { timeout: 120_000 }, () => {
+  it.for([
     ['PORT', 'src/dev.ts'],
     ['SANDBOX_PORT', 'src/dev.ts'],
     ['METRICS_PORT', 'src/dev.ts'],
     ['SANDBOX_PORT', 'src/sandbox/main.ts'],
-  ])(
+  ] as [string, string][])(
     '%s stops %s with one line naming the variable and the port, no stack trace',
-    async (variable, entry) => {
+    async ([variable, entry], { expect }) => {
       const { port, server } = await holdPort();
       held.push(server);
       const env = {
@@ -293,8 +324,11 @@ describe('a taken port', () => {
     },
   );
 
-  it('PORT stops the production entry (npm run serve) the same way', async () => {
-    const sandbox = leftover(await startSandbox(), (started) => started.stop());
+  it('PORT stops the production entry (npm run serve) the same way', async ({ expect, onTestFinished }) => {
+    const sandbox = await startSandbox();
+    onTestFinished(async () => {
+      await sandbox.stop();
+    });
     const { port, server } = await holdPort();
     held.push(server);
     const started = run(scriptArgs('serve'), {
