@@ -156,6 +156,18 @@ describe.concurrent('the production gateway (src/main.ts)', { timeout: 60_000 },
     },
   );
 
+  it.for([
+    ['Dockerfile', 'src/main.ts'],
+    ['deploy/sandbox.Dockerfile', 'src/sandbox/main.ts'],
+  ])(
+    "%s's command runs node itself (exec form, no shell), so `docker stop`'s SIGTERM reaches %s",
+    ([file, entry], { expect }) => {
+      const dockerfile = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+      expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+      expect(dockerfile.match(/^CMD .*$/gm)).toEqual([`CMD ["node", "${entry}"]`]);
+    },
+  );
+
   it('refuses bad configuration with exit 1 and a message naming the variable', async ({ expect }) => {
     const child = startMain({ PORT: 'not-a-port' });
     let stderr = '';
