@@ -4,10 +4,9 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMBEDDED_DEV_JWT_SECRET } from '../src/config/index.ts';
 import {
-  leftover,
   type Stack,
   startSandbox,
   startStack,
@@ -77,7 +76,8 @@ function compileCacheEntries(directory: string): number {
 async function readUntil(
   child: ChildProcess,
   pattern: RegExp,
-  timeoutMs = 10_000,
+  // Generous: the cases of a concurrent describe start their processes side by side.
+  timeoutMs = 30_000,
 ): Promise<RegExpMatchArray> {
   let output = '';
   return new Promise((resolve, reject) => {
@@ -108,18 +108,24 @@ function remoteOn(sandbox: TestSandbox): Record<string, string> {
   };
 }
 
-describe('npm start (src/dev.ts)', () => {
-  it('is what `npm start` runs', () => {
+// The cases start processes of their own, so each describe but `App.start` runs them side by side
+// (test-context `expect` and `onTestFinished`, since concurrent cases share the module's hooks).
+describe.concurrent('npm start (src/dev.ts)', { timeout: 60_000 }, () => {
+  it('is what `npm start` runs', ({ expect }) => {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(manifest.scripts.start).toBe('node --env-file-if-exists=.env src/dev.ts');
+    expect(manifest.scripts.start).toBe('exec node --env-file-if-exists=.env src/dev.ts');
   });
 
-  it.each(['SIGTERM', 'SIGINT'] as const)(
+  it.for(['SIGTERM', 'SIGINT'] as const)(
     'starts the sandbox and the gateway on it, serves /health and exits 0 on %s',
-    async (signal) => {
+    async (signal, { expect, onTestFinished }) => {
       const child = startMain({ PORT: '0', SANDBOX_PORT: '0', HOST: '127.0.0.1' }, 'src/dev.ts');
+      // A case that fails before its signal leaves no process running.
+      onTestFinished(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      });
       const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
       const health = await request(`${url}/health`);
       expect(health.statusCode).toBe(200);
@@ -135,30 +141,34 @@ describe('npm start (src/dev.ts)', () => {
   );
 });
 
-describe('the production gateway (src/main.ts)', () => {
-  it('refuses UPSTREAM=embedded (the development default), pointing at npm start', async () => {
-    for (const env of [{}, { UPSTREAM: 'embedded' }] as Record<string, string>[]) {
+describe.concurrent('the production gateway (src/main.ts)', { timeout: 60_000 }, () => {
+  it.for([
+    ['UPSTREAM unset', {}],
+    ['UPSTREAM=embedded', { UPSTREAM: 'embedded' }],
+  ] as [string, Record<string, string>][])(
+    'refuses the development default, embedded (%s), pointing at npm start',
+    async ([, env], { expect }) => {
       const { code, stderr } = await refusedStart({ PORT: '0', ...env });
       expect(code).toBe(1);
       expect(stderr).toMatch(
         /^ {2}UPSTREAM: embedded runs the development sandbox, .*`npm start` \(src\/dev\.ts\)/m,
       );
-    }
-  });
+    },
+  );
 
-  it('starts on a remote upstream, serves /health and exits 0 on SIGTERM', async () => {
-    const sandbox = leftover(await startSandbox(), (started) => started.stop());
-    const child = startMain({ PORT: '0', HOST: '127.0.0.1', ...remoteOn(sandbox) });
-    const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
-    const health = await request(`${url}/health`);
-    expect(health.statusCode).toBe(200);
-    await health.body.dump();
-    child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
-    expect(code).toBe(0);
-  });
+  it.for([
+    ['Dockerfile', 'src/main.ts'],
+    ['deploy/sandbox.Dockerfile', 'src/sandbox/main.ts'],
+  ])(
+    "%s's command runs node itself (exec form, no shell), so `docker stop`'s SIGTERM reaches %s",
+    ([file, entry], { expect }) => {
+      const dockerfile = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+      expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+      expect(dockerfile.match(/^CMD .*$/gm)).toEqual([`CMD ["node", "${entry}"]`]);
+    },
+  );
 
-  it('refuses bad configuration with exit 1 and a message naming the variable', async () => {
+  it('refuses bad configuration with exit 1 and a message naming the variable', async ({ expect }) => {
     const child = startMain({ PORT: 'not-a-port' });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -170,7 +180,7 @@ describe('the production gateway (src/main.ts)', () => {
     expect(stderr).toContain('PORT');
   });
 
-  it.each([
+  it.for([
     ['without UPSTREAM', {}, /^ {2}UPSTREAM: required when NODE_ENV=production/m],
     [
       'with the development secret',
@@ -191,33 +201,25 @@ describe('the production gateway (src/main.ts)', () => {
       },
       /^ {2}UPSTREAM_CREDENTIALS: the sandbox client credentials/m,
     ],
-  ])('refuses NODE_ENV=production %s, naming the variable', async (_, env, message) => {
-    const { code, stderr } = await refusedStart({
-      NODE_ENV: 'production',
-      PORT: '0',
-      SANDBOX_PORT: '0',
-      ...env,
-    });
-    expect(code).toBe(1);
-    expect(stderr).toMatch(/^Invalid configuration:$/m);
-    expect(stderr).toMatch(message);
-    expect(stderr).not.toContain(EMBEDDED_DEV_JWT_SECRET);
-  });
-
-  it("passes the Dockerfile's HEALTHCHECK while serving, and fails it once stopped", async () => {
-    const sandbox = leftover(await startSandbox(), (started) => started.stop());
-    const child = startMain({ PORT: '0', HOST: '127.0.0.1', ...remoteOn(sandbox) });
-    const [, url] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
-    const port = new URL(url!).port;
-    expect(await runHealthcheck(port)).toBe(0);
-    child.kill('SIGTERM');
-    await once(child, 'exit');
-    expect(await runHealthcheck(port)).toBe(1);
-  });
+  ] as [string, Record<string, string>, RegExp][])(
+    'refuses NODE_ENV=production %s, naming the variable',
+    async ([, env, message], { expect }) => {
+      const { code, stderr } = await refusedStart({
+        NODE_ENV: 'production',
+        PORT: '0',
+        SANDBOX_PORT: '0',
+        ...env,
+      });
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/^Invalid configuration:$/m);
+      expect(stderr).toMatch(message);
+      expect(stderr).not.toContain(EMBEDDED_DEV_JWT_SECRET);
+    },
+  );
 });
 
-describe("Node's compile cache (issue 21 item 2)", () => {
-  it("is filled by the Dockerfile's build step, which loads the gateway's modules", async () => {
+describe.concurrent("Node's compile cache (issue 21 item 2)", { timeout: 60_000 }, () => {
+  it("is filled by the Dockerfile's build step, which loads the gateway's modules", async ({ expect }) => {
     const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8').replace(
       /\\\n\s*/g,
       '',
@@ -236,23 +238,49 @@ describe("Node's compile cache (issue 21 item 2)", () => {
     expect(code).toBe(0);
     expect(compileCacheEntries(cache)).toBeGreaterThan(100);
   });
+});
 
-  it('is written by a gateway once it listens, not only when it exits', async () => {
-    const sandbox = leftover(await startSandbox(), (started) => started.stop());
-    const cache = mkdtempSync(join(tmpdir(), 'cardgraph-compile-cache-'));
-    const child = startMain({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      NODE_COMPILE_CACHE: cache,
-      ...remoteOn(sandbox),
-    });
-    await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+/**
+ * One production gateway on a remote upstream for the cases below, in their order: it serves, passes
+ * the HEALTHCHECK and writes its compile cache while it runs; the last case stops it.
+ */
+describe('the production gateway (src/main.ts) on a remote upstream, one process', () => {
+  let sandbox: TestSandbox | undefined;
+  let child: ChildProcess;
+  let url: string;
+  const cache = mkdtempSync(join(tmpdir(), 'cardgraph-compile-cache-'));
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    child = startMain({ PORT: '0', HOST: '127.0.0.1', NODE_COMPILE_CACHE: cache, ...remoteOn(sandbox) });
+    [, url = ''] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+  }, 60_000);
+  afterAll(async () => {
+    // The last case stops it; this only ends it when a case failed before.
+    if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await sandbox?.stop();
+  });
+
+  it('starts and serves /health', async () => {
+    const health = await request(`${url}/health`);
+    expect(health.statusCode).toBe(200);
+    await health.body.dump();
+  });
+
+  it("passes the Dockerfile's HEALTHCHECK while serving", async () => {
+    expect(await runHealthcheck(new URL(url).port)).toBe(0);
+  });
+
+  it("writes Node's compile cache once it listens, not only when it exits", async () => {
     // While it runs: a replica that is killed later still leaves its next start the cache.
     await expect.poll(() => compileCacheEntries(cache), { timeout: 10_000 }).toBeGreaterThan(100);
     expect(child.exitCode).toBeNull();
+  });
+
+  it('exits 0 on SIGTERM, and fails the HEALTHCHECK once stopped', async () => {
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
+    expect(await runHealthcheck(new URL(url).port)).toBe(1);
   });
 });
 

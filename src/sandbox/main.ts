@@ -1,6 +1,7 @@
 import { ConfigError, SANDBOX_CREDENTIALS } from '../config/index.ts';
 import { createLogger } from '../lib/logger.ts';
 import { PortInUseError } from '../lib/port-in-use.ts';
+import { onFirstStopSignal } from '../lib/stop-signals.ts';
 import { createTracing } from '../lib/tracing.ts';
 import { loadSandboxConfig } from './config.ts';
 import { createSandbox } from './sandbox.ts';
@@ -34,11 +35,8 @@ async function main(): Promise<void> {
   });
   const starting = sandbox.start();
   // Before the ready line: a SIGTERM/SIGINT right after it, or during the start, stops cleanly
-  // (without a listener Node ends the process by the signal itself).
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
+  // (without a listener Node ends the process by the signal itself); a repeated one is ignored.
+  onFirstStopSignal((signal) => {
     logger.info({ signal }, 'sandbox stopping');
     starting
       .then(() => sandbox.stop())
@@ -47,9 +45,7 @@ async function main(): Promise<void> {
         () => process.exit(0),
         () => process.exit(1),
       );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  });
   let url: string;
   try {
     ({ url } = await starting);
