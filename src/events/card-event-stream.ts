@@ -144,29 +144,29 @@ interface Receipt {
 }
 
 /**
- * The receipts of at least the last `max / 2` and at most the last `max` stored notifications, by id:
- * two generations of Maps, the older dropped whole when the newer fills. One Map insert per
- * notification and no eviction walk (an LRU's bookkeeping costs more per webhook, issue 21 item 4);
- * no recency is needed, as a receipt is read only while its event is fanned out and delivered.
+ * The values of at least the last `max / 2` and at most the last `max` keys set: two generations of
+ * Maps, the older dropped whole when the newer fills. One Map insert per key and no eviction walk (an
+ * LRU's bookkeeping costs more per webhook); no recency is needed: receipts are read only while their
+ * event is fanned out, and a repeated notification comes back within seconds (a provider's retry).
  */
-class RecentReceipts {
-  #current = new Map<string, Receipt>();
-  #previous = new Map<string, Receipt>();
+class Recent<V> {
+  #current = new Map<string, V>();
+  #previous = new Map<string, V>();
   readonly #generation: number;
 
   constructor(max: number) {
     this.#generation = Math.max(1, Math.floor(max / 2));
   }
 
-  set(id: string, receipt: Receipt): void {
+  set(id: string, value: V): void {
     if (this.#current.size >= this.#generation) {
       this.#previous = this.#current;
       this.#current = new Map();
     }
-    this.#current.set(id, receipt);
+    this.#current.set(id, value);
   }
 
-  peek(id: string): Receipt | undefined {
+  peek(id: string): V | undefined {
     return this.#current.get(id) ?? this.#previous.get(id);
   }
 }
@@ -196,10 +196,24 @@ export async function createEventStream<E extends LogEvent>(
     subjectOf: (event) => kind.subjectOf(event),
   });
   const label = kind.name === 'card_events' ? 'card_event' : 'network_token_event';
-  // Bounded by generations (see RecentReceipts), not a Map that drops its first key per insert: V8
+  // Bounded by generations (see Recent), not a Map that drops its first key per insert: V8
   // keeps deleted entries at a Map's front until it rehashes, so that walk costs microseconds.
-  const receipts = new RecentReceipts(MAX_TRACKED_RECEIPTS);
+  const receipts = new Recent<Receipt>(MAX_TRACKED_RECEIPTS);
+  // (tenant, notification id) of the events the tail handed over lately. The log drops a repeated id
+  // before it is logged, but a Redis failover can hand the tail one entry twice under two positions:
+  // the old primary's copy, read by the tail but never replicated (its append was refused and the
+  // provider retried), then the retried append on the new primary. A subscriber gets it once.
+  const tailed = new Recent<true>(MAX_TRACKED_RECEIPTS);
   const stopTail = await log.tail((event) => {
+    const key = `${event.tenant}\u0000${event.id}`;
+    if (tailed.peek(key)) {
+      logger.warn(
+        { id: event.id, log: kind.name },
+        'event log tail repeated a notification; not delivered again',
+      );
+      return;
+    }
+    tailed.set(key, true);
     options.onEvent?.(event);
     if (!tracer) {
       void bus.publish(event);
