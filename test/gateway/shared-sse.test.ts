@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { postNotification, useStack, waitForSubscribers } from '../support/fixtures.ts';
 import { notification } from '../support/notifications.ts';
-import { openSse, readEvents } from '../support/sse.ts';
+import { expectRefusedSseToken, openSse, readEvents } from '../support/sse.ts';
 
 const VAULT = 'tntsandbox1';
 const CARD_EVENTS = 'subscription { cardEvents { id } }';
@@ -84,23 +84,6 @@ describe('SSE subscriptions share one execution (issue 21 item 1)', () => {
   });
 
   it('answers a refused token with 401 token code, logging the refusal once', async () => {
-    const response = await request(`${t.stack.url}/graphql`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        authorization: 'Bearer not-a-jwt',
-        'x-request-id': 'sse-bad-token',
-      },
-      body: JSON.stringify({ query: CARD_EVENTS }),
-    });
-    const body = await response.body.text();
-    expect(response.statusCode).toBe(401);
-    expect(body).toContain('"code":"invalid-token"');
-    expect(body).toContain('"requestId":"sse-bad-token"');
-    const refusals = readFileSync(t.stack.logFile, 'utf8')
-      .split('\n')
-      .filter((line) => line.includes('request refused: bad client token'));
-    expect(refusals).toHaveLength(1);
+    await expectRefusedSseToken(t.stack.url, t.stack.logFile, CARD_EVENTS, 'sse-bad-token');
   });
 });

@@ -5,7 +5,6 @@
  * accounting, its request ids and its end at each member's token `exp`; a resuming subscription
  * (`after`) still runs alone, and a refused token is answered as before and logged once.
  */
-import { readFileSync } from 'node:fs';
 import type { ExecutionResult } from 'graphql';
 import { createClient } from 'graphql-sse';
 import { request } from 'undici';
@@ -20,7 +19,7 @@ import {
   waitForSubscribers,
 } from '../support/fixtures.ts';
 import { notification } from '../support/notifications.ts';
-import { openSse, readEvents } from '../support/sse.ts';
+import { expectRefusedSseToken, openSse, readEvents } from '../support/sse.ts';
 
 const VAULT = 'tntsandbox1';
 const CARD_EVENTS = 'subscription { cardEvents { id } }';
@@ -207,24 +206,7 @@ describe('Yoga SSE with the lean path off shares the hub executions', () => {
   });
 
   it('answers a refused token with 401 and its code, logging the refusal once', async () => {
-    const response = await request(`${t.stack.url}/graphql`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        authorization: 'Bearer not-a-jwt',
-        'x-request-id': 'yoga-sse-bad-token',
-      },
-      body: JSON.stringify({ query: CARD_EVENTS }),
-    });
-    const body = await response.body.text();
-    expect(response.statusCode).toBe(401);
-    expect(body).toContain('"code":"invalid-token"');
-    expect(body).toContain('"requestId":"yoga-sse-bad-token"');
-    const refusals = readFileSync(t.stack.logFile, 'utf8')
-      .split('\n')
-      .filter((line) => line.includes('request refused: bad client token'));
-    expect(refusals).toHaveLength(1);
+    await expectRefusedSseToken(t.stack.url, t.stack.logFile, CARD_EVENTS, 'yoga-sse-bad-token');
   });
 });
 

@@ -65,14 +65,7 @@ describe('validation cache (useValidationCache, issue 21 item 3)', () => {
       parserAndValidationCache: parserAndValidationCaches(),
       plugins: [rules, useValidationCache()],
     });
-    const run = async (query: string) => {
-      const response = await yoga.fetch('http://localhost/graphql', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query }),
-      });
-      return { status: response.status, body: await response.text() };
-    };
+    const run = runner(yoga);
     return { run, counts };
   }
 
@@ -122,14 +115,7 @@ describe('parse-failure cache (useParseErrorCache)', () => {
       parserAndValidationCache: parserAndValidationCaches(),
       plugins: [counting, useParseErrorCache()],
     });
-    const run = async (query: string) => {
-      const response = await yoga.fetch('http://localhost/graphql', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query }),
-      });
-      return { status: response.status, body: await response.text() };
-    };
+    const run = runner(yoga);
     return { run, counts };
   }
 
@@ -160,3 +146,15 @@ describe('parse-failure cache (useParseErrorCache)', () => {
     expect(counts.parses).toBe(2 + PARSE_ERROR_CACHE_ENTRIES + 2);
   });
 });
+
+/** POSTs `query` to `yoga` as JSON: the answer's status and body text. */
+function runner(yoga: { fetch: (url: string, init: RequestInit) => Response | Promise<Response> }) {
+  return async (query: string) => {
+    const response = await yoga.fetch('http://localhost/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    return { status: response.status, body: await response.text() };
+  };
+}

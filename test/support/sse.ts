@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { request } from 'undici';
+import { expect } from 'vitest';
 import { requestGraphql } from './fixtures.ts';
 
 /** One Server-Sent Event: its `event` name (`message` when absent) and its joined `data` lines. */
@@ -69,4 +72,35 @@ export async function readEvents(stream: SseStream, count = Number.POSITIVE_INFI
     clearTimeout(timer);
   }
   return events;
+}
+
+/**
+ * Posts `query` to `${baseUrl}/graphql` as an SSE request with a token that is not a JWT, and checks
+ * the refusal: 401, code `invalid-token`, the request id in the answer, and one `request refused`
+ * line in `logFile` (the refusal is logged once, whatever the road).
+ */
+export async function expectRefusedSseToken(
+  baseUrl: string,
+  logFile: string,
+  query: string,
+  requestId: string,
+): Promise<void> {
+  const response = await request(`${baseUrl}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      authorization: 'Bearer not-a-jwt',
+      'x-request-id': requestId,
+    },
+    body: JSON.stringify({ query }),
+  });
+  const body = await response.body.text();
+  expect(response.statusCode).toBe(401);
+  expect(body).toContain('"code":"invalid-token"');
+  expect(body).toContain(`"requestId":"${requestId}"`);
+  const refusals = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('request refused: bad client token'));
+  expect(refusals).toHaveLength(1);
 }
