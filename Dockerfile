@@ -30,10 +30,11 @@ COPY --from=codegen /build/src/client/generated ./src/client/generated
 # Node's compile cache (stripped TypeScript and V8 code cache), filled here by loading the gateway's
 # modules, so a container's first start compiles none of them (issue 21 item 2; a started gateway
 # also writes what it compiled, see src/app.ts). The parts loaded only when configured (the
-# OpenTelemetry SDK, the Redis event log and node-redis) are filled too. Node discards an entry whose source changed.
+# OpenTelemetry SDK, the Redis event log and node-redis) or on first use (undici, graphql-jit, jose)
+# are filled too. Node discards an entry whose source changed.
 ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
 RUN node --input-type=module \
-      -e "await import('./src/app.ts'); await import('./src/lib/tracing-sdk.ts'); await import('./src/events/redis-event-log.ts'); await import('redis');" \
+      -e "await import('./src/app.ts'); await import('./src/lib/tracing-sdk.ts'); await import('./src/events/redis-event-log.ts'); await import('redis'); await import('undici'); await import('graphql-jit'); await import('jose');" \
   && chown -R node:node /app/.node-compile-cache
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

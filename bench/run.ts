@@ -23,7 +23,8 @@
  *
  * Flags: `--quick` (seconds; the test suite runs it so the bench cannot rot), `--no-hive`,
  * `--out <file>`, `--only query,fanout,ingest,history` (a subset of the measures; the others are
- * left out of the table), `--subscribers 10000` (graphql-ws subscriber counts, comma-separated),
+ * left out of the table; cold starts run in every full run, so `--only coldstart` runs them alone
+ * after the setup, about 40 s with `--no-hive`), `--subscribers 10000` (graphql-ws subscriber counts, comma-separated),
  * `--backends sqlite,redis` (ingest and history backends), `--queries-only` (the query measures
  * alone, written to bench/results/queries.json), `--compare-yoga` (adds cardgraph with the lean GraphQL path off, `cardgraph-yoga`, to the query
  * rounds), `--compare-jit` (adds cardgraph with queries on graphql-js,

@@ -1,4 +1,3 @@
-import { SignJWT } from 'jose';
 import { TOKEN_SCOPES, VAULT_ID_PATTERN } from './viewer.ts';
 
 /**
@@ -44,6 +43,8 @@ export async function issueDevToken(options: DevTokenOptions): Promise<string> {
   if (!Number.isInteger(expiresInS) || expiresInS < 1)
     throw new RangeError('expiresInS must be a positive integer');
 
+  // Imported here, not at start: the production gateway verifies tokens and never signs one.
+  const { SignJWT } = await import('jose');
   const nowS = Math.floor(Date.now() / 1000);
   let jwt = new SignJWT({ scope: [...new Set(scopes)].join(' '), vaults: [...new Set(vaults)] })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
+import type { JWTPayload, JWTVerifyOptions } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Config } from '../config/index.ts';
@@ -59,16 +59,32 @@ const knownScopes: ReadonlySet<string> = new Set(TOKEN_SCOPES);
 /** Verified tokens remembered by {@link createTokenVerifier} (least recently used dropped beyond it). */
 export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
+/** jose's module, imported by the first verification (see {@link loadJose}). */
+type Jose = typeof import('jose');
+
+let loadingJose: Promise<Jose> | undefined;
+
+/**
+ * jose imported on first use rather than at start (a few dozen modules, none needed to listen); the
+ * first token verified waits for it once.
+ */
+function loadJose(): Promise<Jose> {
+  loadingJose ??= import('jose');
+  return loadingJose;
+}
+
 /** Reasons for jose failures that concern the token itself (and not the gateway's key source). */
-const TOKEN_FAILURES: Record<string, string> = {
-  [errors.JWSSignatureVerificationFailed.code]: 'signature verification failed',
-  [errors.JWSInvalid.code]: 'not a valid JWS',
-  [errors.JWTInvalid.code]: 'not a valid JWT',
-  [errors.JOSEAlgNotAllowed.code]: 'signing algorithm not allowed',
-  [errors.JOSENotSupported.code]: 'signing algorithm or key type not supported',
-  [errors.JWKSNoMatchingKey.code]: 'no key of the key set matches the token',
-  [errors.JWKSMultipleMatchingKeys.code]: 'several keys of the key set match the token',
-};
+function tokenFailures({ errors }: Jose): Record<string, string> {
+  return {
+    [errors.JWSSignatureVerificationFailed.code]: 'signature verification failed',
+    [errors.JWSInvalid.code]: 'not a valid JWS',
+    [errors.JWTInvalid.code]: 'not a valid JWT',
+    [errors.JOSEAlgNotAllowed.code]: 'signing algorithm not allowed',
+    [errors.JOSENotSupported.code]: 'signing algorithm or key type not supported',
+    [errors.JWKSNoMatchingKey.code]: 'no key of the key set matches the token',
+    [errors.JWKSMultipleMatchingKeys.code]: 'several keys of the key set match the token',
+  };
+}
 
 /**
  * Builds the client token verifier from `Config['auth']`:
@@ -97,13 +113,20 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
   if (config.jwtSecret !== undefined) {
     const key = new TextEncoder().encode(config.jwtSecret);
     const hsOptions = { ...options, algorithms: ['HS256'] };
-    verify = async (token) =>
-      (await jwtVerify(token, key, { ...hsOptions, currentDate: new Date(now()) })).payload;
+    verify = async (token) => {
+      const { jwtVerify } = await loadJose();
+      return (await jwtVerify(token, key, { ...hsOptions, currentDate: new Date(now()) })).payload;
+    };
   } else if (config.jwksUrl !== undefined) {
-    const keySet = createRemoteJWKSet(new URL(config.jwksUrl));
+    const jwksUrl = new URL(config.jwksUrl);
+    // Built with jose on the first verification; it fetches the key set then (and caches it).
+    let keySet: ReturnType<Jose['createRemoteJWKSet']> | undefined;
     const jwksOptions = { ...options, algorithms: JWKS_ALGORITHMS };
-    verify = async (token) =>
-      (await jwtVerify(token, keySet, { ...jwksOptions, currentDate: new Date(now()) })).payload;
+    verify = async (token) => {
+      const { jwtVerify, createRemoteJWKSet } = await loadJose();
+      keySet ??= createRemoteJWKSet(jwksUrl);
+      return (await jwtVerify(token, keySet, { ...jwksOptions, currentDate: new Date(now()) })).payload;
+    };
   } else {
     throw new Error('auth configuration needs jwtSecret or jwksUrl');
   }
@@ -137,7 +160,7 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
     try {
       payload = await verify(match[1]!);
     } catch (error) {
-      throw toAuthenticationError(error);
+      throw toAuthenticationError(error, await loadJose());
     }
 
     const claims = claimsSchema.safeParse(payload);
@@ -163,7 +186,11 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
 /** How a claim failed jose's check (`JWTClaimValidationFailed.reason`); any other reason: a mismatch. */
 const CLAIM_PROBLEMS: Record<string, string> = { missing: 'is missing', invalid: 'is malformed' };
 
-function toAuthenticationError(error: unknown): unknown {
+/** Reasons of {@link tokenFailures}, built with the first failure. */
+let tokenFailureReasons: Record<string, string> | undefined;
+
+function toAuthenticationError(error: unknown, jose: Jose): unknown {
+  const { errors } = jose;
   if (error instanceof errors.JWTExpired)
     return new AuthenticationError('token-expired', 'The token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) {
@@ -171,7 +198,8 @@ function toAuthenticationError(error: unknown): unknown {
     return new AuthenticationError('invalid-token', `Invalid token: the "${error.claim}" claim ${problem}`);
   }
   if (error instanceof errors.JOSEError) {
-    const reason = TOKEN_FAILURES[error.code];
+    tokenFailureReasons ??= tokenFailures(jose);
+    const reason = tokenFailureReasons[error.code];
     if (reason !== undefined) return new AuthenticationError('invalid-token', `Invalid token: ${reason}`);
   }
   // JWKS unreachable, timed out or unparseable: not the client's fault.

@@ -8,9 +8,24 @@ import { inlineFragments } from './inline-fragments.ts';
  * GraphiQL's default document, and the operation names metrics label by name (any other name is counted as `other`).
  */
 export function loadExampleOperations(): { document: string; operationNames: string[] } {
-  const document = inlineFragments(readFileSync(new URL('./operations.graphql', import.meta.url), 'utf8'));
-  const operationNames = parse(document).definitions.flatMap((definition) =>
+  const document = inlineFragments(readExampleOperations());
+  return { document, operationNames: operationNamesOf(document) };
+}
+
+/**
+ * The names of the shipped example operations alone (as {@link loadExampleOperations} gives them),
+ * without writing their fragments in place: what metrics need at start, when GraphiQL is off.
+ */
+export function exampleOperationNames(): string[] {
+  return operationNamesOf(readExampleOperations());
+}
+
+function readExampleOperations(): string {
+  return readFileSync(new URL('./operations.graphql', import.meta.url), 'utf8');
+}
+
+function operationNamesOf(document: string): string[] {
+  return parse(document).definitions.flatMap((definition) =>
     definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : [],
   );
-  return { document, operationNames };
 }

@@ -1,6 +1,7 @@
 import {
   BREAK,
   type DocumentNode,
+  type ExecutionArgs,
   type ExecutionResult,
   type GraphQLSchema,
   getNamedType,
@@ -11,7 +12,7 @@ import {
   visit,
   visitWithTypeInfo,
 } from 'graphql';
-import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import type { CompiledQuery } from 'graphql-jit';
 import { isPromise, type Plugin } from 'graphql-yoga';
 import { usesIncrementalDelivery } from '../lib/incremental-delivery.ts';
 import type { Metrics } from '../lib/metrics.ts';
@@ -49,45 +50,75 @@ export function useCompiledExecution(
   const { metrics } = options;
   const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
 
-  function compiledFor(args: {
-    schema: GraphQLSchema;
-    document: DocumentNode;
-    operationName?: string | null | undefined;
-  }): CompiledQuery | null {
+  /** The compiled query (null: runs on graphql-js), or undefined until graphql-jit is loaded. */
+  function compiledFor(args: ExecutionArgs, jit: GraphqlJit | undefined): CompiledQuery | null | undefined {
     const byName = compiled.get(args.document) ?? new Map<string, CompiledQuery | null>();
     compiled.set(args.document, byName);
     const key = args.operationName ?? '';
     let query = byName.get(key);
-    if (query === undefined) {
-      query = null;
-      if (
-        getOperationAST(args.document, args.operationName)?.operation === 'query' &&
-        !usesIncrementalDelivery(args.document) &&
-        !hasVariableInCustomScalarLiteral(args.schema, args.document)
-      ) {
-        const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
-        if (isCompiledQuery(result)) query = result;
-      }
-      byName.set(key, query);
+    if (query !== undefined) return query;
+    if (
+      getOperationAST(args.document, args.operationName)?.operation !== 'query' ||
+      usesIncrementalDelivery(args.document) ||
+      hasVariableInCustomScalarLiteral(args.schema, args.document)
+    ) {
+      byName.set(key, null);
+      return null;
     }
+    if (!jit) return undefined;
+    const result = jit.compileQuery(args.schema, args.document, args.operationName ?? undefined);
+    query = jit.isCompiledQuery(result) ? result : null;
+    byName.set(key, query);
     return query;
+  }
+
+  function runCompiled(
+    query: CompiledQuery,
+    run: ExecutionArgs,
+    executeFn: (run: ExecutionArgs) => unknown,
+  ): unknown {
+    const answer = (result: ExecutionResult) => {
+      if (!result.errors?.length) return result;
+      metrics?.jitFallbacks.inc({ operation: metrics.operationLabel(operationNameOf(run)) });
+      return executeFn(run);
+    };
+    const result = query.query(run.rootValue, run.contextValue, run.variableValues ?? {});
+    return isPromise(result) ? result.then(answer) : answer(result);
   }
 
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const query = compiledFor(args);
-      if (!query) return;
-      setExecuteFn((run) => {
-        const answer = (result: ExecutionResult) => {
-          if (!result.errors?.length) return result;
-          metrics?.jitFallbacks.inc({ operation: metrics.operationLabel(operationNameOf(run)) });
-          return executeFn(run);
-        };
-        const result = query.query(run.rootValue, run.contextValue, run.variableValues ?? {});
-        return (isPromise(result) ? result.then(answer) : answer(result)) as never;
-      });
+      const query = compiledFor(args, loadedJit);
+      if (query === null) return;
+      if (query) {
+        setExecuteFn((run) => runCompiled(query, run, executeFn) as never);
+        return;
+      }
+      // The first compilable query of the process loads graphql-jit (not needed to start listening).
+      setExecuteFn((async (run: ExecutionArgs) => {
+        const loaded = compiledFor(args, await loadGraphqlJit());
+        return loaded ? runCompiled(loaded, run, executeFn) : executeFn(run);
+      }) as never);
     },
   };
+}
+
+/** graphql-jit's module, imported by the first query compiled (see {@link loadGraphqlJit}). */
+type GraphqlJit = typeof import('graphql-jit');
+
+let loadedJit: GraphqlJit | undefined;
+let loadingJit: Promise<GraphqlJit> | undefined;
+
+/**
+ * graphql-jit (and the JSON schema compiler it loads, fast-json-stringify with ajv) imported on first
+ * use rather than at start: about a tenth of the gateway's modules, none of them needed to listen.
+ */
+function loadGraphqlJit(): Promise<GraphqlJit> {
+  loadingJit ??= import('graphql-jit').then((jit) => {
+    loadedJit = jit;
+    return jit;
+  });
+  return loadingJit;
 }
 
 /** The name of the operation a run executes (the one asked for, else the document's only one). */

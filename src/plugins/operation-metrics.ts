@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { type GraphQLError, Kind, parse } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { loadExampleOperations } from '../client/example-operations.ts';
+import { exampleOperationNames } from '../client/example-operations.ts';
 import type { Config } from '../config/index.ts';
 import { errorsOfPart } from '../lib/incremental-delivery.ts';
 import type { Metrics } from '../lib/metrics.ts';
@@ -19,7 +19,7 @@ import { loadTrustedDocuments } from './persisted-operations.ts';
 export function trustedOperationNames(
   settings: Pick<Config['persistedOperations'], 'mode' | 'manifestPath'>,
 ): string[] {
-  const names = new Set(loadExampleOperations().operationNames);
+  const names = new Set(exampleOperationNames());
   let documents: Iterable<string> = [];
   try {
     documents = loadTrustedDocuments(settings).values();

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { rootCertificates } from 'node:tls';
 import { SpanKind, type Tracer } from '@opentelemetry/api';
-import { Agent, type Dispatcher, ProxyAgent, RetryAgent, request as undiciRequest } from 'undici';
+import type { Agent, Dispatcher, ProxyAgent, RetryAgent } from 'undici';
 import type { z } from 'zod';
 import type { UpstreamProxyConfig } from '../config/index.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -94,8 +94,8 @@ export interface UpstreamHttp {
  *   span, whose W3C `traceparent` is sent upstream.
  * - `proxy`: the vaults' outbound forward proxy (sandbox contract §8, `UPSTREAM_PROXY*`,
  *   `UPSTREAM_CA_FILE`): calls of its `areas` for a vault with a proxy go through that proxy (one
- *   pooled undici `ProxyAgent` per proxy address, made here and closed by `close`); everything else,
- *   the token endpoint always, connects directly. Its credentials travel only as
+ *   pooled undici `ProxyAgent` per proxy address, made with the first call and closed by `close`);
+ *   everything else, the token endpoint always, connects directly. Its credentials travel only as
  *   `Proxy-Authorization: Basic` and never reach logs, errors, spans or metrics, which name the
  *   proxy by `host:port`.
  */
@@ -156,6 +156,9 @@ const UNTRUSTED_CERTIFICATE_CODES = new Set([
  */
 const TUNNEL_REFUSED = /Proxy response \((\d{3})\)|^Proxy Authentication Required \((407)\)$/;
 
+/** undici's module, imported by the first upstream call (see `createUpstreamHttp`). */
+type Undici = typeof import('undici');
+
 /** One outbound forward proxy: its pooled agent (and the retrying view of it) and its `host:port`. */
 interface ProxyRoute {
   agent: ProxyAgent;
@@ -177,8 +180,9 @@ export function proxyLabel(proxyUrl: string): string {
  * Creates the upstream HTTP client: one undici `Agent` (keep-alive pool) used directly for POST, and
  * wrapped in a `RetryAgent` for GET, PUT and DELETE; likewise one `ProxyAgent` per outbound proxy
  * address (`options.proxy`, sandbox contract §8) for the calls routed through it, all closed by
- * `close`. A POST that creates or enrols must not be sent twice behind the caller's back, so only
- * idempotent methods are retried automatically; timeouts are never retried here (the upstream may
+ * `close`. undici is imported, and the pools made, by the first call (nothing before it needs them,
+ * so the gateway starts listening sooner). A POST that creates or enrols must not be sent twice
+ * behind the caller's back, so only idempotent methods are retried automatically; timeouts are never retried here (the upstream may
  * still be working on the request).
  *
  * Every failure rejects with {@link UpstreamError}; bodies are always read to the end (or destroyed by
@@ -193,22 +197,45 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
     bodyTimeout: timeoutMs,
     maxResponseSize: options.maxResponseBytes ?? 1024 * 1024,
   };
-  const agent = new Agent(poolOptions);
-  const withRetries = (dispatcher: Dispatcher) =>
-    new RetryAgent(dispatcher, {
-      // Error responses are passed through after the last attempt so their contract §3 body is read.
-      throwOnError: false,
-      maxRetries: options.retry?.maxRetries ?? 2,
-      minTimeout: options.retry?.minDelayMs ?? 100,
-      maxTimeout: options.retry?.maxDelayMs ?? 1000,
-      timeoutFactor: 2,
-      retryAfter: true,
-      methods: [...IDEMPOTENT_METHODS],
-      statusCodes: [502, 503, 504],
-      errorCodes: ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'],
+  /**
+   * The pools and their retrying wrappers, made with undici on the first call rather than at start
+   * (undici is a hundred modules; nothing before the first upstream call needs it).
+   */
+  interface Transport {
+    request: Undici['request'];
+    agent: Agent;
+    retrying: RetryAgent;
+    proxies: ReturnType<typeof createProxyRoutes>;
+  }
+  let transport: Transport | undefined;
+  let opening: Promise<Transport> | undefined;
+  function openTransport(): Promise<Transport> {
+    opening ??= import('undici').then((undici) => {
+      const agent = new undici.Agent(poolOptions);
+      const withRetries = (dispatcher: Dispatcher) =>
+        new undici.RetryAgent(dispatcher, {
+          // Error responses are passed through after the last attempt so their contract §3 body is read.
+          throwOnError: false,
+          maxRetries: options.retry?.maxRetries ?? 2,
+          minTimeout: options.retry?.minDelayMs ?? 100,
+          maxTimeout: options.retry?.maxDelayMs ?? 1000,
+          timeoutFactor: 2,
+          retryAfter: true,
+          methods: [...IDEMPOTENT_METHODS],
+          statusCodes: [502, 503, 504],
+          errorCodes: ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'],
+        });
+      transport = {
+        request: undici.request,
+        agent,
+        retrying: withRetries(agent),
+        proxies: createProxyRoutes(options.proxy, poolOptions, withRetries, undici.ProxyAgent),
+      };
+      return transport;
     });
-  const retrying = withRetries(agent);
-  const proxies = createProxyRoutes(options.proxy, poolOptions, withRetries);
+    return opening;
+  }
+  const proxies = proxyRouting(options.proxy);
   if (options.proxy) {
     logger.info(
       { proxies: proxies.labels, areas: options.proxy.areas, privateCa: options.proxy.caPem !== undefined },
@@ -294,18 +321,22 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
     const deadline = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
     inFlight.add(controller);
     try {
-      if (closed)
+      // The first call waits for undici (see openTransport); a close meanwhile refuses it as before.
+      const opened = transport ?? (closed ? undefined : await openTransport());
+      if (closed || !opened)
         throw new UpstreamError({ area: call.area, operation, code: 'client-closed', retryable: false });
       const idempotent = IDEMPOTENT_METHODS.includes(call.method);
-      const dispatcher: Dispatcher = route
-        ? idempotent
-          ? route.retrying
-          : route.agent
-        : idempotent
-          ? retrying
-          : agent;
       let text: string;
       try {
+        const { request: undiciRequest, agent, retrying, proxies: pools } = opened;
+        const proxied = route ? pools.routeFor(route.uri) : undefined;
+        const dispatcher: Dispatcher = proxied
+          ? idempotent
+            ? proxied.retrying
+            : proxied.agent
+          : idempotent
+            ? retrying
+            : agent;
         const response = await undiciRequest(url, {
           dispatcher,
           method: call.method,
@@ -391,7 +422,8 @@ export function createUpstreamHttp(options: UpstreamHttpOptions): UpstreamHttp {
         // grace period so shutdown is bounded even with an upstream that never finishes.
         const abortRest = setTimeout(abortInFlight, graceMs);
         try {
-          await Promise.all([agent.close(), proxies.close()]);
+          const opened = await opening;
+          if (opened) await Promise.all([opened.agent.close(), opened.proxies.close()]);
         } finally {
           clearTimeout(abortRest);
         }
@@ -413,10 +445,48 @@ function parseJson(
   }
 }
 
+/** Where a call goes through an outbound proxy: the proxy's URL and its `host:port` label. */
+interface ProxyTarget {
+  uri: string;
+  /** `host:port` of the proxy: what logs and errors name (its URL carries credentials). */
+  label: string;
+}
+
 /**
- * The outbound forward proxies of {@link UpstreamHttpOptions.proxy}: one {@link ProxyRoute} per
- * distinct proxy address, made once. `routeOf(call)` is the route of a call (undefined: direct),
- * `labels` the proxies' `host:port`, and `close` closes every proxy pool.
+ * The routing of {@link UpstreamHttpOptions.proxy}, without undici: `routeOf(call)` is the proxy of a
+ * call (undefined: direct), `labels` the distinct proxies' `host:port`.
+ */
+function proxyRouting(proxy: UpstreamProxyConfig | undefined): {
+  routeOf(call: UpstreamCall<unknown>): ProxyTarget | undefined;
+  labels: string[];
+} {
+  if (!proxy) return { routeOf: () => undefined, labels: [] };
+  const targets = new Map<string, ProxyTarget>();
+  const targetFor = (uri: string): ProxyTarget => {
+    let target = targets.get(uri);
+    if (!target) {
+      target = { uri, label: proxyLabel(uri) };
+      targets.set(uri, target);
+    }
+    return target;
+  };
+  const everyVault = proxy.all === undefined ? undefined : targetFor(proxy.all);
+  const byVault = new Map(Object.entries(proxy.vaults).map(([vault, uri]) => [vault, targetFor(uri)]));
+  const areas = new Set<UpstreamArea>(proxy.areas);
+  return {
+    routeOf(call) {
+      if (!areas.has(call.area)) return undefined;
+      return (call.vault === undefined ? undefined : byVault.get(call.vault)) ?? everyVault;
+    },
+    labels: [...targets.values()].map((target) => target.label),
+  };
+}
+
+/**
+ * The pools of the outbound forward proxies of {@link UpstreamHttpOptions.proxy}: one
+ * {@link ProxyRoute} per distinct proxy address (every one made here, once). `routeFor(uri)` is the
+ * route of a proxy of {@link proxyRouting} (throws Error for an address not configured), and `close`
+ * closes every proxy pool.
  */
 function createProxyRoutes(
   proxy: UpstreamProxyConfig | undefined,
@@ -425,34 +495,29 @@ function createProxyRoutes(
     'connections' | 'connectTimeout' | 'headersTimeout' | 'bodyTimeout' | 'maxResponseSize'
   >,
   withRetries: (dispatcher: Dispatcher) => RetryAgent,
+  ProxyAgentClass: typeof ProxyAgent,
 ): {
-  routeOf(call: UpstreamCall<unknown>): ProxyRoute | undefined;
-  labels: string[];
+  routeFor(uri: string): ProxyRoute;
   close(): Promise<void>;
 } {
-  if (!proxy) return { routeOf: () => undefined, labels: [], close: async () => {} };
-  // The provider's CA is trusted besides the system roots (a `ca` option replaces them otherwise),
-  // for the TLS to the proxy and for the upstream TLS the proxy intercepts and re-signs.
-  const tls = proxy.caPem ? { ca: [...rootCertificates, proxy.caPem] } : {};
   const routes = new Map<string, ProxyRoute>();
-  const routeFor = (uri: string): ProxyRoute => {
-    let route = routes.get(uri);
-    if (!route) {
-      const agent = new ProxyAgent({ ...poolOptions, uri, proxyTls: tls, requestTls: tls });
-      route = { agent, retrying: withRetries(agent), label: proxyLabel(uri) };
-      routes.set(uri, route);
+  if (proxy) {
+    // The provider's CA is trusted besides the system roots (a `ca` option replaces them otherwise),
+    // for the TLS to the proxy and for the upstream TLS the proxy intercepts and re-signs.
+    const tls = proxy.caPem ? { ca: [...rootCertificates, proxy.caPem] } : {};
+    for (const uri of [...(proxy.all === undefined ? [] : [proxy.all]), ...Object.values(proxy.vaults)]) {
+      if (routes.has(uri)) continue;
+      const agent = new ProxyAgentClass({ ...poolOptions, uri, proxyTls: tls, requestTls: tls });
+      routes.set(uri, { agent, retrying: withRetries(agent), label: proxyLabel(uri) });
     }
-    return route;
-  };
-  const everyVault = proxy.all === undefined ? undefined : routeFor(proxy.all);
-  const byVault = new Map(Object.entries(proxy.vaults).map(([vault, uri]) => [vault, routeFor(uri)]));
-  const areas = new Set<UpstreamArea>(proxy.areas);
+  }
   return {
-    routeOf(call) {
-      if (!areas.has(call.area)) return undefined;
-      return (call.vault === undefined ? undefined : byVault.get(call.vault)) ?? everyVault;
+    routeFor(uri) {
+      const route = routes.get(uri);
+      // Never a direct connection in place of a configured proxy.
+      if (!route) throw new Error(`no pool for the proxy ${proxyLabel(uri)}`);
+      return route;
     },
-    labels: [...routes.values()].map((route) => route.label),
     async close() {
       await Promise.all([...routes.values()].map((route) => route.agent.close()));
     },
