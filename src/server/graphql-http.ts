@@ -284,16 +284,17 @@ function negotiate(accept: string | undefined): { mediaType: string; sse: boolea
  * A Fetch `Request` for Yoga's hooks (viewer auth reads `Authorization`, mutation-over-GET checks
  * read the method) of a Node request whose body the lean path has read: its URL from the request
  * target alone, never the `Host` header (a client's Host cannot add a query string or change the
- * path; {@link hasPlainTarget}).
+ * path; {@link hasPlainTarget}). Its headers are Node's header object itself, as Yoga's Node adapter
+ * passes it (`@whatwg-node/server`): the Fetch `Headers` reads a name from it when asked, instead of
+ * a copy of every header per request; a header the request writes (none on this path) goes to the
+ * `Headers`' own copy, never to the Node object.
  */
 function fetchRequest(yoga: Yoga, req: IncomingMessage): Request {
-  const headers: [string, string][] = [];
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.push([name, Array.isArray(value) ? value.join(', ') : value]);
-  }
   return new yoga.fetchAPI.Request(`http://localhost${req.url ?? '/'}`, {
     method: req.method ?? 'GET',
-    headers,
+    // Node's values are strings but for `set-cookie` (an array), which the Fetch Headers reads as
+    // Yoga's adapter hands it over.
+    headers: req.headers as Record<string, string>,
   });
 }
 
