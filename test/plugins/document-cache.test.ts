@@ -1,4 +1,4 @@
-import { NoSchemaIntrospectionCustomRule, parse } from 'graphql';
+import { NoSchemaIntrospectionCustomRule, parse, type ValidationRule } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { useIncrementalDelivery } from '../../src/plugins/incremental-delivery.ts';
@@ -111,7 +111,8 @@ describe('validation cache and the @defer/@stream rules (useIncrementalDelivery)
     const seeRules: Plugin = {
       onValidate({ params }) {
         streamRuleAdded.push(
-          params.rules?.some((rule) => rule.name === 'StreamDirectiveOnListFieldRule') ?? false,
+          params.rules?.some((rule: ValidationRule) => rule.name === 'StreamDirectiveOnListFieldRule') ??
+            false,
         );
       },
     };
