@@ -54,8 +54,11 @@ export function useCompiledExecution(
     document: DocumentNode;
     operationName?: string | null | undefined;
   }): CompiledQuery | null {
-    const byName = compiled.get(args.document) ?? new Map<string, CompiledQuery | null>();
-    compiled.set(args.document, byName);
+    let byName = compiled.get(args.document);
+    if (!byName) {
+      byName = new Map<string, CompiledQuery | null>();
+      compiled.set(args.document, byName);
+    }
     const key = args.operationName ?? '';
     let query = byName.get(key);
     if (query === undefined) {

@@ -261,13 +261,18 @@ async function readParams(
   return { params: value as GraphQLParams };
 }
 
+/** What {@link negotiate} answers for a request without `Accept` (read as `*` + `/*`). */
+const ANY_MEDIA_TYPE = Object.freeze({ mediaType: 'application/json', sse: true, listed: 1 });
+
 /**
  * The media type of a lean request's JSON answer, as Yoga's content negotiation chooses it among the
  * JSON types {@link isLean} lets through: the first listed (`*` + `/*` or none: `application/json`).
  * `sse`: whether a stream may be answered as SSE (the `Accept` allows any type).
  */
 function negotiate(accept: string | undefined): { mediaType: string; sse: boolean; listed: number } {
-  const listed = (accept ?? '*/*')
+  // No `Accept` reads as `*/*`: its answer is a constant, nothing to split per request.
+  if (accept === undefined) return ANY_MEDIA_TYPE;
+  const listed = accept
     .replace(/\s/g, '')
     .toLowerCase()
     .split(',')
