@@ -537,14 +537,16 @@ export function createGraphqlHttpHandler(options: {
   }
 
   return (req, res, record) => {
-    if (live !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
+    // Read once: every lean road needs a plain target (Yoga's road checks it again itself).
+    const plain = hasPlainTarget(req);
+    if (plain && live !== undefined && isSharedStream(req)) {
       answerStream(req, res, record).catch((error: unknown) =>
         failed(req, res, error, 'lean graphql-sse path failed'),
       );
       return;
     }
-    const sse = live !== undefined && hasPlainTarget(req) && isSharedSse(req);
-    if (!sse && (!hasPlainTarget(req) || !isLean(req))) {
+    const sse = plain && live !== undefined && isSharedSse(req);
+    if (!sse && (!plain || !isLean(req))) {
       yogaHandle(req, res, record);
       return;
     }
