@@ -29,7 +29,15 @@ export class AuthenticationError extends Error {
  * @throws AuthenticationError for a token that cannot be accepted; any other error (e.g. the JWKS
  *   address cannot be fetched) is the gateway's fault and is thrown unchanged.
  */
-export type TokenVerifier = (authorization: string | undefined) => Promise<Viewer | null>;
+export type TokenVerifier = ((authorization: string | undefined) => Promise<Viewer | null>) & {
+  /**
+   * The answer the verifier has without verifying anything now: null when no header (undefined or
+   * blank) was sent, the remembered viewer of a token verified before and not yet past its `exp`;
+   * undefined for anything else (a call to the verifier decides). Lets a caller stay synchronous
+   * on a client's repeated token (no promise, no microtask per request).
+   */
+  remembered?(authorization: string | undefined): Viewer | null | undefined;
+};
 
 /** Allowed clock skew when checking `exp`, `nbf` and `iat`, in seconds. */
 export const CLOCK_TOLERANCE_S = 5;
@@ -134,21 +142,35 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
   // Least recently used dropped (lru-cache: a Map dropping its first key walks V8's deleted entries).
   const verified = new LRUCache<string, Viewer>({ max: VERIFIED_TOKEN_CACHE_SIZE });
 
-  return async (authorization) => {
-    if (authorization === undefined || authorization.trim() === '') return null;
-    if (authorization.length > MAX_AUTHORIZATION_LENGTH) {
-      throw new AuthenticationError('invalid-token', 'Invalid token: the Authorization header is too long');
-    }
-    // One-shot hash: no Hash object per request.
-    const key = hash('sha256', authorization, 'base64');
+  /** The remembered viewer of `key` (a header's SHA-256) before its `exp`; a stale entry is dropped. */
+  const rememberedViewer = (key: string): Viewer | undefined => {
     const cached = verified.get(key);
     // Until `exp` exactly; past it the token goes through jose again (clock tolerance, then expiry).
     if (cached !== undefined && now() < cached.expiresAt) return cached;
     if (cached !== undefined) verified.delete(key);
+    return undefined;
+  };
+  /** The cache key of a header value: one-shot hash, no Hash object per request. */
+  const keyOf = (authorization: string) => hash('sha256', authorization, 'base64');
+
+  const verifier: TokenVerifier = async (authorization) => {
+    if (authorization === undefined || authorization.trim() === '') return null;
+    if (authorization.length > MAX_AUTHORIZATION_LENGTH) {
+      throw new AuthenticationError('invalid-token', 'Invalid token: the Authorization header is too long');
+    }
+    const key = keyOf(authorization);
+    const cached = rememberedViewer(key);
+    if (cached !== undefined) return cached;
     const viewer = await verifyAuthorization(authorization);
     verified.set(key, viewer);
     return viewer;
   };
+  verifier.remembered = (authorization) => {
+    if (authorization === undefined || authorization.trim() === '') return null;
+    if (authorization.length > MAX_AUTHORIZATION_LENGTH) return undefined;
+    return rememberedViewer(keyOf(authorization));
+  };
+  return verifier;
 
   async function verifyAuthorization(authorization: string): Promise<Viewer> {
     const match = /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i.exec(authorization);

@@ -12,10 +12,27 @@ import { type DocumentNode, type GraphQLError, Kind, visit } from 'graphql';
 const INCREMENTAL_DIRECTIVES: ReadonlySet<string> = new Set(['defer', 'stream']);
 
 /**
+ * The answers of {@link usesIncrementalDelivery} by document object: Yoga's document cache hands the
+ * same parsed document to every request of the same text, so the walk runs once per document (three
+ * plugins ask on every execution). A WeakMap: an entry goes with its document.
+ */
+const incrementalByDocument = new WeakMap<DocumentNode, boolean>();
+
+/**
  * Whether `document` uses `@defer` or `@stream` anywhere (any operation, any fragment), whatever
- * their `if` argument: such a document may execute into a stream of parts.
+ * their `if` argument: such a document may execute into a stream of parts. Documents are never
+ * changed after parsing, so the answer is kept per document object.
  */
 export function usesIncrementalDelivery(document: DocumentNode): boolean {
+  const known = incrementalByDocument.get(document);
+  if (known !== undefined) return known;
+  const found = findsIncrementalDirective(document);
+  incrementalByDocument.set(document, found);
+  return found;
+}
+
+/** Walks `document` for a `@defer` or `@stream` directive. */
+function findsIncrementalDirective(document: DocumentNode): boolean {
   let found = false;
   visit(document, {
     [Kind.DIRECTIVE](node) {

@@ -52,8 +52,11 @@ export function useCompiledExecution(
 
   /** The compiled query (null: runs on graphql-js), or undefined until graphql-jit is loaded. */
   function compiledFor(args: ExecutionArgs, jit: GraphqlJit | undefined): CompiledQuery | null | undefined {
-    const byName = compiled.get(args.document) ?? new Map<string, CompiledQuery | null>();
-    compiled.set(args.document, byName);
+    let byName = compiled.get(args.document);
+    if (!byName) {
+      byName = new Map<string, CompiledQuery | null>();
+      compiled.set(args.document, byName);
+    }
     const key = args.operationName ?? '';
     let query = byName.get(key);
     if (query !== undefined) return query;

@@ -1,6 +1,6 @@
 import { type ExecutionResult, mergeIncrementalResult } from '@graphql-tools/utils';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import { getOperationAST } from 'graphql';
+import { type DocumentNode, type GraphQLSchema, getOperationAST } from 'graphql';
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { type IncrementalPart, usesIncrementalDelivery } from '../lib/incremental-delivery.ts';
 import { GRAPHQL_SSE_PATH } from './graphql-sse.ts';
@@ -11,6 +11,16 @@ export interface ErrorMasking {
   maskError(error: Error, message: string): Error;
   /** The message of a masked error (`Unexpected error.`). */
   message: string;
+}
+
+/** Options of {@link useIncrementalDelivery} beside the masking. */
+export interface IncrementalDeliveryOptions {
+  /**
+   * Whether `document` was validated against `schema` already and its result is answered from a
+   * cache (src/runtime/document-cache.ts): then no rule runs, and the `@defer`/`@stream` rules are not
+   * added to the request's rule list (a filtered copy of every rule per request otherwise).
+   */
+  validated?: (schema: GraphQLSchema, document: DocumentNode) => boolean;
 }
 
 /** Media types whose answers carry parts (Yoga's multipart and SSE result processors). */
@@ -33,7 +43,10 @@ const STREAMING_MEDIA_TYPES = /(^|,)\s*(multipart\/mixed|text\/event-stream)\s*(
  * Register it before the plugins that read execution results (metrics, access line): a merged
  * answer reaches them as one result; a stream of parts reaches their `onNext`, masked.
  */
-export function useIncrementalDelivery(masking: ErrorMasking): Plugin {
+export function useIncrementalDelivery(
+  masking: ErrorMasking,
+  options: IncrementalDeliveryOptions = {},
+): Plugin {
   const maskEntries = (part: ExecutionResult): ExecutionResult => {
     const incremental = (part as IncrementalPart).incremental;
     if (!incremental?.some((entry) => entry.errors?.length)) return part;
@@ -48,8 +61,16 @@ export function useIncrementalDelivery(masking: ErrorMasking): Plugin {
   };
   return {
     onPluginInit({ addPlugin }) {
+      const deferStream = useDeferStream();
+      const addRules = deferStream.onValidate!;
+      const { validated } = options;
       // Typed for a context of any members; Yoga's initial context has fixed ones.
-      addPlugin(useDeferStream() as unknown as Plugin<YogaInitialContext>);
+      addPlugin({
+        ...deferStream,
+        // Rules matter only when validation runs: not for a document whose result is cached.
+        onValidate: (payload: Parameters<typeof addRules>[0]) =>
+          validated?.(payload.params.schema, payload.params.documentAST) ? undefined : addRules(payload),
+      } as unknown as Plugin<YogaInitialContext>);
     },
     onExecute({ args, executeFn, setExecuteFn }) {
       if (!usesIncrementalDelivery(args.document)) return undefined;

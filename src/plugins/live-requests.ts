@@ -34,22 +34,27 @@ interface LiveRequestContext {
  * left running without a reader.
  */
 export function useLiveRequests(auth: ViewerAuth): Plugin {
+  /** Resolves the request's viewer (unless the transport did) and marks the subscription live. */
+  async function markLive(server: LiveRequestContext, request: Request): Promise<void> {
+    if (server.viewer === undefined) {
+      try {
+        server.viewer = await auth.fromHeader(request.headers.get('authorization'));
+      } catch (error) {
+        if (!(error instanceof GraphQLError)) throw error;
+        server.viewerRefusal = error;
+        return;
+      }
+    }
+    if (server.viewer) server.live = { endsAtTokenExpiry: true, iterable: true };
+  }
   return {
-    async onParams({ params, request, context }) {
+    // Synchronous for every request it leaves alone (queries, mutations): no promise per request.
+    onParams({ params, request, context }) {
       const server = context as LiveRequestContext;
       if (server.live || server.viewerRefusal || !request) return;
       if (typeof params.query !== 'string' || !params.query.includes('subscription')) return;
       if (!acceptsEventStream(request.headers.get('accept'))) return;
-      if (server.viewer === undefined) {
-        try {
-          server.viewer = await auth.fromHeader(request.headers.get('authorization'));
-        } catch (error) {
-          if (!(error instanceof GraphQLError)) throw error;
-          server.viewerRefusal = error;
-          return;
-        }
-      }
-      if (server.viewer) server.live = { endsAtTokenExpiry: true, iterable: true };
+      return markLive(server, request);
     },
     // A subscription no result processor takes (`Accept` JSON only): Yoga answers 406 and would
     // leave its stream running with no reader (a bus subscription and a live-gauge count for the

@@ -293,35 +293,43 @@ export function usePersistedOperations(options: {
   // Registrations waiting for their document's validation, by the operation's final parameters
   // (Yoga and graphql-ws put that very object in the operation's context as `params`).
   const pendingRegistrations = new WeakMap<object, { hash: string; query: string }>();
-  const apq: Plugin = {
-    async onParams({ params, setParams, request, fetchAPI }) {
-      const hash = persistedQueryHash(params);
-      if (hash === undefined) return;
-      if (params.query == null) {
-        const query = (mode === 'allow' ? trustedDocument(hash) : undefined) ?? (await apqStore.get(hash));
-        if (query == null) {
-          throw createGraphQLError('PersistedQueryNotFound', {
-            extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } },
-          });
-        }
-        setParams({ ...params, query });
-        return;
-      }
-      if ((await hashSHA256(params.query, fetchAPI)) !== hash) {
-        throw createGraphQLError('PersistedQueryMismatch', {
-          extensions: { code: 'PERSISTED_QUERY_MISMATCH', http: { status: 400 } },
+  /** The APQ parameters of a request carrying a persisted-query hash: looked up, or checked and registered. */
+  async function persisted(
+    { params, setParams, request, fetchAPI }: Parameters<NonNullable<Plugin['onParams']>>[0],
+    hash: string,
+  ): Promise<void> {
+    if (params.query == null) {
+      const query = (mode === 'allow' ? trustedDocument(hash) : undefined) ?? (await apqStore.get(hash));
+      if (query == null) {
+        throw createGraphQLError('PersistedQueryNotFound', {
+          extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } },
         });
       }
-      // `request` is undefined only for graphql-ws operations: their connection was authenticated.
-      if (request !== undefined && (await authenticate(request.headers.get('authorization'))) == null) {
-        throw createGraphQLError(
-          'Registering an automatic persisted query needs a client token: send Authorization: Bearer <token>',
-          { extensions: { code: APQ_REGISTRATION_UNAUTHENTICATED, http: { status: 401 } } },
-        );
-      }
-      if (Buffer.byteLength(params.query) <= APQ_MAX_DOCUMENT_BYTES) {
-        pendingRegistrations.set(params, { hash, query: params.query });
-      }
+      setParams({ ...params, query });
+      return;
+    }
+    if ((await hashSHA256(params.query, fetchAPI)) !== hash) {
+      throw createGraphQLError('PersistedQueryMismatch', {
+        extensions: { code: 'PERSISTED_QUERY_MISMATCH', http: { status: 400 } },
+      });
+    }
+    // `request` is undefined only for graphql-ws operations: their connection was authenticated.
+    if (request !== undefined && (await authenticate(request.headers.get('authorization'))) == null) {
+      throw createGraphQLError(
+        'Registering an automatic persisted query needs a client token: send Authorization: Bearer <token>',
+        { extensions: { code: APQ_REGISTRATION_UNAUTHENTICATED, http: { status: 401 } } },
+      );
+    }
+    if (Buffer.byteLength(params.query) <= APQ_MAX_DOCUMENT_BYTES) {
+      pendingRegistrations.set(params, { hash, query: params.query });
+    }
+  }
+  const apq: Plugin = {
+    // Synchronous for a request without a persisted-query hash: no promise per plain request.
+    onParams(payload) {
+      const hash = persistedQueryHash(payload.params);
+      if (hash === undefined) return;
+      return persisted(payload, hash);
     },
     onValidate({ context }) {
       const params = paramsOf(context);
@@ -335,21 +343,22 @@ export function usePersistedOperations(options: {
     },
     // The operation runs once its registration is stored: a client registering faster than the
     // store takes them waits, instead of queueing documents in this process's memory.
-    async onExecute({ args }) {
-      await stored(args.contextValue);
+    // Synchronous unless a registration is being stored: no promise per plain operation.
+    onExecute({ args }) {
+      return stored(args.contextValue);
     },
-    async onSubscribe({ args }) {
-      await stored(args.contextValue);
+    onSubscribe({ args }) {
+      return stored(args.contextValue);
     },
   };
   const storing = new WeakMap<object, Promise<unknown>>();
   const paramsOf = (context: unknown) => (context as { params?: object } | undefined)?.params;
-  const stored = async (context: unknown) => {
+  const stored = (context: unknown): Promise<void> | undefined => {
     const params = paramsOf(context);
     const pending = params === undefined ? undefined : storing.get(params);
-    if (pending === undefined) return;
+    if (pending === undefined) return undefined;
     storing.delete(params!);
-    await pending;
+    return pending.then(() => undefined);
   };
   const resolver: Plugin =
     mode === 'require'

@@ -14,6 +14,12 @@ export interface ViewerAuth {
    */
   fromHeader(header: string | null | undefined): Promise<Viewer | null>;
   /**
+   * The viewer of an `Authorization` header value when it is known without verifying anything now
+   * (no header: null; a token verified before and not past its `exp`: its viewer); undefined when
+   * {@link ViewerAuth.fromHeader} must decide.
+   */
+  knownViewer(header: string | null | undefined): Viewer | null | undefined;
+  /**
    * The viewer of a graphql-ws `connection_init` (`connectionParams.authorization`); null when the
    * connection is refused (no or bad token, logged once), which graphql-ws answers with close 4403.
    */
@@ -23,6 +29,7 @@ export interface ViewerAuth {
 /** {@link ViewerAuth} over `verifyToken` (src/auth/verify-token.ts), logging refusals to `logger`. */
 export function createViewerAuth(verifyToken: TokenVerifier, logger: Logger): ViewerAuth {
   return {
+    knownViewer: (header) => verifyToken.remembered?.(header ?? undefined),
     async fromHeader(header) {
       try {
         return await verifyToken(header ?? undefined);
@@ -65,15 +72,24 @@ export function useViewerAuth(
   buildContext: (viewer: Viewer | null) => GraphQLContext,
 ): Plugin<GraphQLContext> {
   return {
-    async onContextBuilding({ context, extendContext }) {
+    onContextBuilding({ context, extendContext }) {
       const initial = context as Partial<GraphQLContext> & { request: Request; viewerRefusal?: unknown };
       // The token was refused already (the SSE road of src/server/graphql-http.ts): the same answer, checked once.
       if (initial.viewerRefusal) throw initial.viewerRefusal;
-      const viewer =
-        initial.viewer !== undefined
-          ? initial.viewer
-          : await auth.fromHeader(initial.request.headers.get('authorization'));
-      extendContext(buildContext(viewer));
+      if (initial.viewer !== undefined) {
+        extendContext(buildContext(initial.viewer));
+        return;
+      }
+      const header = initial.request.headers.get('authorization');
+      // A client's repeated token (or none) is answered without a promise: the hook stays synchronous.
+      const known = auth.knownViewer(header);
+      if (known !== undefined) {
+        extendContext(buildContext(known));
+        return;
+      }
+      return auth.fromHeader(header).then((viewer) => {
+        extendContext(buildContext(viewer));
+      });
     },
   };
 }

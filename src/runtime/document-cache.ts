@@ -67,32 +67,59 @@ export function useParseErrorCache(): Plugin {
 
 /**
  * The validation results of parsed documents, per schema and document object (WeakMaps: an entry
- * goes with its document, which {@link parserAndValidationCaches} keeps), as Yoga's own validation
- * cache keeps them but without its per-request key: Yoga names the rule set by joining the names of
- * the rules the plugins add on every request (graphql-armor's limits create new, unnamed rule functions
- * per request, so that key never told two rule sets apart), which cost a copy, a map and a join per
- * request (issue 21 item 3). The rules are fixed for the life of the process (the introspection switch
- * and the operation limits come from the configuration), so the document and schema are the key.
- * Registered after every plugin that adds rules or rewrites validation errors, where Yoga's would be:
- * on a hit the others' after-hooks still see the result (access line, metrics, redaction).
+ * goes with its document, which {@link parserAndValidationCaches} keeps). Shared by
+ * {@link useValidationCache}, which fills and answers it, and the plugins that add validation rules
+ * per request (`@defer`/`@stream`'s, src/plugins/incremental-delivery.ts), which skip that work for a
+ * document it holds: on a hit no rule runs.
  */
-export function useValidationCache(): Plugin {
+export interface ValidationResults {
+  /** The errors of `document` validated against `schema` (empty when valid); undefined when not yet validated. */
+  get(schema: GraphQLSchema, document: DocumentNode): readonly GraphQLError[] | undefined;
+  /** Keeps the validation errors of `document` against `schema`. */
+  set(schema: GraphQLSchema, document: DocumentNode, errors: readonly GraphQLError[]): void;
+  /** Whether `document` was validated against `schema` already (its result is answered from here). */
+  has(schema: GraphQLSchema, document: DocumentNode): boolean;
+}
+
+/** A new, empty {@link ValidationResults}. */
+export function createValidationResults(): ValidationResults {
   const bySchema = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, readonly GraphQLError[]>>();
   return {
-    onValidate({ params: { schema, documentAST }, setResult }) {
-      if (schema == null) return undefined;
+    get: (schema, document) => bySchema.get(schema)?.get(document),
+    set(schema, document, errors) {
       let byDocument = bySchema.get(schema);
       if (!byDocument) {
         byDocument = new WeakMap();
         bySchema.set(schema, byDocument);
       }
-      const cached = byDocument.get(documentAST);
+      byDocument.set(document, errors);
+    },
+    has: (schema, document) => bySchema.get(schema)?.has(document) === true,
+  };
+}
+
+/**
+ * The validation results of parsed documents ({@link ValidationResults}, `results`), as Yoga's own
+ * validation cache keeps them but without its per-request key: Yoga names the rule set by joining the
+ * names of the rules the plugins add on every request (graphql-armor's limits create new, unnamed rule
+ * functions per request, so that key never told two rule sets apart), which cost a copy, a map and a
+ * join per request (issue 21 item 3). The rules are fixed for the life of the process (the
+ * introspection switch and the operation limits come from the configuration), so the document and
+ * schema are the key.
+ * Registered after every plugin that adds rules or rewrites validation errors, where Yoga's would be:
+ * on a hit the others' after-hooks still see the result (access line, metrics, redaction).
+ */
+export function useValidationCache(results: ValidationResults = createValidationResults()): Plugin {
+  return {
+    onValidate({ params: { schema, documentAST }, setResult }) {
+      if (schema == null) return undefined;
+      const cached = results.get(schema, documentAST);
       if (cached) {
         setResult(cached);
         return undefined;
       }
       return ({ result }) => {
-        if (result != null) byDocument.set(documentAST, result as readonly GraphQLError[]);
+        if (result != null) results.set(schema, documentAST, result as readonly GraphQLError[]);
       };
     },
   };

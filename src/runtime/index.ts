@@ -29,7 +29,12 @@ import { useRequestInputChecks } from '../plugins/request-input.ts';
 import { useTokenExpiry } from '../plugins/token-expiry.ts';
 import { createViewerAuth, useViewerAuth, type ViewerAuth } from '../plugins/viewer-auth.ts';
 import { schema, subgraphSchema } from '../schema/index.ts';
-import { parserAndValidationCaches, useParseErrorCache, useValidationCache } from './document-cache.ts';
+import {
+  createValidationResults,
+  parserAndValidationCaches,
+  useParseErrorCache,
+  useValidationCache,
+} from './document-cache.ts';
 
 /** What the HTTP server and graphql-ws pass to Yoga besides the request. */
 export type ServerContext = {
@@ -110,6 +115,7 @@ export async function createRuntime(options: {
     logger.warn('GRAPHIQL=on with INTROSPECTION=off: GraphiQL runs operations but shows no schema');
   }
   const errorMasking = useErrorMasking();
+  const validationResults = createValidationResults();
   const yoga = createYoga<ServerContext, GraphQLContext>({
     // FEDERATION=on: the same schema as a Federation v2 subgraph (src/schema/subgraph.ts).
     schema: config.federation.subgraph ? await subgraphSchema() : schema,
@@ -126,10 +132,13 @@ export async function createRuntime(options: {
     plugins: [
       useViewerAuth(viewerAuth, (viewer) => createContext(services, viewer)),
       // @defer and @stream; before the plugins reading results, which then see merged JSON answers whole.
-      useIncrementalDelivery({
-        maskError: (error, message) => errorMasking.maskError!(error, message, false),
-        message: 'Unexpected error.',
-      }),
+      useIncrementalDelivery(
+        {
+          maskError: (error, message) => errorMasking.maskError!(error, message, false),
+          message: 'Unexpected error.',
+        },
+        { validated: validationResults.has },
+      ),
       // Before the execute wrappers (tracing), so they wrap the compiled run and its fallback.
       ...(config.graphql.compiledExecution ? [useCompiledExecution({ metrics })] : []),
       useRequestId(),
@@ -164,7 +173,7 @@ export async function createRuntime(options: {
       // After graphql-armor's parse function (token limit), so a cached parse failure is the one answered.
       useParseErrorCache(),
       // Last: where Yoga's own validation cache (off) would run, after every rule and error rewrite.
-      useValidationCache(),
+      useValidationCache(validationResults),
     ],
     maskedErrors: errorMasking,
   });

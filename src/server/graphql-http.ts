@@ -261,13 +261,18 @@ async function readParams(
   return { params: value as GraphQLParams };
 }
 
+/** What {@link negotiate} answers for a request without `Accept` (read as `*` + `/*`). */
+const ANY_MEDIA_TYPE = Object.freeze({ mediaType: 'application/json', sse: true, listed: 1 });
+
 /**
  * The media type of a lean request's JSON answer, as Yoga's content negotiation chooses it among the
  * JSON types {@link isLean} lets through: the first listed (`*` + `/*` or none: `application/json`).
  * `sse`: whether a stream may be answered as SSE (the `Accept` allows any type).
  */
 function negotiate(accept: string | undefined): { mediaType: string; sse: boolean; listed: number } {
-  const listed = (accept ?? '*/*')
+  // No `Accept` reads as `*/*`: its answer is a constant, nothing to split per request.
+  if (accept === undefined) return ANY_MEDIA_TYPE;
+  const listed = accept
     .replace(/\s/g, '')
     .toLowerCase()
     .split(',')
@@ -284,16 +289,17 @@ function negotiate(accept: string | undefined): { mediaType: string; sse: boolea
  * A Fetch `Request` for Yoga's hooks (viewer auth reads `Authorization`, mutation-over-GET checks
  * read the method) of a Node request whose body the lean path has read: its URL from the request
  * target alone, never the `Host` header (a client's Host cannot add a query string or change the
- * path; {@link hasPlainTarget}).
+ * path; {@link hasPlainTarget}). Its headers are Node's header object itself, as Yoga's Node adapter
+ * passes it (`@whatwg-node/server`): the Fetch `Headers` reads a name from it when asked, instead of
+ * a copy of every header per request; a header the request writes (none on this path) goes to the
+ * `Headers`' own copy, never to the Node object.
  */
 function fetchRequest(yoga: Yoga, req: IncomingMessage): Request {
-  const headers: [string, string][] = [];
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.push([name, Array.isArray(value) ? value.join(', ') : value]);
-  }
   return new yoga.fetchAPI.Request(`http://localhost${req.url ?? '/'}`, {
     method: req.method ?? 'GET',
-    headers,
+    // Node's values are strings but for `set-cookie` (an array), which the Fetch Headers reads as
+    // Yoga's adapter hands it over.
+    headers: req.headers as Record<string, string>,
   });
 }
 
@@ -531,14 +537,16 @@ export function createGraphqlHttpHandler(options: {
   }
 
   return (req, res, record) => {
-    if (live !== undefined && hasPlainTarget(req) && isSharedStream(req)) {
+    // Read once: every lean road needs a plain target (Yoga's road checks it again itself).
+    const plain = hasPlainTarget(req);
+    if (plain && live !== undefined && isSharedStream(req)) {
       answerStream(req, res, record).catch((error: unknown) =>
         failed(req, res, error, 'lean graphql-sse path failed'),
       );
       return;
     }
-    const sse = live !== undefined && hasPlainTarget(req) && isSharedSse(req);
-    if (!sse && (!hasPlainTarget(req) || !isLean(req))) {
+    const sse = plain && live !== undefined && isSharedSse(req);
+    if (!sse && (!plain || !isLean(req))) {
       yogaHandle(req, res, record);
       return;
     }

@@ -232,6 +232,23 @@ describe('createTokenVerifier: verified tokens remembered until exp', () => {
     expect((await rejection(verify(`Bearer ${token}`))).code).toBe('token-expired');
   });
 
+  it('hands out the remembered viewer synchronously (remembered) only between its verification and exp', async () => {
+    let clock = Date.now();
+    const verify = createTokenVerifier({ jwtSecret: SECRET }, () => clock);
+    const exp = Math.floor(clock / 1000) + 60;
+    const token = await sign({ sub: 'u', vaults: ['tntsandbox1'], exp });
+    expect(verify.remembered?.(undefined)).toBeNull();
+    expect(verify.remembered?.('  ')).toBeNull();
+    expect(verify.remembered?.(`Bearer ${token}`)).toBeUndefined();
+    const viewer = await verify(`Bearer ${token}`);
+    expect(verify.remembered?.(`Bearer ${token}`)).toBe(viewer);
+    expect(verify.remembered?.(`Bearer ${token}x`)).toBeUndefined();
+    // At exp the remembered viewer is dropped; jose decides again (within its clock tolerance here).
+    clock = exp * 1000;
+    expect(verify.remembered?.(`Bearer ${token}`)).toBeUndefined();
+    expect((await verify(`Bearer ${token}`))?.subject).toBe('u');
+  });
+
   it('never remembers a refusal: a bad signature is refused every time', async () => {
     const verify = createTokenVerifier({ jwtSecret: SECRET });
     const forged = await sign(

@@ -1,8 +1,10 @@
-import { NoSchemaIntrospectionCustomRule, parse } from 'graphql';
+import { NoSchemaIntrospectionCustomRule, parse, type ValidationRule } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
+import { useIncrementalDelivery } from '../../src/plugins/incremental-delivery.ts';
 import { APQ_MAX_DOCUMENT_BYTES } from '../../src/plugins/persisted-operations.ts';
 import {
+  createValidationResults,
   DOCUMENT_CACHE_ENTRIES,
   PARSE_ERROR_CACHE_ENTRIES,
   parserAndValidationCaches,
@@ -91,6 +93,57 @@ describe('validation cache (useValidationCache, issue 21 item 3)', () => {
     const introspection = await run('{ __schema { queryType { name } } }');
     expect(JSON.parse(introspection.body).errors[0].message).toMatch(/introspection/i);
     expect(counts).toEqual({ validations: 2, afterHooks: 3 });
+  });
+});
+
+describe('validation cache and the @defer/@stream rules (useIncrementalDelivery)', () => {
+  it('adds the @defer/@stream rules only when a document is validated; a cached answer is the same', async () => {
+    const results = createValidationResults();
+    // Whether the rule list each validation was handed held the @stream rule (read after it was added).
+    const streamRuleAdded: boolean[] = [];
+    const seeRules: Plugin = {
+      onValidate({ params }) {
+        streamRuleAdded.push(
+          params.rules?.some((rule: ValidationRule) => rule.name === 'StreamDirectiveOnListFieldRule') ??
+            false,
+        );
+      },
+    };
+    const yoga = createYoga({
+      schema: createSchema({
+        typeDefs: 'type Query { card: String, cards: [String!]! }',
+        resolvers: { Query: { card: () => 'c1', cards: () => ['c1', 'c2'] } },
+      }),
+      logging: false,
+      parserAndValidationCache: parserAndValidationCaches(),
+      plugins: [
+        useIncrementalDelivery(
+          { maskError: (error) => error, message: 'Unexpected error.' },
+          { validated: results.has },
+        ),
+        seeRules,
+        useValidationCache(results),
+      ],
+    });
+    const run = async (query: string) => {
+      const response = await yoga.fetch('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+      return { status: response.status, body: await response.text() };
+    };
+    const refused = '{ card @stream(initialCount: 1) }';
+    const first = await run(refused);
+    expect(JSON.parse(first.body).errors[0].message).toBe(
+      'Stream directive cannot be used on non-list field "card" on type "Query".',
+    );
+    expect(await run(refused)).toEqual(first);
+    const streamed = '{ cards @stream(initialCount: 1) }';
+    const merged = { status: 200, body: '{"data":{"cards":["c1","c2"]}}' };
+    expect(await run(streamed)).toEqual(merged);
+    expect(await run(streamed)).toEqual(merged);
+    expect(streamRuleAdded).toEqual([true, false, true, false]);
   });
 });
 
