@@ -24,7 +24,7 @@
  * Flags: `--quick` (seconds; the test suite runs it so the bench cannot rot), `--no-hive`,
  * `--out <file>`, `--only query,fanout,ingest,history` (a subset of the measures; the others are
  * left out of the table; cold starts run in every full run, so `--only coldstart` runs them alone
- * after the setup, about 40 s with `--no-hive`), `--subscribers 10000` (graphql-ws subscriber counts, comma-separated),
+ * after the setup, about 40 s with `--no-hive`), `--subscribers 10000` (graphql-ws subscriber counts, comma-separated), `--sse-subscribers 4000` (SSE streams),
  * `--backends sqlite,redis` (ingest and history backends), `--queries-only` (the query measures
  * alone, written to bench/results/queries.json), `--compare-yoga` (adds cardgraph with the lean GraphQL path off, `cardgraph-yoga`, to the query
  * rounds), `--compare-jit` (adds cardgraph with queries on graphql-js,
@@ -59,6 +59,7 @@ const { values: flags } = parseArgs({
     out: { type: 'string' },
     only: { type: 'string', default: 'query,fanout,ingest,history' },
     subscribers: { type: 'string' },
+    'sse-subscribers': { type: 'string' },
     backends: { type: 'string', default: 'sqlite,redis' },
     'queries-only': { type: 'boolean', default: false },
     'compare-yoga': { type: 'boolean', default: false },
@@ -127,6 +128,9 @@ const PLAN = QUICK
       sampleIntMs: 1_000,
     };
 if (flags.subscribers) PLAN.subscriberCounts = flags.subscribers.split(',').map(Number);
+// `--sse-subscribers <n>`: the SSE rows' stream count (1,000 in a full run); a graphql-ws count of the
+// same size (`--subscribers`) gives their p99 its reference.
+if (flags['sse-subscribers']) PLAN.sseSubscribers = Number(flags['sse-subscribers']);
 // `--rounds <n>` and `--seconds <n>` change the query rounds (for A/B runs of the query side).
 if (flags.rounds) PLAN.rounds = Number(flags.rounds);
 if (flags.seconds) PLAN.durationS = Number(flags.seconds);
