@@ -153,23 +153,24 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
   /** The cache key of a header value: one-shot hash, no Hash object per request. */
   const keyOf = (authorization: string) => hash('sha256', authorization, 'base64');
 
-  const verifier: TokenVerifier = async (authorization) => {
-    if (authorization === undefined || authorization.trim() === '') return null;
-    if (authorization.length > MAX_AUTHORIZATION_LENGTH) {
-      throw new AuthenticationError('invalid-token', 'Invalid token: the Authorization header is too long');
-    }
-    const key = keyOf(authorization);
-    const cached = rememberedViewer(key);
-    if (cached !== undefined) return cached;
-    const viewer = await verifyAuthorization(authorization);
-    verified.set(key, viewer);
-    return viewer;
-  };
-  verifier.remembered = (authorization) => {
+  const remembered = (authorization: string | undefined): Viewer | null | undefined => {
     if (authorization === undefined || authorization.trim() === '') return null;
     if (authorization.length > MAX_AUTHORIZATION_LENGTH) return undefined;
     return rememberedViewer(keyOf(authorization));
   };
+  const verifier: TokenVerifier = async (authorization) => {
+    const known = remembered(authorization);
+    if (known !== undefined) return known;
+    // A header `remembered` could not answer: present, and too long or not verified (or expired).
+    const header = authorization as string;
+    if (header.length > MAX_AUTHORIZATION_LENGTH) {
+      throw new AuthenticationError('invalid-token', 'Invalid token: the Authorization header is too long');
+    }
+    const viewer = await verifyAuthorization(header);
+    verified.set(keyOf(header), viewer);
+    return viewer;
+  };
+  verifier.remembered = remembered;
   return verifier;
 
   async function verifyAuthorization(authorization: string): Promise<Viewer> {
