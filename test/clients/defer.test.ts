@@ -337,6 +337,26 @@ describe('@defer over multipart HTTP, SSE and graphql-ws', () => {
     ]);
   });
 
+  it('the depth limit covers deferred fragments: too deep a deferred part refuses the operation before any part', async () => {
+    // `ofType` nested inside the deferred fragment so graphql-armor measures depth 13 (the limit is 12).
+    const deepType = `fields { type { ${'ofType { '.repeat(8)}name${' }'.repeat(8)} } }`;
+    const response = await postGraphql(
+      t.stack.url,
+      {
+        query: `query CL_DF_Depth { viewer { subject } ... @defer { __type(name: "Query") { ${deepType} } } }`,
+      },
+      t.vault1Token,
+    );
+    expect(response.body).toEqual({
+      errors: [
+        expect.objectContaining({
+          message: 'Syntax Error: Query depth limit of 12 exceeded, found 13.',
+          extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }),
+        }),
+      ],
+    });
+  });
+
   it('Apollo Client’s automatic persisted queries carry a deferred query: the hash alone streams its parts', async () => {
     const { cardId, bin } = await createCard(BULK_TEST_PANS[16]!);
     const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
