@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import type { JWTPayload, JWTVerifyOptions } from 'jose';
-import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Config } from '../config/index.ts';
+import { entryBoundedCache } from '../lib/lru.ts';
 import { TOKEN_SCOPES, VAULT_ID_PATTERN, type Viewer } from './viewer.ts';
 
 /** Codes of {@link AuthenticationError}. */
@@ -140,7 +140,7 @@ export function createTokenVerifier(config: Config['auth'], now: () => number = 
   }
 
   // Least recently used dropped (lru-cache: a Map dropping its first key walks V8's deleted entries).
-  const verified = new LRUCache<string, Viewer>({ max: VERIFIED_TOKEN_CACHE_SIZE });
+  const verified = entryBoundedCache<string, Viewer>(VERIFIED_TOKEN_CACHE_SIZE);
 
   /** The remembered viewer of `key` (a header's SHA-256) before its `exp`; a stale entry is dropped. */
   const rememberedViewer = (key: string): Viewer | undefined => {

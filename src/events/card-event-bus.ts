@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { entryBoundedCache } from '../lib/lru.ts';
 import type { CardEvent } from './card-event.ts';
 
 /**
@@ -182,8 +182,7 @@ export function createInMemoryBus<E extends BusEvent>(options: InMemoryBusOption
   let closed = false;
   // Least recently seen dropped. lru-cache, not a Map that drops its first key per insert: V8 keeps
   // deleted entries at a Map's front until it rehashes, so that walk costs microseconds per event.
-  const recentIds =
-    options.dedupe === false ? undefined : new LRUCache<string, true>({ max: dedupeCapacity });
+  const recentIds = options.dedupe === false ? undefined : entryBoundedCache<string, true>(dedupeCapacity);
 
   function remember(id: string): boolean {
     if (!recentIds) return true;

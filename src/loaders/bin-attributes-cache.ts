@@ -1,5 +1,6 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import { UpstreamServiceError } from '../errors.ts';
+import { entryBoundedCache } from '../lib/lru.ts';
 import type { CardAttributes } from '../upstream/index.ts';
 
 /**
@@ -41,7 +42,7 @@ export class BinAttributesCache {
     if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1)
       throw new RangeError('maxEntries must be ≥ 1');
     this.#options = options;
-    this.#entries = new LRUCache({ max: options.maxEntries });
+    this.#entries = entryBoundedCache(options.maxEntries);
   }
 
   /**

@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { entryBoundedCache } from '../lib/lru.ts';
 /** The upstream card reads {@link CardReadCache} holds: card interface and account updater v1 cards. */
 export type CardReadArea = 'card-interface' | 'account-updater';
 
@@ -55,7 +56,7 @@ export class CardReadCache {
     if (!Number.isInteger(options.maxEntries) || options.maxEntries < 1)
       throw new RangeError('maxEntries must be ≥ 1');
     this.#ttlMs = options.ttlMs;
-    this.#entries = new LRUCache({ max: options.maxEntries });
+    this.#entries = entryBoundedCache(options.maxEntries);
     this.#now = options.now ?? Date.now;
     this.#onLookup = options.onLookup;
     this.#publish = options.publish;
