@@ -102,6 +102,14 @@ export default {
       from: { path: '^src/sandbox/' },
       to: { path: '^src/', pathNot: '^src/(sandbox|contracts|lib|config)/' },
     },
+    {
+      name: 'one-copy-of-the-opentelemetry-api',
+      comment:
+        'values of @opentelemetry/api come through src/lib/otel-api.ts (its CommonJS build, the copy prom-client loads); types may be imported directly',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/lib/otel-api[.]ts$' },
+      to: { path: '@opentelemetry/api/', dependencyTypesNot: ['type-only'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

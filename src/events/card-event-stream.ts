@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { context, type SpanContext, type Tracer, trace } from '@opentelemetry/api';
+import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
+import { context, trace } from '../lib/otel-api.ts';
 import { recordSpanFailure } from '../lib/tracing.ts';
 import type { CardEvent } from './card-event.ts';
 import {

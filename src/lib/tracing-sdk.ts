@@ -1,4 +1,3 @@
-import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -13,6 +12,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from '../config/index.ts';
+import { context } from './otel-api.ts';
 import { RedactingSpanExporter } from './redacting-span-exporter.ts';
 import { redactCardData } from './redaction.ts';
 import type { Tracing } from './tracing-handle.ts';

@@ -1,17 +1,15 @@
+import type { Context, Span, TextMapPropagator } from '@opentelemetry/api';
+import type { TracingConfig } from '../config/index.ts';
 import {
-  type Context,
   context,
   createContextKey,
   defaultTextMapGetter,
   defaultTextMapSetter,
   ProxyTracerProvider,
   ROOT_CONTEXT,
-  type Span,
   SpanStatusCode,
-  type TextMapPropagator,
   trace,
-} from '@opentelemetry/api';
-import type { TracingConfig } from '../config/index.ts';
+} from './otel-api.ts';
 import { redactPans } from './pan.ts';
 import type { Tracing } from './tracing-handle.ts';
 

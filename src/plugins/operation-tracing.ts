@@ -1,6 +1,7 @@
-import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { context, SpanKind, SpanStatusCode, trace } from '../lib/otel-api.ts';
 import { errorCodeOf, operationOf, requestedOperationName, requestRecordOf } from '../lib/request-record.ts';
 import { recordSpanFailure } from '../lib/tracing.ts';
 import { INTERNAL_ERROR_CODE } from '../lib/transport-errors.ts';

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SpanKind, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import { SANDBOX_WIRES, type SandboxWire } from '../contracts/wire-reading.ts';
 import type { Logger } from '../lib/logger.ts';
 import { routeTemplate } from '../lib/metrics.ts';
+import { SpanKind } from '../lib/otel-api.ts';
 import { listenError } from '../lib/port-in-use.ts';
 import { extractTraceContext } from '../lib/tracing.ts';
 import {

@@ -1,11 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { context, ROOT_CONTEXT, SpanKind, type Tracer, trace } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { Config } from '../config/index.ts';
 import { CARD_EVENTS_WEBHOOK_PATH } from '../events/webhook-receiver.ts';
 import { acceptProxyProtocol, httpServerTimeouts, limitConnectionsPerAddress } from '../lib/client-limits.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from '../lib/metrics.ts';
+import { context, ROOT_CONTEXT, SpanKind, trace } from '../lib/otel-api.ts';
 import { publicReadiness, type ReadinessReport } from '../lib/readiness.ts';
 import { createRequestRecord, REQUEST_ID_HEADER, type RequestRecord } from '../lib/request-record.ts';
 import type { Shutdown } from '../lib/shutdown.ts';

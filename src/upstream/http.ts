@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { rootCertificates } from 'node:tls';
-import { SpanKind, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { Agent, Dispatcher, ProxyAgent, RetryAgent } from 'undici';
 import type { z } from 'zod';
 import type { UpstreamProxyConfig } from '../config/index.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type Metrics, routeTemplate } from '../lib/metrics.ts';
+import { SpanKind } from '../lib/otel-api.ts';
 import { injectTraceContext, recordSpanFailure } from '../lib/tracing.ts';
 import { type UpstreamArea, UpstreamError } from './errors.ts';
 import { errorBodySchema } from './wire.ts';

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -32,6 +32,8 @@ async function cruise(files: Record<string, string>): Promise<{ code: number; ou
   const directory = mkdtempSync(join(tmpdir(), 'cardgraph-layering-'));
   copyFileSync(join(ROOT, '.dependency-cruiser.mjs'), join(directory, '.dependency-cruiser.mjs'));
   copyFileSync(join(ROOT, 'tsconfig.json'), join(directory, 'tsconfig.json'));
+  // The project's packages, for the rules about a package (the OpenTelemetry API's one copy).
+  symlinkSync(join(ROOT, 'node_modules'), join(directory, 'node_modules'));
   for (const [path, source] of Object.entries(files)) {
     mkdirSync(dirname(join(directory, path)), { recursive: true });
     writeFileSync(join(directory, path), source);
@@ -102,6 +104,26 @@ describe('npm run lint (dependency-cruiser)', () => {
     expect(code).not.toBe(0);
     expect(output).toContain('error sandbox-is-its-own-program: src/server/http.ts → src/sandbox/sandbox.ts');
     expect(output).not.toContain('src/dev.ts → src/sandbox/sandbox.ts');
+  });
+  it('fails on a value imported from @opentelemetry/api outside src/lib/otel-api.ts, not on a type', async () => {
+    const otelApi =
+      "import { createRequire } from 'node:module';\nexport const { trace } = createRequire(import.meta.url)('@opentelemetry/api');\n";
+    const throughOne = await cruise({
+      ...clean,
+      'src/lib/otel-api.ts': otelApi,
+      'src/lib/logger.ts':
+        "import type { Tracer } from '@opentelemetry/api';\nimport { trace } from './otel-api.ts';\nexport const log: Tracer = trace.getTracer('x');\n",
+    });
+    expect(throughOne.output).toContain('no dependency violations found');
+    expect(throughOne.code).toBe(0);
+    const direct = await cruise({
+      ...clean,
+      'src/lib/logger.ts': "import { trace } from '@opentelemetry/api';\nexport const log = trace;\n",
+    });
+    expect(direct.code).not.toBe(0);
+    expect(direct.output).toMatch(
+      /error one-copy-of-the-opentelemetry-api: src\/lib\/logger\.ts → \S*@opentelemetry\/api\//,
+    );
   });
 });
 
