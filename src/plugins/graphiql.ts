@@ -26,8 +26,11 @@ import type { Logger } from '../lib/logger.ts';
 export interface LocalGraphiQLOptions {
   /** The GraphQL endpoint the page is served on and talks to, e.g. `/graphql`. */
   endpoint: string;
-  /** The document the editor opens on (`src/client/operations.graphql`). */
-  defaultDocument: string;
+  /**
+   * The document the editor opens on (`src/client/operations.graphql`): called once, on the first
+   * page served, and kept (like the bundle, nothing of GraphiQL is built before someone opens it).
+   */
+  defaultDocument: () => string;
   /**
    * The `Authorization` header value to prefill for a request from `remoteAddress` (the socket's
    * address, never a forwarded header), or undefined for none. See {@link developmentTokenIssuer}.
@@ -175,6 +178,7 @@ export function useLocalGraphiQL(options: LocalGraphiQLOptions): Plugin {
     });
     return loading;
   };
+  let defaultDocument: string | undefined;
   return {
     async onRequest({ request, url, serverContext, fetchAPI, endResponse }) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return;
@@ -219,12 +223,13 @@ export function useLocalGraphiQL(options: LocalGraphiQLOptions): Plugin {
           { remoteAddress, developmentToken: authorization !== undefined },
           'GraphiQL page served',
         );
+        defaultDocument ??= options.defaultDocument();
         const page = renderGraphiQLPage(
           {
             title: 'cardgraph',
             endpoint: options.endpoint,
-            query: options.defaultDocument,
-            defaultQuery: options.defaultDocument,
+            query: defaultDocument,
+            defaultQuery: defaultDocument,
             ...(authorization ? { headers: JSON.stringify({ Authorization: authorization }, null, 2) } : {}),
             // SSE carries the headers pane to subscriptions; POST keeps long documents out of URLs.
             subscriptionsProtocol: 'SSE',

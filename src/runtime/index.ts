@@ -106,7 +106,7 @@ export async function createRuntime(options: {
   const graphiql = config.graphql.graphiql
     ? useLocalGraphiQL({
         endpoint: '/graphql',
-        defaultDocument: loadExampleOperations().document,
+        defaultDocument: () => loadExampleOperations().document,
         authorizationFor: developmentTokenIssuer(config),
         logger,
       })
