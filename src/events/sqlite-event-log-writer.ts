@@ -128,7 +128,17 @@ function prepareTable(table: string, subject: string) {
   const deleteReceipts = db.prepare(`DELETE FROM ${table}_receipts WHERE received_ms < ?`);
   for (const statement of [findById, findReceipt, insert, firstYoungerThan, countCut, bytesCut])
     statement.setReadBigInts(true);
-  return { findById, findReceipt, insert, firstYoungerThan, countCut, keepReceipts, deleteBefore, bytesCut, deleteReceipts };
+  return {
+    findById,
+    findReceipt,
+    insert,
+    firstYoungerThan,
+    countCut,
+    keepReceipts,
+    deleteBefore,
+    bytesCut,
+    deleteReceipts,
+  };
 }
 
 let queue: (AnsweredRequest | { kind: 'close' })[] = [];
@@ -138,8 +148,17 @@ let closing = false;
 function apply(request: AnsweredRequest): WriterReply {
   const statements = tables.get(request.table);
   if (!statements) return { seq: request.seq, error: `table ${request.table} was not opened` };
-  const { findById, findReceipt, insert, firstYoungerThan, countCut, keepReceipts, deleteBefore, bytesCut, deleteReceipts } =
-    statements;
+  const {
+    findById,
+    findReceipt,
+    insert,
+    firstYoungerThan,
+    countCut,
+    keepReceipts,
+    deleteBefore,
+    bytesCut,
+    deleteReceipts,
+  } = statements;
   if (request.kind === 'trim') {
     // Rows before `cut` are older than the age limit, beyond the newest `maxCount` or `maxBytes`.
     const byAge = (firstYoungerThan.get(request.nowMs - request.maxAgeMs) as { position: bigint }).position;

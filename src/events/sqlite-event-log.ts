@@ -34,7 +34,8 @@ export interface SqliteEventLogViewOptions<E extends LogEvent> {
 }
 
 /** Options of {@link createSqliteEventLog}: a database of one log. */
-export type SqliteEventLogOptions<E extends LogEvent> = SqliteEventDatabaseOptions & SqliteEventLogViewOptions<E>;
+export type SqliteEventLogOptions<E extends LogEvent> = SqliteEventDatabaseOptions &
+  SqliteEventLogViewOptions<E>;
 
 /**
  * Schema version of the database file (`PRAGMA user_version`):
@@ -447,7 +448,8 @@ function createLogView<E extends LogEvent>(options: {
 
     async ping() {
       if (closed) throw Object.assign(new Error('event log closed'), { code: 'closed' });
-      if (options.failure()) throw Object.assign(new Error('event log writer stopped'), { code: 'disconnected' });
+      if (options.failure())
+        throw Object.assign(new Error('event log writer stopped'), { code: 'disconnected' });
       db.prepare('SELECT 1').get();
     },
 

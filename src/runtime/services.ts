@@ -195,7 +195,9 @@ async function openEventLogs(
   config: Config,
   stack: AsyncDisposableStack,
   logger: Logger,
-): Promise<<E extends LogEvent>(kind: EventLogKind<E>, overrides?: Partial<RetentionPolicy>) => Promise<EventLog<E>>> {
+): Promise<
+  <E extends LogEvent>(kind: EventLogKind<E>, overrides?: Partial<RetentionPolicy>) => Promise<EventLog<E>>
+> {
   const retentionWith = (overrides: Partial<RetentionPolicy>): RetentionPolicy => ({
     maxAgeMs: config.events.retentionMaxAgeMs,
     maxCount: config.events.retentionMaxCount,
