@@ -83,8 +83,9 @@ function createTableSql(table: string, subject: string): string {
 }
 
 /**
- * Brings the file to {@link SCHEMA_VERSION}. Safe to run on every start and from several logs on
- * one file: the version is read and written inside an immediate transaction.
+ * Brings the file to {@link SCHEMA_VERSION}: once per {@link openSqliteEventDatabase}. Safe to run on
+ * every start and from several databases on one file: the version is read and written inside an
+ * immediate transaction.
  */
 function migrate(db: DatabaseSync): void {
   db.exec('BEGIN IMMEDIATE');
