@@ -1,15 +1,21 @@
 /**
  * The sqlite event log's writer (worker thread of src/events/sqlite-event-log.ts): owns the only
- * write connection and commits appends in groups. Every message that arrived while the previous
- * commit was running is written in one transaction with one fsync (WAL, `synchronous=FULL`), and
- * only then answered, so each acknowledged notification is durable and concurrent appends share the
- * commit's cost. The event loop of the gateway never waits for a commit.
+ * write connection to the file and commits appends in groups, for every table of the file (card
+ * events, network token notifications, unmapped notifications). Every message that arrived while
+ * the previous commit was running, whatever its table, is written in one transaction with one fsync
+ * (WAL, `synchronous=FULL`), and only then answered, so each acknowledged notification is durable
+ * and concurrent appends, to one log or several, share the commit's cost. The event loop of the
+ * gateway never waits for a commit.
  *
- * Messages in: `{ kind: 'append', seq, id, tenant, subject, type, timestampMs, receivedMs, body, unordered }` (the
- * event serialized once by the log, so no nested object is cloned across the thread boundary), `{ kind: 'trim', seq, nowMs, maxAgeMs,
- * maxCount, receiptMs }`, `{ kind: 'close' }`. Out: one `{ kind: 'batch', replies }` per commit, each reply
- * `{ seq, position, outOfOrder }` (appended), `{ seq, duplicate: position | null }`, `{ seq, dropped }`
- * (trim) or `{ seq, error }`; `{ kind: 'closed' }` after close.
+ * Messages in: arrays of requests (the database posts what one turn of its event loop issued as one
+ * message). Requests: `{ kind: 'open', table, subject }` (prepares the table's statements; the table
+ * is created and migrated by the database first, and every append or trim of it follows its open),
+ * `{ kind: 'append', seq, table, id, tenant, subject, type, timestampMs, receivedMs, body, unordered }`
+ * (the event serialized once by the log, so no nested object is cloned across the thread boundary),
+ * `{ kind: 'trim', seq, table, nowMs, maxAgeMs, maxCount, receiptMs, maxBytes }`, `{ kind: 'close' }`.
+ * Out: one `{ kind: 'batch', replies }` per commit, each reply `{ seq, position, outOfOrder }`
+ * (appended), `{ seq, duplicate: position | null }`, `{ seq, dropped }` (trim) or `{ seq, error }`;
+ * `{ kind: 'closed' }` after close.
  */
 
 import { DatabaseSync } from 'node:sqlite';
@@ -21,6 +27,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 export interface WriterAppend {
   kind: 'append';
   seq: number;
+  /** The log's table (`EventLogKind.name`), opened before. */
+  table: string;
   id: string;
   tenant: string;
   subject: string;
@@ -38,6 +46,7 @@ export type WriterRequest =
   | {
       kind: 'trim';
       seq: number;
+      table: string;
       nowMs: number;
       maxAgeMs: number;
       maxCount: number;
@@ -45,7 +54,12 @@ export type WriterRequest =
       /** 0: no byte bound. */
       maxBytes: number;
     }
+  /** Prepares the statements of `table`, whose subject column is `subject` (`EventLogKind`). */
+  | { kind: 'open'; table: string; subject: string }
   | { kind: 'close' };
+
+/** A request answered by `seq` (an append or a trim). */
+type AnsweredRequest = Extract<WriterRequest, { seq: number }>;
 
 /** One answer of the writer, by request `seq`. */
 export type WriterReply =
@@ -58,59 +72,93 @@ export type WriterReply =
 export type WriterMessage = { kind: 'batch'; replies: WriterReply[] } | { kind: 'closed' };
 
 const port = parentPort!;
-const { file, table, subject } = workerData as { file: string; table: string; subject: string };
+const { file } = workerData as { file: string };
 const db = new DatabaseSync(file);
 db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;');
-// The table and its schema are created (and migrated) by the log before the writer starts.
-const findById = db.prepare(`SELECT position FROM ${table} WHERE tenant = ? AND id = ?`);
-// Receipts of entries retention already dropped (see createTableSql of sqlite-event-log.ts).
-const findReceipt = db.prepare(`SELECT position FROM ${table}_receipts WHERE tenant = ? AND id = ?`);
-// One statement per append: the out-of-order flag (an earlier-stamped event of the same subject is
-// already logged) is computed by the insert itself, from the (tenant, subject, timestamp_ms) index.
-// The `WHERE true` makes the `ON CONFLICT` clause parse after an `INSERT … SELECT`. Parameters:
-// ?1 id, ?2 tenant, ?3 subject, ?4 type, ?5 timestamp_ms, ?6 received_ms, ?7 body, ?8 unordered.
-// Rows whose own time was flagged (`unordered`) are left out of the newest time, read from the end of
-// the index backwards (usually its last row).
-const insert = db.prepare(`
-  INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body, unordered)
-  SELECT ?1, ?2, ?3, ?4, ?5, ?6,
-    CASE WHEN ?8 THEN 0 ELSE COALESCE((SELECT timestamp_ms FROM ${table} WHERE tenant = ?2 AND ${subject} = ?3
-      AND unordered = 0 ORDER BY timestamp_ms DESC LIMIT 1) > ?5, 0) END, ?7, ?8
-  WHERE true
-  ON CONFLICT (tenant, id) DO NOTHING
-  RETURNING position, out_of_order AS outOfOrder`);
-// Rows are appended in arrival order by this one writer, so `received_ms` rises with position: the
-// rows older than the cut-off are those before the first row received at or after it, found by a
-// walk in position order that stops there (no index on `received_ms`, one b-tree less per append).
-// Should the wall clock step back, rows after that first one may be kept past their age until the
-// count limit or a later trim removes them; a row younger than the cut-off is never dropped.
-const firstYoungerThan = db.prepare(`
-  SELECT COALESCE(
-    (SELECT position FROM ${table} WHERE received_ms >= ? ORDER BY position LIMIT 1),
-    (SELECT MAX(position) FROM ${table}) + 1, 0) AS position`);
-const countCut = db.prepare(`SELECT COALESCE(MAX(position), 0) + 1 - ? AS position FROM ${table}`);
-// Before rows go, those received within the receipt period leave their receipt (a replay of them is
-// then still a duplicate); receipts past the period go.
-const keepReceipts = db.prepare(`
-  INSERT OR IGNORE INTO ${table}_receipts (tenant, id, position, received_ms)
-  SELECT tenant, id, position, received_ms FROM ${table} WHERE position < ? AND received_ms >= ?`);
-const deleteBefore = db.prepare(`DELETE FROM ${table} WHERE position < ?`);
-// The newest row whose body, with the bodies of every newer row, exceeds the byte bound: it and
-// everything before it go. A walk of the whole table, newest first: only the unmapped log (small,
-// bounded) has a byte bound.
-const bytesCut = db.prepare(`
-  SELECT COALESCE((SELECT position FROM (
-    SELECT position, SUM(length(CAST(body AS BLOB))) OVER (ORDER BY position DESC) AS total FROM ${table})
-    WHERE total > ? ORDER BY position DESC LIMIT 1) + 1, 0) AS position`);
-const deleteReceipts = db.prepare(`DELETE FROM ${table}_receipts WHERE received_ms < ?`);
-for (const statement of [findById, findReceipt, insert, firstYoungerThan, countCut, bytesCut])
-  statement.setReadBigInts(true);
 
-let queue: WriterRequest[] = [];
+/** The prepared statements of one table, by table name. */
+const tables = new Map<string, TableStatements>();
+type TableStatements = ReturnType<typeof prepareTable>;
+
+/**
+ * The statements of `table` (subject column `subject`), prepared once on its `open`. The table and
+ * its schema are created (and migrated) by the database before it posts the open.
+ */
+function prepareTable(table: string, subject: string) {
+  const findById = db.prepare(`SELECT position FROM ${table} WHERE tenant = ? AND id = ?`);
+  // Receipts of entries retention already dropped (see createTableSql of sqlite-event-log.ts).
+  const findReceipt = db.prepare(`SELECT position FROM ${table}_receipts WHERE tenant = ? AND id = ?`);
+  // One statement per append: the out-of-order flag (an earlier-stamped event of the same subject is
+  // already logged) is computed by the insert itself, from the (tenant, subject, timestamp_ms) index.
+  // The `WHERE true` makes the `ON CONFLICT` clause parse after an `INSERT … SELECT`. Parameters:
+  // ?1 id, ?2 tenant, ?3 subject, ?4 type, ?5 timestamp_ms, ?6 received_ms, ?7 body, ?8 unordered.
+  // Rows whose own time was flagged (`unordered`) are left out of the newest time, read from the end of
+  // the index backwards (usually its last row).
+  const insert = db.prepare(`
+    INSERT INTO ${table} (id, tenant, ${subject}, type, timestamp_ms, received_ms, out_of_order, body, unordered)
+    SELECT ?1, ?2, ?3, ?4, ?5, ?6,
+      CASE WHEN ?8 THEN 0 ELSE COALESCE((SELECT timestamp_ms FROM ${table} WHERE tenant = ?2 AND ${subject} = ?3
+        AND unordered = 0 ORDER BY timestamp_ms DESC LIMIT 1) > ?5, 0) END, ?7, ?8
+    WHERE true
+    ON CONFLICT (tenant, id) DO NOTHING
+    RETURNING position, out_of_order AS outOfOrder`);
+  // Rows are appended in arrival order by this one writer, so `received_ms` rises with position: the
+  // rows older than the cut-off are those before the first row received at or after it, found by a
+  // walk in position order that stops there (no index on `received_ms`, one b-tree less per append).
+  // Should the wall clock step back, rows after that first one may be kept past their age until the
+  // count limit or a later trim removes them; a row younger than the cut-off is never dropped.
+  const firstYoungerThan = db.prepare(`
+    SELECT COALESCE(
+      (SELECT position FROM ${table} WHERE received_ms >= ? ORDER BY position LIMIT 1),
+      (SELECT MAX(position) FROM ${table}) + 1, 0) AS position`);
+  const countCut = db.prepare(`SELECT COALESCE(MAX(position), 0) + 1 - ? AS position FROM ${table}`);
+  // Before rows go, those received within the receipt period leave their receipt (a replay of them is
+  // then still a duplicate); receipts past the period go.
+  const keepReceipts = db.prepare(`
+    INSERT OR IGNORE INTO ${table}_receipts (tenant, id, position, received_ms)
+    SELECT tenant, id, position, received_ms FROM ${table} WHERE position < ? AND received_ms >= ?`);
+  const deleteBefore = db.prepare(`DELETE FROM ${table} WHERE position < ?`);
+  // The newest row whose body, with the bodies of every newer row, exceeds the byte bound: it and
+  // everything before it go. A walk of the whole table, newest first: only the unmapped log (small,
+  // bounded) has a byte bound.
+  const bytesCut = db.prepare(`
+    SELECT COALESCE((SELECT position FROM (
+      SELECT position, SUM(length(CAST(body AS BLOB))) OVER (ORDER BY position DESC) AS total FROM ${table})
+      WHERE total > ? ORDER BY position DESC LIMIT 1) + 1, 0) AS position`);
+  const deleteReceipts = db.prepare(`DELETE FROM ${table}_receipts WHERE received_ms < ?`);
+  for (const statement of [findById, findReceipt, insert, firstYoungerThan, countCut, bytesCut])
+    statement.setReadBigInts(true);
+  return {
+    findById,
+    findReceipt,
+    insert,
+    firstYoungerThan,
+    countCut,
+    keepReceipts,
+    deleteBefore,
+    bytesCut,
+    deleteReceipts,
+  };
+}
+
+let queue: (AnsweredRequest | { kind: 'close' })[] = [];
 let scheduled = false;
 let closing = false;
 
-function apply(request: Exclude<WriterRequest, { kind: 'close' }>): WriterReply {
+function apply(request: AnsweredRequest): WriterReply {
+  const statements = tables.get(request.table);
+  if (!statements) return { seq: request.seq, error: `table ${request.table} was not opened` };
+  const {
+    findById,
+    findReceipt,
+    insert,
+    firstYoungerThan,
+    countCut,
+    keepReceipts,
+    deleteBefore,
+    bytesCut,
+    deleteReceipts,
+  } = statements;
   if (request.kind === 'trim') {
     // Rows before `cut` are older than the age limit, beyond the newest `maxCount` or `maxBytes`.
     const byAge = (firstYoungerThan.get(request.nowMs - request.maxAgeMs) as { position: bigint }).position;
@@ -151,6 +199,7 @@ function commitBatch(): void {
   const batch = queue;
   queue = [];
   const requests = batch.filter((request) => request.kind !== 'close');
+  // Every table's appends and trims of the batch share its one transaction and fsync.
   if (requests.length > 0) {
     let replies: WriterReply[];
     try {
@@ -171,10 +220,16 @@ function commitBatch(): void {
   }
 }
 
-port.on('message', (request: WriterRequest) => {
-  if (request.kind === 'close') closing = true;
-  queue.push(request);
-  if (!scheduled) {
+port.on('message', (requests: WriterRequest[]) => {
+  for (const request of requests) {
+    if (request.kind === 'open') {
+      if (!tables.has(request.table)) tables.set(request.table, prepareTable(request.table, request.subject));
+      continue;
+    }
+    if (request.kind === 'close') closing = true;
+    queue.push(request);
+  }
+  if (!scheduled && queue.length > 0) {
     scheduled = true;
     // Everything that arrives before the callback runs (and during the commit) joins the batch.
     setImmediate(commitBatch);

@@ -18,16 +18,24 @@ import {
 } from './event-log.ts';
 import type { WriterMessage, WriterReply, WriterRequest } from './sqlite-event-log-writer.ts';
 
-/** Options of {@link createSqliteEventLog}. */
-export interface SqliteEventLogOptions<E extends LogEvent> {
+/** Options of {@link openSqliteEventDatabase}. */
+export interface SqliteEventDatabaseOptions {
   /** Directory of the database file `card-events.sqlite` (created when missing). */
   dataDir: string;
+}
+
+/** Options of {@link SqliteEventDatabase.openLog}. */
+export interface SqliteEventLogViewOptions<E extends LogEvent> {
   retention: RetentionPolicy;
   /** Which events the log holds (its table); card events by default. */
   kind?: EventLogKind<E>;
   /** Clock in ms (tests). */
   now?: () => number;
 }
+
+/** Options of {@link createSqliteEventLog}: a database of one log. */
+export type SqliteEventLogOptions<E extends LogEvent> = SqliteEventDatabaseOptions &
+  SqliteEventLogViewOptions<E>;
 
 /**
  * Schema version of the database file (`PRAGMA user_version`):
@@ -75,8 +83,9 @@ function createTableSql(table: string, subject: string): string {
 }
 
 /**
- * Brings the file to {@link SCHEMA_VERSION}. Safe to run on every start and from several logs on
- * one file: the version is read and written inside an immediate transaction.
+ * Brings the file to {@link SCHEMA_VERSION}: once per {@link openSqliteEventDatabase}. Safe to run on
+ * every start and from several databases on one file: the version is read and written inside an
+ * immediate transaction.
  */
 function migrate(db: DatabaseSync): void {
   db.exec('BEGIN IMMEDIATE');
@@ -133,38 +142,65 @@ function migrate(db: DatabaseSync): void {
 
 type Row = { position: bigint; body: string; timestamp_ms: bigint; out_of_order: bigint };
 
+/** A request answered by the writer, before the database numbers it. */
+type UnnumberedRequest =
+  | Omit<Extract<WriterRequest, { kind: 'append' }>, 'seq'>
+  | Omit<Extract<WriterRequest, { kind: 'trim' }>, 'seq'>;
+
 /**
- * The embedded event log: node:sqlite in WAL mode with `synchronous=FULL`, so an append that
- * returned survives a crash or SIGKILL of the process. One gateway process owns the file; live
- * tailing is in-process. Positions are the table's AUTOINCREMENT key (never reused, even after
- * retention deletes the newest rows). Card events and network token notifications are two tables
- * of one file (`kind`), each with its own positions; duplicates are recognised by (tenant, id).
+ * The embedded event log file `card-events.sqlite` of one data directory: node:sqlite in WAL mode
+ * with `synchronous=FULL`, so an append that was answered survives a crash or SIGKILL of the
+ * process. One gateway process owns the file; live tailing is in-process. The file holds one table
+ * per log (card events, network token notifications, unmapped notifications: `EventLogKind.name`),
+ * each with its own positions (the table's AUTOINCREMENT key, never reused, even after retention
+ * deletes the newest rows); duplicates are recognised by (tenant, id).
  *
- * Writes run in a worker thread (src/events/sqlite-event-log-writer.ts) with group commit: appends
- * that arrive while a commit is in progress share the next transaction and its fsync, and each is
+ * The database owns one read connection (history, replay, ping: on the event loop; WAL readers see
+ * every committed append and never block the writer), runs the PRAGMAs and the migration once, and
+ * starts ONE writer worker thread (src/events/sqlite-event-log-writer.ts) holding the only write
+ * connection. The writer commits in groups across tables: appends and trims of every log that
+ * arrive while a commit is in progress share the next transaction and its fsync, and each is
  * answered only once its transaction is durable; the gateway's event loop never waits for a commit.
- * Reads (history, replay) use this connection on the event loop: WAL readers see every committed
- * append and never block the writer.
+ * Requests issued in one turn of the event loop cross to the writer as one message, so appends to
+ * two logs issued together are answered from one commit.
  */
-export function createSqliteEventLog<E extends LogEvent = CardEvent>(
-  options: SqliteEventLogOptions<E>,
-): EventLog<E> {
-  const kind = options.kind ?? (CARD_EVENT_LOG as unknown as EventLogKind<E>);
-  const table = kind.name;
-  const subject = kind.subjectColumn;
+export interface SqliteEventDatabase {
+  /**
+   * A log of `kind` (its table, created when missing) on this file, with its own retention,
+   * listeners and `close()`. Closing the last open log closes the database.
+   * @throws Error when the database is closed.
+   */
+  openLog<E extends LogEvent = CardEvent>(options: SqliteEventLogViewOptions<E>): EventLog<E>;
+  /**
+   * Transactions (group commits) the writer has run and answered since the file was opened, each one
+   * fsync; rises by one per batch, whatever the number of logs and appends in it (tests, metrics).
+   */
+  readonly commits: number;
+  /**
+   * Closes every log still open (appends already posted are committed and answered first), then the
+   * writer thread and the read connection. Idempotent; resolves when the file is closed.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (creating and migrating when needed) the event log file of `options.dataDir` and starts its
+ * writer thread; see {@link SqliteEventDatabase}.
+ * @throws Error (node:sqlite) when the file cannot be opened or migrated.
+ */
+export function openSqliteEventDatabase(options: SqliteEventDatabaseOptions): SqliteEventDatabase {
   mkdirSync(options.dataDir, { recursive: true });
-  const db = new DatabaseSync(join(options.dataDir, 'card-events.sqlite'));
-  const now = options.now ?? Date.now;
+  const file = join(options.dataDir, 'card-events.sqlite');
+  const db = new DatabaseSync(file);
   db.exec(`
     PRAGMA journal_mode = WAL;
     PRAGMA synchronous = FULL;
     PRAGMA busy_timeout = 5000;
   `);
   migrate(db);
-  db.exec(createTableSql(table, subject));
 
   const writer = new Worker(new URL('./sqlite-event-log-writer.ts', import.meta.url), {
-    workerData: { file: join(options.dataDir, 'card-events.sqlite'), table, subject },
+    workerData: { file },
   });
   // Unref'd while nothing waits for it, so an idle log never keeps the process up.
   writer.unref();
@@ -174,9 +210,10 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
   >();
   let nextSeq = 1;
   let writerFailure: Error | undefined;
-  let writerClosed: Promise<void> | undefined;
-  const listeners = new Set<(event: Logged<E>) => void>();
-  let closed = false;
+  let outbox: WriterRequest[] = [];
+  let commits = 0;
+  const logs = new Set<EventLog<never>>();
+  let closed: Promise<void> | undefined;
 
   function failAll(error: Error): void {
     writerFailure ??= error;
@@ -185,6 +222,7 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
   }
   writer.on('message', (message: WriterMessage) => {
     if (message.kind !== 'batch') return;
+    commits++;
     for (const reply of message.replies) {
       const entry = waiting.get(reply.seq);
       waiting.delete(reply.seq);
@@ -192,16 +230,113 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
     }
     if (waiting.size === 0) writer.unref();
   });
+  // A writer failure fails the waiting appends of every log on the file.
   writer.on('error', (error) => failAll(error));
   writer.on('exit', (code) => failAll(new Error(`event log writer exited (${code})`)));
 
-  function request(message: Exclude<WriterRequest, { kind: 'close' }>): Promise<WriterReply> {
+  /**
+   * Queues `message` for the writer: what this turn of the event loop posts crosses as one message
+   * (one structured clone), so requests issued together land in one batch of the writer.
+   */
+  function post(message: WriterRequest): void {
+    if (outbox.length === 0) {
+      queueMicrotask(() => {
+        const messages = outbox;
+        outbox = [];
+        writer.postMessage(messages);
+      });
+    }
+    outbox.push(message);
+  }
+
+  function request(message: UnnumberedRequest): Promise<WriterReply> {
     if (writerFailure) return Promise.reject(writerFailure);
     return new Promise((resolve, reject) => {
-      waiting.set(message.seq, { resolve, reject });
+      const seq = nextSeq++;
+      waiting.set(seq, { resolve, reject });
       writer.ref();
-      writer.postMessage(message);
+      post({ ...message, seq } as WriterRequest);
     });
+  }
+
+  function shutDown(): Promise<void> {
+    closed ??= new Promise<void>((resolve) => {
+      if (writerFailure) {
+        resolve();
+        return;
+      }
+      // Every log's appends were answered before its close let the database go: the writer's queue
+      // holds nothing more to commit.
+      writer.once('exit', () => resolve());
+      writer.ref();
+      post({ kind: 'close' });
+    }).finally(() => db.close());
+    return closed;
+  }
+
+  function openLog<E extends LogEvent>(viewOptions: SqliteEventLogViewOptions<E>): EventLog<E> {
+    if (closed) throw new Error('event log database is closed');
+    const kind = viewOptions.kind ?? (CARD_EVENT_LOG as unknown as EventLogKind<E>);
+    db.exec(createTableSql(kind.name, kind.subjectColumn));
+    post({ kind: 'open', table: kind.name, subject: kind.subjectColumn });
+    const log: EventLog<E> = createLogView({
+      ...viewOptions,
+      kind,
+      db,
+      request,
+      failure: () => writerFailure,
+      onClosed: () => {
+        logs.delete(log as EventLog<never>);
+        return logs.size === 0 ? shutDown() : Promise.resolve();
+      },
+    });
+    logs.add(log as EventLog<never>);
+    return log;
+  }
+
+  return {
+    openLog,
+    get commits() {
+      return commits;
+    },
+    async close() {
+      await Promise.all([...logs].map((log) => log.close()));
+      await shutDown();
+    },
+  };
+}
+
+/**
+ * The log of `kind` on a database's file (a view: its table, its retention, its listeners): reads
+ * on the read connection `db`, appends and trims through `request` (the writer). `close()` waits for
+ * this log's posted requests to be answered, then calls `onClosed`.
+ */
+function createLogView<E extends LogEvent>(options: {
+  kind: EventLogKind<E>;
+  retention: RetentionPolicy;
+  now?: (() => number) | undefined;
+  db: DatabaseSync;
+  request: (message: UnnumberedRequest) => Promise<WriterReply>;
+  /** The writer's failure, once it stopped. */
+  failure: () => Error | undefined;
+  onClosed: () => Promise<void>;
+}): EventLog<E> {
+  const { kind, db } = options;
+  const table = kind.name;
+  const subject = kind.subjectColumn;
+  const now = options.now ?? Date.now;
+  const listeners = new Set<(event: Logged<E>) => void>();
+  // Requests of this log not yet answered: its close waits for them.
+  const pending = new Set<Promise<WriterReply>>();
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  function request(message: UnnumberedRequest): Promise<WriterReply> {
+    const reply = options.request(message);
+    pending.add(reply);
+    const settled = () => pending.delete(reply);
+    reply.then(settled, settled);
+    return reply;
   }
 
   function fromRow(row: Row): Logged<E> {
@@ -224,6 +359,7 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
   }
 
   function select(sql: string, params: SQLInputValue[]): Logged<E>[] {
+    if (closed) throw new Error('event log is closed');
     const statement = db.prepare(sql);
     statement.setReadBigInts(true);
     return (statement.all(...params) as Row[]).map(fromRow);
@@ -234,7 +370,7 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
       if (closed) throw new Error('event log is closed');
       const reply = await request({
         kind: 'append',
-        seq: nextSeq++,
+        table,
         id: event.id,
         tenant: event.tenant,
         subject: kind.subjectOf(event),
@@ -300,7 +436,7 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
       if (closed) return 0;
       const reply = await request({
         kind: 'trim',
-        seq: nextSeq++,
+        table,
         nowMs: now(),
         maxAgeMs: options.retention.maxAgeMs,
         maxCount: options.retention.maxCount,
@@ -313,25 +449,30 @@ export function createSqliteEventLog<E extends LogEvent = CardEvent>(
 
     async ping() {
       if (closed) throw Object.assign(new Error('event log closed'), { code: 'closed' });
-      if (writerFailure) throw Object.assign(new Error('event log writer stopped'), { code: 'disconnected' });
+      if (options.failure())
+        throw Object.assign(new Error('event log writer stopped'), { code: 'disconnected' });
       db.prepare('SELECT 1').get();
     },
 
-    async close() {
-      if (closed) return writerClosed;
+    close() {
+      if (closing) return closing;
       closed = true;
       listeners.clear();
-      writerClosed = new Promise<void>((resolve) => {
-        if (writerFailure) {
-          resolve();
-          return;
-        }
-        // Appends already posted are committed and answered before the writer closes.
-        writer.once('exit', () => resolve());
-        writer.ref();
-        writer.postMessage({ kind: 'close' } satisfies WriterRequest);
-      }).finally(() => db.close());
-      return writerClosed;
+      // Appends already posted are committed and answered (or failed with the writer) first.
+      closing = Promise.allSettled([...pending]).then(() => options.onClosed());
+      return closing;
     },
   };
+}
+
+/**
+ * A database of one log ({@link openSqliteEventDatabase}, {@link SqliteEventDatabase.openLog}):
+ * closing the log closes the file and its writer thread. The gateway opens its three logs on one
+ * database instead (src/runtime/services.ts).
+ * @throws Error (node:sqlite) when the file cannot be opened or migrated.
+ */
+export function createSqliteEventLog<E extends LogEvent = CardEvent>(
+  options: SqliteEventLogOptions<E>,
+): EventLog<E> {
+  return openSqliteEventDatabase(options).openLog(options);
 }

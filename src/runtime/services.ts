@@ -19,7 +19,7 @@ import {
   createNetworkTokenEventStream,
   type NetworkTokenEventStream,
 } from '../events/network-token-event-stream.ts';
-import { createSqliteEventLog } from '../events/sqlite-event-log.ts';
+import { openSqliteEventDatabase } from '../events/sqlite-event-log.ts';
 import { UNMAPPED_NOTIFICATION_LOG, UnmappedNotificationStore } from '../events/unmapped-notification.ts';
 import { createWebhookReceiver } from '../events/webhook-receiver.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -109,8 +109,9 @@ export interface EventStreams {
 }
 
 /**
- * Opens the card and network token event streams on their configured logs ({@link openEventLog}),
- * registering each one's close (in-flight appends finish, then the log closes) on `stack`.
+ * Opens the card and network token event streams and the unmapped notification store on their
+ * configured logs ({@link openEventLogs}), registering each one's close (in-flight appends finish,
+ * then the log closes) on `stack`.
  */
 async function openEventStreams(
   config: Config,
@@ -125,19 +126,20 @@ async function openEventStreams(
 ): Promise<EventStreams> {
   const { onCardEvent, ...telemetry } = options;
   const shared = { ...telemetry, backend: config.events.backend };
+  const openLog = await openEventLogs(config, stack, options.logger);
   const events = await createCardEventStream({
-    log: await openEventLog(config, options.logger, CARD_EVENT_LOG),
+    log: await openLog(CARD_EVENT_LOG),
     onEvent: onCardEvent,
     ...shared,
   });
   stack.defer(() => events.close());
   const networkTokenEvents = await createNetworkTokenEventStream({
-    log: await openEventLog(config, options.logger, NETWORK_TOKEN_EVENT_LOG),
+    log: await openLog(NETWORK_TOKEN_EVENT_LOG),
     ...shared,
   });
   stack.defer(() => networkTokenEvents.close());
   const unmappedNotifications = new UnmappedNotificationStore({
-    log: await openEventLog(config, options.logger, UNMAPPED_NOTIFICATION_LOG, {
+    log: await openLog(UNMAPPED_NOTIFICATION_LOG, {
       maxAgeMs: config.events.unmappedRetentionMaxAgeMs,
       maxBytes: config.events.unmappedMaxBytes,
     }),
@@ -183,37 +185,43 @@ export async function shutDownTracing(tracing: Tracing, logger: Logger): Promise
 }
 
 /**
- * Opens the configured durable event log of `kind` (`EVENTS_BACKEND`): SQLite in `DATA_DIR` for one
- * gateway, Redis Streams shared by replicas; retention from `EVENTS_RETENTION_*`, with `overrides`
- * (the unmapped log's own, `UNMAPPED_*`).
+ * Opens the configured durable event backend (`EVENTS_BACKEND`) and returns what opens its log of
+ * `kind`: SQLite in `DATA_DIR` for one gateway (one file, one read connection and one writer thread
+ * for every log: src/events/sqlite-event-log.ts), Redis Streams shared by replicas; retention from
+ * `EVENTS_RETENTION_*`, with `overrides` (the unmapped log's own, `UNMAPPED_*`). The sqlite file's
+ * close is registered on `stack` here, so it runs after the logs' closes registered later.
  */
-export async function openEventLog<E extends LogEvent>(
+async function openEventLogs(
   config: Config,
+  stack: AsyncDisposableStack,
   logger: Logger,
-  kind: EventLogKind<E>,
-  overrides: Partial<RetentionPolicy> = {},
-): Promise<EventLog<E>> {
-  const retention: RetentionPolicy = {
+): Promise<
+  <E extends LogEvent>(kind: EventLogKind<E>, overrides?: Partial<RetentionPolicy>) => Promise<EventLog<E>>
+> {
+  const retentionWith = (overrides: Partial<RetentionPolicy>): RetentionPolicy => ({
     maxAgeMs: config.events.retentionMaxAgeMs,
     maxCount: config.events.retentionMaxCount,
     // A replay is answered `duplicate` for as long as its signature verifies, whatever the retention.
     receiptMs: receiptPeriodMs(config.webhooks.toleranceS),
     ...overrides,
-  };
+  });
   if (config.events.backend === 'redis') {
     // Loaded only for a Redis deployment (issue 21 item 2, cold start).
     const { createRedisEventLog } = await import('../events/redis-event-log.ts');
-    return createRedisEventLog({
-      url: config.events.redisUrl!,
-      ...(config.events.redisSentinel ? { sentinel: config.events.redisSentinel } : {}),
-      minReplicasAck: config.events.redisMinReplicasAck,
-      replicasAckTimeoutMs: config.events.redisReplicasAckTimeoutMs,
-      retention,
-      logger,
-      kind,
-    });
+    return async (kind, overrides = {}) =>
+      createRedisEventLog({
+        url: config.events.redisUrl!,
+        ...(config.events.redisSentinel ? { sentinel: config.events.redisSentinel } : {}),
+        minReplicasAck: config.events.redisMinReplicasAck,
+        replicasAckTimeoutMs: config.events.redisReplicasAckTimeoutMs,
+        retention: retentionWith(overrides),
+        logger,
+        kind,
+      });
   }
-  return createSqliteEventLog({ dataDir: config.events.dataDir, retention, kind });
+  const database = openSqliteEventDatabase({ dataDir: config.events.dataDir });
+  stack.defer(() => database.close());
+  return async (kind, overrides = {}) => database.openLog({ kind, retention: retentionWith(overrides) });
 }
 
 /**
