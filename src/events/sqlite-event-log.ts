@@ -277,7 +277,15 @@ export function openSqliteEventDatabase(options: SqliteEventDatabaseOptions): Sq
   function openLog<E extends LogEvent>(viewOptions: SqliteEventLogViewOptions<E>): EventLog<E> {
     if (closed) throw new Error('event log database is closed');
     const kind = viewOptions.kind ?? (CARD_EVENT_LOG as unknown as EventLogKind<E>);
-    db.exec(createTableSql(kind.name, kind.subjectColumn));
+    // One transaction: a new file's tables and indexes cost one commit (one fsync), not one each.
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec(createTableSql(kind.name, kind.subjectColumn));
+      db.exec('COMMIT');
+    } catch (error) {
+      db.exec('ROLLBACK');
+      throw error;
+    }
     post({ kind: 'open', table: kind.name, subject: kind.subjectColumn });
     const log: EventLog<E> = createLogView({
       ...viewOptions,
