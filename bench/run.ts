@@ -32,8 +32,8 @@
  * cardgraph processes in bench/results/cpu-profiles), `--ingest-rounds <n>`, `--ingest-seconds <n>`,
  * `--ingest-concurrency 10,50` (the ingest runs).
  */
-import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, fork } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -176,11 +176,20 @@ const clientToken = await issueDevToken({
 });
 
 const dataRoot = mkdtempSync(join(tmpdir(), 'cardgraph-bench-'));
+// The gateway as the Docker image runs it: the production build (scripts/build.ts), made here in a
+// directory of this run inside the repository, where the packages it leaves to node_modules resolve.
+const buildDir = fileURLToPath(new URL(`../.build/bench-${process.pid}`, import.meta.url));
+log('building the gateway (scripts/build.ts)');
+execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build.ts', import.meta.url)), buildDir], {
+  stdio: 'inherit',
+});
+process.once('exit', () => rmSync(buildDir, { recursive: true, force: true }));
 let dataDirs = 0;
 function cardgraphEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     PORT: '0',
     HOST: '127.0.0.1',
+    CARDGRAPH_BUILD_DIR: buildDir,
     // As in production: info, so every request writes its access line (bench/servers/cardgraph.ts
     // sends the lines through a pino destination to /dev/null; their building and serialization count).
     LOG_LEVEL: 'info',

@@ -1,22 +1,45 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from 'graphql-ws';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
 import { EMBEDDED_DEV_JWT_SECRET } from '../src/config/index.ts';
 import {
+  postNotification,
   type Stack,
   startSandbox,
   startStack,
   TEST_JWT_SECRET,
   TEST_WEBHOOK_SECRET,
   type TestSandbox,
+  testToken,
 } from './support/fixtures.ts';
+import { notification, randomCardId } from './support/notifications.ts';
 
-/** `src/main.ts` (the production gateway) or `src/dev.ts` (`npm start`: sandbox and gateway). */
-type Entry = 'src/main.ts' | 'src/dev.ts';
+/**
+ * The production build of this test file (scripts/build.ts), made once before its cases in a
+ * directory of its own inside the repository (packages left to node_modules resolve from there):
+ * `${BUILD}/dist` is what the Docker image copies to /app/dist.
+ */
+const BUILD = fileURLToPath(new URL(`../.build/test-main-${process.pid}`, import.meta.url));
+beforeAll(() => {
+  execFileSync(process.execPath, [
+    fileURLToPath(new URL('../scripts/build.ts', import.meta.url)),
+    `${BUILD}/dist`,
+  ]);
+}, 60_000);
+afterAll(() => rmSync(BUILD, { recursive: true, force: true }));
+
+/**
+ * `src/main.ts` (the production gateway), `src/dev.ts` (`npm start`: sandbox and gateway), or the
+ * production build's `main.js` (the Docker image's command) by its path.
+ */
+type Entry = string;
 
 function startMain(env: Record<string, string>, entry: Entry = 'src/main.ts'): ChildProcess {
   return spawn(process.execPath, [entry], {
@@ -157,7 +180,7 @@ describe.concurrent('the production gateway (src/main.ts)', { timeout: 60_000 },
   );
 
   it.for([
-    ['Dockerfile', 'src/main.ts'],
+    ['Dockerfile', 'dist/main.js'],
     ['deploy/sandbox.Dockerfile', 'src/sandbox/main.ts'],
   ])(
     "%s's command runs node itself (exec form, no shell), so `docker stop`'s SIGTERM reaches %s",
@@ -226,11 +249,12 @@ describe.concurrent("Node's compile cache (issue 21 item 2)", { timeout: 60_000 
     );
     expect(dockerfile).toMatch(/^ENV NODE_COMPILE_CACHE=\/app\/\.node-compile-cache$/m);
     const script = /^RUN node --input-type=module -e "([^"]+)"/m.exec(dockerfile)?.[1];
-    expect(script).toContain("import('./src/app.ts')");
+    expect(script).toContain("readdirSync('./dist')");
     const cache = mkdtempSync(join(tmpdir(), 'cardgraph-compile-cache-'));
-    // As the build runs it: from the application's directory, with the image's NODE_ENV.
+    // As the build runs it: from the application's directory (here the build's parent), with the
+    // image's NODE_ENV.
     const child = spawn(process.execPath, ['--input-type=module', '-e', script!], {
-      cwd: new URL('..', import.meta.url).pathname,
+      cwd: BUILD,
       env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', NODE_COMPILE_CACHE: cache },
       stdio: 'ignore',
     });
@@ -241,48 +265,98 @@ describe.concurrent("Node's compile cache (issue 21 item 2)", { timeout: 60_000 
 });
 
 /**
- * One production gateway on a remote upstream for the cases below, in their order: it serves, passes
- * the HEALTHCHECK and writes its compile cache while it runs; the last case stops it.
+ * One production gateway on a remote upstream for the cases below, in their order, run from the
+ * sources and from the production build the image runs: it serves, carries a signed card event
+ * through the webhook receiver and the event log's writer thread to a graphql-ws subscriber, passes the
+ * HEALTHCHECK and writes its compile cache while it runs; the last case stops it.
  */
-describe('the production gateway (src/main.ts) on a remote upstream, one process', () => {
-  let sandbox: TestSandbox | undefined;
-  let child: ChildProcess;
-  let url: string;
-  const cache = mkdtempSync(join(tmpdir(), 'cardgraph-compile-cache-'));
-  beforeAll(async () => {
-    sandbox = await startSandbox();
-    child = startMain({ PORT: '0', HOST: '127.0.0.1', NODE_COMPILE_CACHE: cache, ...remoteOn(sandbox) });
-    [, url = ''] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
-  }, 60_000);
-  afterAll(async () => {
-    // The last case stops it; this only ends it when a case failed before.
-    if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await sandbox?.stop();
-  });
+describe.each([
+  ['the sources (src/main.ts)', () => 'src/main.ts', 100],
+  ['the production build (dist/main.js)', () => `${BUILD}/dist/main.js`, 10],
+] as [string, () => string, number][])(
+  'the production gateway from %s on a remote upstream, one process',
+  (_, entry, cacheEntries) => {
+    let sandbox: TestSandbox | undefined;
+    let child: ChildProcess;
+    let url: string;
+    const cache = mkdtempSync(join(tmpdir(), 'cardgraph-compile-cache-'));
+    beforeAll(async () => {
+      sandbox = await startSandbox();
+      child = startMain(
+        { PORT: '0', HOST: '127.0.0.1', NODE_COMPILE_CACHE: cache, ...remoteOn(sandbox) },
+        entry(),
+      );
+      [, url = ''] = await readUntil(child, /"graphql":"(http:\/\/127\.0\.0\.1:\d+)\/graphql"/);
+    }, 60_000);
+    afterAll(async () => {
+      // The last case stops it; this only ends it when a case failed before.
+      if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await sandbox?.stop();
+    });
 
-  it('starts and serves /health', async () => {
-    const health = await request(`${url}/health`);
-    expect(health.statusCode).toBe(200);
-    await health.body.dump();
-  });
+    it('starts and serves /health', async () => {
+      const health = await request(`${url}/health`);
+      expect(health.statusCode).toBe(200);
+      await health.body.dump();
+    });
 
-  it("passes the Dockerfile's HEALTHCHECK while serving", async () => {
-    expect(await runHealthcheck(new URL(url).port)).toBe(0);
-  });
+    it('delivers a signed card event to a graphql-ws subscriber, through the durable event log', async () => {
+      const cardId = randomCardId();
+      const client = createClient({
+        url: `${url.replace('http', 'ws')}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${await testToken()}` },
+        retryAttempts: 0,
+      });
+      try {
+        const events = client.iterate<{ cardEvents: { id: string; type: string; cardId: string } }>({
+          query: `subscription ($cardId: String) { cardEvents(cardId: $cardId) { id type cardId } }`,
+          variables: { cardId },
+        });
+        let received: unknown;
+        const reading = events.next().then(({ value }) => {
+          received = value;
+        });
+        // A live subscription delivers what arrives after it is registered, which the client is not
+        // told: a new notification (a fresh id) is posted until one reaches the subscriber.
+        await vi.waitFor(
+          async () => {
+            if (received === undefined) {
+              const answer = await postNotification(url, notification({ cardId }));
+              expect(answer.status).toBe(200);
+            }
+            expect(received).toBeDefined();
+          },
+          { timeout: 15_000, interval: 250 },
+        );
+        await reading;
+        expect(received).toEqual({
+          data: { cardEvents: { id: expect.any(String), type: 'UPDATED', cardId } },
+        });
+        await events.return?.();
+      } finally {
+        await client.dispose();
+      }
+    });
 
-  it("writes Node's compile cache once it listens, not only when it exits", async () => {
-    // While it runs: a replica that is killed later still leaves its next start the cache.
-    await expect.poll(() => compileCacheEntries(cache), { timeout: 10_000 }).toBeGreaterThan(100);
-    expect(child.exitCode).toBeNull();
-  });
+    it("passes the Dockerfile's HEALTHCHECK while serving", async () => {
+      expect(await runHealthcheck(new URL(url).port)).toBe(0);
+    });
 
-  it('exits 0 on SIGTERM, and fails the HEALTHCHECK once stopped', async () => {
-    child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
-    expect(code).toBe(0);
-    expect(await runHealthcheck(new URL(url).port)).toBe(1);
-  });
-});
+    it("writes Node's compile cache once it listens, not only when it exits", async () => {
+      // While it runs: a replica that is killed later still leaves its next start the cache.
+      await expect.poll(() => compileCacheEntries(cache), { timeout: 10_000 }).toBeGreaterThan(cacheEntries);
+      expect(child.exitCode).toBeNull();
+    });
+
+    it('exits 0 on SIGTERM, and fails the HEALTHCHECK once stopped', async () => {
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+      expect(await runHealthcheck(new URL(url).port)).toBe(1);
+    });
+  },
+);
 
 describe('App.start', () => {
   let stack: Stack;

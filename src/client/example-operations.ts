@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Kind, parse } from 'graphql';
+import { EXAMPLE_OPERATIONS_FILE } from './files.ts';
 import { inlineFragments } from './inline-fragments.ts';
 
 /**
@@ -21,7 +22,7 @@ export function exampleOperationNames(): string[] {
 }
 
 function readExampleOperations(): string {
-  return readFileSync(new URL('./operations.graphql', import.meta.url), 'utf8');
+  return readFileSync(EXAMPLE_OPERATIONS_FILE, 'utf8');
 }
 
 function operationNamesOf(document: string): string[] {

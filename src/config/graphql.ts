@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { PERSISTED_DOCUMENTS_FILE } from '../client/files.ts';
 import { integer, onOff, optionalString, type SettingsSection } from './fields.ts';
 
 /** What the GraphQL endpoint reveals about itself and how it runs operations. */
@@ -149,9 +150,7 @@ export function graphqlConfig(
 export function persistedOperationsConfig(e: PersistedOperationsEnv): PersistedOperationsConfig {
   return {
     mode: e.PERSISTED_OPERATIONS,
-    manifestPath:
-      e.PERSISTED_OPERATIONS_MANIFEST ??
-      fileURLToPath(new URL('../client/generated/persisted-documents.json', import.meta.url)),
+    manifestPath: e.PERSISTED_OPERATIONS_MANIFEST ?? fileURLToPath(PERSISTED_DOCUMENTS_FILE),
     apqTtlS: e.APQ_TTL_S,
     apqMaxEntries: e.APQ_MAX_ENTRIES,
     apqMaxBytes: e.APQ_MAX_BYTES,

@@ -140,6 +140,16 @@ function migrate(db: DatabaseSync): void {
   }
 }
 
+/**
+ * The writer thread's module: this module's sibling in the sources; in the production build
+ * (dist/, scripts/build.ts) the writer is an entry of its own, `sqlite-event-log-writer.js`, beside
+ * the file this module is bundled into.
+ */
+const WRITER_FILE = new URL(
+  import.meta.url.endsWith('.ts') ? './sqlite-event-log-writer.ts' : './sqlite-event-log-writer.js',
+  import.meta.url,
+);
+
 type Row = { position: bigint; body: string; timestamp_ms: bigint; out_of_order: bigint };
 
 /** A request answered by the writer, before the database numbers it. */
@@ -199,7 +209,7 @@ export function openSqliteEventDatabase(options: SqliteEventDatabaseOptions): Sq
   `);
   migrate(db);
 
-  const writer = new Worker(new URL('./sqlite-event-log-writer.ts', import.meta.url), {
+  const writer = new Worker(WRITER_FILE, {
     workerData: { file },
   });
   // Unref'd while nothing waits for it, so an idle log never keeps the process up.

@@ -110,7 +110,7 @@ describe('docker-compose.yml and the files it names', () => {
 
   it('names the Dockerfile stages, the gateway last (a plain `docker build .` makes the same image)', () => {
     expect(stagesOf(instructionsOf(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')))).toEqual([
-      'codegen',
+      'build',
       'gateway',
     ]);
     expect(stagesOf(instructionsOf(readFileSync(join(ROOT, 'deploy/sandbox.Dockerfile'), 'utf8')))).toEqual([
@@ -125,21 +125,25 @@ describe('docker-compose.yml and the files it names', () => {
       const ignored = ignorePatternsOf(context, dockerfile);
       const stages: string[] = [];
       const sources: string[] = [];
+      // Where files copied from an earlier stage land (`COPY --from=build /build/dist ./dist`: dist/).
+      const fromStages: string[] = [];
       for (const { keyword, args } of instructions) {
         if (keyword === 'FROM') stages.push(/\bAS\s+(\S+)$/i.exec(args)?.[1] ?? '');
         if (keyword === 'COPY') {
           const words = args.split(/\s+/);
           const from = words.find((word) => word.startsWith('--from='));
           const paths = words.filter((word) => !word.startsWith('--'));
-          if (from) expect(stages.slice(0, -1), args).toContain(from.slice('--from='.length));
-          else sources.push(...paths.slice(0, -1));
+          if (from) {
+            expect(stages.slice(0, -1), args).toContain(from.slice('--from='.length));
+            fromStages.push(`${paths.at(-1)!.replace(/^\.\//, '').replace(/\/$/, '')}/`);
+          } else sources.push(...paths.slice(0, -1));
         }
       }
-      // The command's script (`CMD ["node", "src/main.ts"]`) comes from the context too.
+      // The command's script (`CMD ["node", "dist/main.js"]`) comes from the context or from a stage.
       const command = instructions.filter((i) => i.keyword === 'CMD').at(-1);
-      const script = (JSON.parse(command!.args) as string[]).find((word) => word.endsWith('.ts'));
+      const script = (JSON.parse(command!.args) as string[]).find((word) => /\.[jt]s$/.test(word));
       expect(script).toBeDefined();
-      sources.push(script!);
+      if (!fromStages.some((directory) => script!.startsWith(directory))) sources.push(script!);
       for (const source of sources) {
         expect(existsSync(join(context, source)), `${relative(ROOT, dockerfile)}: ${source} exists`).toBe(
           true,
