@@ -148,36 +148,26 @@ let closing = false;
 function apply(request: AnsweredRequest): WriterReply {
   const statements = tables.get(request.table);
   if (!statements) return { seq: request.seq, error: `table ${request.table} was not opened` };
-  const {
-    findById,
-    findReceipt,
-    insert,
-    firstYoungerThan,
-    countCut,
-    keepReceipts,
-    deleteBefore,
-    bytesCut,
-    deleteReceipts,
-  } = statements;
   if (request.kind === 'trim') {
     // Rows before `cut` are older than the age limit, beyond the newest `maxCount` or `maxBytes`.
-    const byAge = (firstYoungerThan.get(request.nowMs - request.maxAgeMs) as { position: bigint }).position;
-    const byCount = (countCut.get(request.maxCount) as { position: bigint }).position;
+    const byAge = (statements.firstYoungerThan.get(request.nowMs - request.maxAgeMs) as { position: bigint })
+      .position;
+    const byCount = (statements.countCut.get(request.maxCount) as { position: bigint }).position;
     let cut = byAge > byCount ? byAge : byCount;
     if (request.maxBytes > 0) {
-      const byBytes = (bytesCut.get(request.maxBytes) as { position: bigint }).position;
+      const byBytes = (statements.bytesCut.get(request.maxBytes) as { position: bigint }).position;
       if (byBytes > cut) cut = byBytes;
     }
     const receiptsFrom = request.nowMs - request.receiptMs;
-    if (request.receiptMs > 0) keepReceipts.run(cut, receiptsFrom);
-    const dropped = deleteBefore.run(cut);
-    deleteReceipts.run(receiptsFrom);
+    if (request.receiptMs > 0) statements.keepReceipts.run(cut, receiptsFrom);
+    const dropped = statements.deleteBefore.run(cut);
+    statements.deleteReceipts.run(receiptsFrom);
     return { seq: request.seq, dropped: Number(dropped.changes) };
   }
-  const receipt = findReceipt.get(request.tenant, request.id) as { position: bigint } | undefined;
+  const receipt = statements.findReceipt.get(request.tenant, request.id) as { position: bigint } | undefined;
   if (receipt) return { seq: request.seq, duplicate: receipt.position };
   // Statements of one batch run in order: a later event of the same subject sees the earlier ones.
-  const inserted = insert.get(
+  const inserted = statements.insert.get(
     request.id,
     request.tenant,
     request.subject,
@@ -188,7 +178,7 @@ function apply(request: AnsweredRequest): WriterReply {
     request.unordered ? 1 : 0,
   ) as { position: bigint; outOfOrder: bigint } | undefined;
   if (!inserted) {
-    const existing = findById.get(request.tenant, request.id) as { position: bigint } | undefined;
+    const existing = statements.findById.get(request.tenant, request.id) as { position: bigint } | undefined;
     return { seq: request.seq, duplicate: existing?.position ?? null };
   }
   return { seq: request.seq, position: inserted.position, outOfOrder: inserted.outOfOrder === 1n };

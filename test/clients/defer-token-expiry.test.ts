@@ -1,7 +1,7 @@
 import { print } from 'graphql';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { graphql } from '../generated/index.ts';
+import { CreateCardOfPan, DeferredAttributes } from '../support/documents.ts';
 import { BULK_TEST_PANS, member, testToken, useStack } from '../support/fixtures.ts';
 import { openSse, readEvents } from '../support/sse.ts';
 
@@ -19,32 +19,6 @@ import { openSse, readEvents } from '../support/sse.ts';
  */
 const SLOW_LOOKUP_MS = 7_000;
 
-const CreateCard = graphql(`
-  mutation CL_DT_CreateCard($pan: String!) {
-    createCard(input: { pan: $pan, cvc: "123", expMonth: 12, expYear: 30 }) {
-      __typename
-      ... on MutationCreateCardSuccess { data { cardId bin } }
-      ... on Error { code message }
-    }
-  }
-`);
-
-const DeferredAttributes = graphql(`
-  query CL_DT_DeferredAttributes($cardId: String!) {
-    card(cardId: $cardId) {
-      __typename
-      ... on QueryCardSuccess {
-        data {
-          cardId
-          bin
-          ... @defer(label: "attributes") { attributes { brand } }
-        }
-      }
-      ... on Error { code message }
-    }
-  }
-`);
-
 const TOKEN_EXPIRED = {
   message: 'The client token has expired: subscribe again with a fresh token',
   extensions: { code: 'token-expired', requestId: expect.any(String) },
@@ -55,7 +29,7 @@ describe('@defer and the client token’s lifetime', () => {
   const t = useStack({ UPSTREAM_TIMEOUT_MS: '10000' }, { cardAttributesDelayMs: SLOW_LOOKUP_MS });
 
   it('SSE: the first part, then at exp one token-expired result and complete; the deferred part never comes', async () => {
-    const created = await t.stack.execute(CreateCard, { pan: BULK_TEST_PANS[15]! }, t.vault1Token);
+    const created = await t.stack.execute(CreateCardOfPan, { pan: BULK_TEST_PANS[15]! }, t.vault1Token);
     const { cardId, bin } = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
     const token = await testToken({ expiresInS: 4 });
     const expiresAt = decodeJwt(token).exp! * 1000;
@@ -82,7 +56,7 @@ describe('@defer and the client token’s lifetime', () => {
   });
 
   it('graphql-ws: the first part, then at exp the socket closes with 4403; the deferred part never comes', async () => {
-    const created = await t.stack.execute(CreateCard, { pan: BULK_TEST_PANS[20]! }, t.vault1Token);
+    const created = await t.stack.execute(CreateCardOfPan, { pan: BULK_TEST_PANS[20]! }, t.vault1Token);
     const { cardId, bin } = member(created.data?.createCard, 'MutationCreateCardSuccess').data;
     const token = await testToken({ expiresInS: 4 });
     const expiresAt = decodeJwt(token).exp! * 1000;

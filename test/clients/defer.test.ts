@@ -10,39 +10,13 @@ import { meros } from 'meros/browser';
 import { describe, expect, it } from 'vitest';
 import { UPSTREAM_SCOPES } from '../../src/auth/viewer.ts';
 import { possibleTypes } from '../../src/client/generated/index.ts';
-import { graphql } from '../generated/index.ts';
+import { CreateCardOfPan, DeferredAttributes } from '../support/documents.ts';
 import { BULK_BIN_BRANDS, BULK_TEST_PANS, member, postGraphql, useStack } from '../support/fixtures.ts';
 import { openSse, readEvents } from '../support/sse.ts';
 import { sampleValue, scrapeMetrics } from '../support/telemetry.ts';
 
 /** How long the sandbox's card attributes lookup waits before it answers in these tests. */
 const SLOW_LOOKUP_MS = 300;
-
-const CreateCard = graphql(`
-  mutation CL_DF_CreateCard($pan: String!) {
-    createCard(input: { pan: $pan, cvc: "123", expMonth: 12, expYear: 30 }) {
-      __typename
-      ... on MutationCreateCardSuccess { data { cardId bin } }
-      ... on Error { code message }
-    }
-  }
-`);
-
-const DeferredAttributes = graphql(`
-  query CL_DF_DeferredAttributes($cardId: String!) {
-    card(cardId: $cardId) {
-      __typename
-      ... on QueryCardSuccess {
-        data {
-          cardId
-          bin
-          ... @defer(label: "attributes") { attributes { brand cardType } }
-        }
-      }
-      ... on Error { code message }
-    }
-  }
-`);
 
 /** A part of a multipart answer with the time it was read (ms on `performance.now()`). */
 type TimedPart = { at: number; body: Record<string, unknown> };
@@ -52,7 +26,7 @@ describe('@defer over multipart HTTP, SSE and graphql-ws', () => {
 
   /** Creates a card of `pan` and answers its id and BIN (its attributes not read, so not cached). */
   async function createCard(pan: string): Promise<{ cardId: string; bin: string }> {
-    const answer = await t.stack.execute(CreateCard, { pan }, t.vault1Token);
+    const answer = await t.stack.execute(CreateCardOfPan, { pan }, t.vault1Token);
     return member(answer.data?.createCard, 'MutationCreateCardSuccess').data as never;
   }
 

@@ -49,3 +49,37 @@ export const ProvisionToken = graphql(`
     }
   }
 `);
+
+/**
+ * `createCard` of `$pan` with a fixed CVC and expiry in the caller's vault: on success the card's
+ * `cardId` and `bin` (its card attributes not read, so not cached); otherwise the error's code and message.
+ */
+export const CreateCardOfPan = graphql(`
+  mutation TS_CreateCardOfPan($pan: String!) {
+    createCard(input: { pan: $pan, cvc: "123", expMonth: 12, expYear: 30 }) {
+      __typename
+      ... on MutationCreateCardSuccess { data { cardId bin } }
+      ... on Error { code message }
+    }
+  }
+`);
+
+/**
+ * A card by `$cardId` whose card attributes (`brand`, `cardType`) come in a later part, labelled
+ * `attributes` (`@defer`); the error's code and message otherwise.
+ */
+export const DeferredAttributes = graphql(`
+  query TS_DeferredAttributes($cardId: String!) {
+    card(cardId: $cardId) {
+      __typename
+      ... on QueryCardSuccess {
+        data {
+          cardId
+          bin
+          ... @defer(label: "attributes") { attributes { brand cardType } }
+        }
+      }
+      ... on Error { code message }
+    }
+  }
+`);
